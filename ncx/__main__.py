@@ -1,0 +1,5 @@
+"""`python -m ncx` runs the command line."""
+
+from ncx.cli import main
+
+main()

@@ -1,0 +1,99 @@
+"""check: verify a .neocortex tree without writing anything (not even the cache).
+
+Each problem is one line: the file, what is wrong, and the fix. Used by `ncx check`
+and by the `ncx-check` pre-commit hook in CI.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncx.config import Config
+from ncx.errors import NcxError
+from ncx.layout import chunks_dir, memories_dir
+from ncx.manifest import load_manifest
+from ncx.store import read_unit
+from ncx.sync import sync
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def check_tree(root: Path, cfg: Config) -> list[Problem]:
+    manifest = load_manifest(root)
+    dim = int(manifest.model.get("dim", 0))
+    problems: list[Problem] = []
+    for folder, kind in ((chunks_dir(root), "chunk"), (memories_dir(root), "memory")):
+        for md in _walk(folder, ".md"):
+            rel = md.relative_to(root).as_posix()
+            try:
+                meta, _ = read_unit(md)
+            except NcxError as exc:
+                problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}"))
+                continue
+            if "id" not in meta:
+                problems.append(Problem(rel, f"{kind} has no id in its frontmatter"))
+            npy = md.with_suffix(".npy")
+            if not npy.exists():
+                problems.append(Problem(rel, "has no .npy vector beside it; run `ncx sync`"))
+            else:
+                bad = npy_problem(npy, dim)
+                if bad:
+                    problems.append(Problem(npy.relative_to(root).as_posix(), bad))
+        for npy in _walk(folder, ".npy"):
+            if not npy.with_suffix(".md").exists():
+                problems.append(
+                    Problem(npy.relative_to(root).as_posix(), "vector without a .md; run `ncx sync`")
+                )
+    report = sync(root, cfg, dry_run=True)
+    for exc in report.problems:
+        problems.append(Problem(exc.path or "?", f"{exc.message}; {exc.hint or ''}".rstrip("; ")))
+    stale = sorted({_unit_of(p) for p in report.written + report.removed})
+    for path in stale:
+        problems.append(Problem(path, "stale: differs from what `ncx sync` would write; run `ncx sync`"))
+    return problems
+
+
+def _unit_of(path: str) -> str:
+    return path[:-4] + ".md" if path.endswith(".npy") else path
+
+
+def _walk(folder: Path, suffix: str) -> list[Path]:
+    out = []
+    for dirpath, dirs, names in os.walk(folder):
+        dirs.sort()
+        out.extend(Path(dirpath) / n for n in sorted(names) if n.endswith(suffix))
+    return out
+
+
+def npy_problem(npy: Path, dim: int) -> str | None:
+    """Check a .npy header without importing numpy: 1-D float16/float32 of the model's dim."""
+    try:
+        with npy.open("rb") as f:
+            head = f.read(256)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    if not head.startswith(b"\x93NUMPY") or len(head) < 10:
+        return "is not a .npy array; run `ncx sync` to rebuild it"
+    major = head[6]
+    size_len = 2 if major == 1 else 4
+    hlen = int.from_bytes(head[8 : 8 + size_len], "little")
+    try:
+        header = ast.literal_eval(head[8 + size_len : 8 + size_len + hlen].decode("latin1"))
+        shape, descr = tuple(header["shape"]), str(header["descr"])
+    except (ValueError, SyntaxError, KeyError, TypeError):
+        return "has a damaged .npy header; run `ncx sync --reembed`"
+    if descr not in ("<f2", "<f4"):
+        return f"has dtype {descr}, expected float16; run `ncx sync --reembed`"
+    if shape != (dim,):
+        return f"has shape {shape}, but the model has dim {dim}; run `ncx sync --reembed`"
+    return None

@@ -1,0 +1,207 @@
+"""cli: the `ncx` command line. Thin: build a Config, call one core function, print, exit.
+
+Heavy modules (numpy, the model, git plumbing) are imported inside the commands that
+use them, so `ncx --help` and the hooks' no-op paths stay near the interpreter floor.
+stdout carries data (reports, JSON, frames); stderr carries progress, warnings, errors.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from ncx.errors import NcxError
+
+app = typer.Typer(
+    name="ncx",
+    help="Project knowledge for coding agents, kept in the project's own git repo.\n\n"
+    "Docs become small chunks and learnings atomic memories under .neocortex/; "
+    "`ncx assemble --task` hands an agent only what a task needs.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def _fail(exc: NcxError) -> typer.Exit:
+    _say(f"ncx: error: {exc}")
+    if exc.hint:
+        _say(f"  hint: {exc.hint}")
+    return typer.Exit(code=exc.exit_code)
+
+
+def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """app.command, with NcxError turned into a message and an exit code (the one edge)."""
+
+    def deco(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            try:
+                return fn(*a, **kw)
+            except NcxError as exc:
+                raise _fail(exc) from None
+
+        app.command(*args, **kwargs)(wrapper)
+        return fn
+
+    return deco
+
+
+def _root() -> Path:
+    from ncx.repo import find_root
+
+    return find_root(Path.cwd())
+
+
+def _config() -> Any:
+    from ncx.config import load_config
+
+    return load_config()
+
+
+def _json_out(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+@command()
+def init(
+    model: Annotated[
+        str | None,
+        typer.Option(help="Embedding model: a local model2vec folder or a fetched hub id. "
+                     "Default: the bundled model (or NCX_EMBEDDING_MODEL)."),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="Glob of docs never to index (repeatable), e.g. 'vendor/**'."),
+    ] = None,
+) -> None:
+    """Create .neocortex/ in this git repository (safe to re-run).
+
+    Example: ncx init --exclude CHANGELOG.md
+    """
+    from ncx.init import init_tree
+
+    cfg = _config()
+    result = init_tree(_root(), cfg, model=model, exclude=exclude or [])
+    for path in result.written:
+        print(f"wrote {path}")
+    if not result.written:
+        _say("ncx: already initialised; nothing to do")
+    else:
+        _say("next: `ncx sync` to chunk and embed your docs")
+
+
+@command()
+def sync(
+    paths: Annotated[list[str] | None, typer.Argument(help="Limit the run to these docs or folders.")] = None,
+    reembed: Annotated[
+        bool, typer.Option("--reembed", help="Re-embed every unit with the configured model.")
+    ] = False,
+    staged: Annotated[
+        bool, typer.Option("--staged", help="Read docs from the git index (what a commit will hold).")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line.")] = False,
+) -> None:
+    """Chunk and embed changed docs; drop chunks of removed docs; re-embed edited memories.
+
+    Exit 1 if any doc could not be read (the rest is still synced).
+    Example: ncx sync docs/
+    """
+    from ncx.sync import sync as run_sync
+
+    report = run_sync(
+        _root(), _config(), paths=paths or [], staged=staged, reembed=reembed, dry_run=dry_run,
+        progress=None if quiet or as_json else lambda m: _say(f"ncx: {m}"),
+    )
+    if as_json:
+        _json_out(
+            {
+                "written": report.written,
+                "removed": report.removed,
+                "embedded": report.embedded,
+                "docs": report.docs,
+                "chunks": report.chunks,
+                "memories": report.memories,
+                "problems": [{"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems],
+                "dry_run": dry_run,
+            }
+        )
+    else:
+        if not quiet:
+            verb = "would write" if dry_run else "wrote"
+            for p in report.written:
+                print(f"{verb} {p}")
+            for p in report.removed:
+                print(f"{'would remove' if dry_run else 'removed'} {p}")
+        for exc in report.problems:
+            _say(f"ncx: error: {exc}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+        if report.changed:
+            _say(
+                f"ncx: {len(report.written)} written, {len(report.removed)} removed, "
+                f"{report.embedded} embedded ({report.docs} docs, {report.chunks} chunks)"
+            )
+        else:
+            _say(f"ncx: up to date ({report.docs} docs, {report.chunks} chunks); nothing written")
+    if report.problems:
+        raise typer.Exit(code=1)
+
+
+@command()
+def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
+    """One short summary: docs, chunks, memories, model, stale items.
+
+    Example: ncx status --json
+    """
+    from ncx.status import tree_status
+
+    st = tree_status(_root(), _config())
+    if as_json:
+        _json_out(st)
+        return
+    model = st["model"]
+    line = (
+        f"ncx: {st['docs']} docs, {st['chunks']} chunks, {st['memories']} memories; "
+        f"model {model['id']} ({model['dim']}d); "
+    )
+    line += f"{st['stale']} stale (run `ncx sync`)" if st["stale"] else "up to date"
+    if st["problems"]:
+        line += f"; {st['problems']} problems (run `ncx check`)"
+    print(line)
+    if st.get("v2"):
+        print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
+
+
+@command()
+def check() -> None:
+    """Verify .neocortex/ (frontmatter, .md/.npy pairs, model, stale chunks); never writes.
+
+    Exit 1 with one line per problem. Example: ncx check
+    """
+    from ncx.check import check_tree
+
+    problems = check_tree(_root(), _config())
+    for p in problems:
+        print(p)
+    if problems:
+        _say(f"ncx: {len(problems)} problem(s)")
+        raise typer.Exit(code=1)
+    _say("ncx: tree OK")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,95 @@
+"""config: the one place that reads NCX_* environment variables.
+
+cli.py builds a Config once (flags > environment > defaults) and passes it down;
+core modules never read os.environ.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ncx.chunker import ChunkSettings
+from ncx.errors import UsageError
+
+
+@dataclass(frozen=True, slots=True)
+class RankWeights:
+    """Weights of the ranking signals (see retriever.py); env NCX_W_*."""
+
+    dense: float = 0.3
+    recency: float = 0.05
+    usefulness: float = 0.05
+    second_chunk: float = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    chunk: ChunkSettings | None = None  # None: whatever the manifest says
+    model: str | None = None  # NCX_EMBEDDING_MODEL: local folder or hub id
+    max_doc_bytes: int = 4_000_000
+    token_budget: int = 15_000
+    weights: RankWeights = field(default_factory=RankWeights)
+    model_cache: Path = field(default_factory=lambda: Path.home() / ".cache" / "ncx" / "models")
+
+
+def _int(env: Mapping[str, str], name: str) -> int | None:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UsageError(
+            f"{name}={raw!r} is not a whole number", hint=f"unset {name} or give e.g. {name}=500"
+        ) from None
+    if value < 0:
+        raise UsageError(f"{name}={raw!r} must not be negative")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise UsageError(f"{name}={raw!r} is not a number") from None
+
+
+def load_config(env: Mapping[str, str] | None = None) -> Config:
+    env = os.environ if env is None else env
+    size = _int(env, "NCX_CHUNK_SIZE")
+    overlap = _int(env, "NCX_CHUNK_OVERLAP")
+    minimum = _int(env, "NCX_CHUNK_MIN")
+    chunk = None
+    if size is not None or overlap is not None or minimum is not None:
+        d = ChunkSettings()
+        chunk = ChunkSettings(
+            max_tokens=size if size is not None else d.max_tokens,
+            min_tokens=minimum if minimum is not None else d.min_tokens,
+            overlap_tokens=overlap if overlap is not None else d.overlap_tokens,
+        )
+        if chunk.max_tokens < 20 or chunk.overlap_tokens >= chunk.max_tokens:
+            raise UsageError(
+                f"chunk size {chunk.max_tokens} with overlap {chunk.overlap_tokens} makes no sense",
+                hint="NCX_CHUNK_SIZE must be >= 20 and larger than NCX_CHUNK_OVERLAP",
+            )
+    w = RankWeights()
+    cache = env.get("NCX_MODEL_CACHE")
+    return Config(
+        chunk=chunk,
+        model=env.get("NCX_EMBEDDING_MODEL") or None,
+        max_doc_bytes=_int(env, "NCX_MAX_DOC_BYTES") or 4_000_000,
+        token_budget=_int(env, "NCX_TOKEN_BUDGET") or 15_000,
+        weights=RankWeights(
+            dense=_float(env, "NCX_W_DENSE", w.dense),
+            recency=_float(env, "NCX_W_RECENCY", w.recency),
+            usefulness=_float(env, "NCX_W_USEFULNESS", w.usefulness),
+            second_chunk=_float(env, "NCX_W_SECOND_CHUNK", w.second_chunk),
+        ),
+        model_cache=Path(cache) if cache else Path.home() / ".cache" / "ncx" / "models",
+    )

@@ -1,0 +1,166 @@
+"""embedder: turn texts into unit vectors with a model2vec static model.
+
+The only module that touches model weights. It reads a model2vec folder directly
+(tokenizer.json + model.safetensors through `tokenizers` and `safetensors`), which
+reproduces StaticModel.encode (ids without special tokens, unknown ids dropped, mean of
+rows, optional per-token weights and mapping, L2-normalised) at a third of the cold
+cost: `from_pretrained` imports the hub client even for a local folder (deps.md §2.4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ncx.errors import ModelUnavailable
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+BUNDLED_MODEL = "ncx-static-v1"
+_MAX_TOKENS = 512  # model2vec's default truncation
+_BATCH = 1024
+
+
+class Embedder(Protocol):
+    """What the rest of ncx needs from a model."""
+
+    @property
+    def info(self) -> ModelInfo: ...
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    id: str  # bundled name, hub id, or local path as the user gave it
+    dim: int
+    sha256: str  # of model.safetensors: the weights that made the vectors
+
+    def as_manifest(self) -> dict[str, Any]:
+        return {"id": self.id, "dim": self.dim, "sha256": self.sha256}
+
+
+def bundled_model_dir() -> Path:
+    return Path(__file__).resolve().parent / "models" / BUNDLED_MODEL
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def resolve_model_dir(model_id: str, *, cache_root: Path | None = None) -> Path:
+    """Find the local folder for a model id; never touches the network.
+
+    Accepts the bundled name, an existing local folder, or a hub id previously fetched
+    with `ncx model fetch` (kept under `cache_root`).
+    """
+    if model_id in ("", "default", BUNDLED_MODEL):
+        folder = bundled_model_dir()
+        if not (folder / "model.safetensors").is_file():
+            raise ModelUnavailable(
+                f"the bundled model {BUNDLED_MODEL} is missing from this install",
+                path=folder,
+                hint="reinstall ncx, or set NCX_EMBEDDING_MODEL to a local model2vec folder",
+            )
+        return folder
+    folder = Path(model_id).expanduser()
+    if folder.is_dir():
+        if (
+            not (folder / "model.safetensors").is_file()
+            or not (folder / "tokenizer.json").is_file()
+        ):
+            raise ModelUnavailable(
+                "is not a model2vec folder (needs model.safetensors and tokenizer.json)",
+                path=folder,
+                hint="point NCX_EMBEDDING_MODEL at a folder saved by model2vec",
+            )
+        return folder
+    if cache_root is not None:
+        fetched = cache_root / fetched_dir_name(model_id)
+        if (fetched / "model.safetensors").is_file():
+            return fetched
+    raise ModelUnavailable(
+        f"model {model_id!r} is not available locally",
+        hint=f"run `ncx model fetch {model_id}` once with network, or use a local folder",
+    )
+
+
+def fetched_dir_name(hub_id: str) -> str:
+    return hub_id.replace("/", "--")
+
+
+class StaticEmbedder:
+    """A loaded model2vec static model: holds the token table and the tokenizer."""
+
+    def __init__(self, folder: Path, model_id: str, *, sha256: str | None = None):
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        try:
+            tensors = load_file(str(folder / "model.safetensors"))
+            self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            config = (
+                json.loads((folder / "config.json").read_text())
+                if (folder / "config.json").is_file()
+                else {}
+            )
+        except Exception as exc:  # safetensors/tokenizers raise their own untyped errors
+            raise ModelUnavailable(f"cannot load model: {exc}", path=folder) from None
+        table = tensors.get("embeddings", tensors.get("embedding.weight"))
+        if table is None:
+            raise ModelUnavailable("model.safetensors has no 'embeddings' tensor", path=folder)
+        self._table = table.astype(np.float32)
+        self._weights = tensors.get("weights")
+        self._mapping = tensors.get("mapping")
+        self._normalize = bool(config.get("normalize", True))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(_MAX_TOKENS)
+        self._unk = _unk_token_id(self._tokenizer)
+        digest = sha256 or file_sha256(folder / "model.safetensors")
+        self.info = ModelInfo(id=model_id, dim=int(self._table.shape[1]), sha256=digest)
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.info.dim), dtype=np.float32)
+        for b in range(0, len(texts), _BATCH):
+            batch = list(texts[b : b + _BATCH])
+            for i, enc in enumerate(
+                self._tokenizer.encode_batch_fast(batch, add_special_tokens=False)
+            ):
+                ids = [t for t in enc.ids if t != self._unk] if self._unk is not None else enc.ids
+                if not ids:
+                    continue  # nothing known: stays a zero vector, scored 0 by cosine
+                rows = self._table[ids if self._mapping is None else self._mapping[ids]]
+                if self._weights is not None:
+                    rows = rows * self._weights[ids][:, None]
+                out[b + i] = rows.mean(axis=0)
+        if self._normalize:
+            norms = np.linalg.norm(out, axis=1, keepdims=True)
+            np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+
+def _unk_token_id(tokenizer: Any) -> int | None:
+    model = json.loads(tokenizer.to_str()).get("model", {})
+    unk = model.get("unk_token")
+    return None if unk is None else tokenizer.token_to_id(unk)
+
+
+def load_embedder(
+    model_id: str, *, cache_root: Path | None = None, sha256: str | None = None
+) -> StaticEmbedder:
+    return StaticEmbedder(
+        resolve_model_dir(model_id, cache_root=cache_root), model_id, sha256=sha256
+    )

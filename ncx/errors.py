@@ -1,0 +1,50 @@
+"""errors: the one error family. Core code raises these; only cli.py prints them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class NcxError(Exception):
+    """A user-facing failure: a message, the file it concerns, and the next step."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, path: Path | str | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class NotARepo(NcxError):
+    """Not inside a git work tree."""
+
+
+class NotInitialized(NcxError):
+    """No .neocortex/ tree here yet."""
+
+
+class BadFrontmatter(NcxError):
+    """A markdown file's YAML frontmatter does not parse or is not a mapping."""
+
+
+class BadSource(NcxError):
+    """A source document cannot be read as UTF-8 markdown."""
+
+
+class ModelMismatch(NcxError):
+    """The tree was embedded by another model than the one loaded."""
+
+
+class ModelUnavailable(NcxError):
+    """The embedding model cannot be found or loaded."""
+
+
+class UsageError(NcxError):
+    """Arguments that make no sense together."""
+
+    exit_code = 2

@@ -1,0 +1,85 @@
+"""manifest: .neocortex/manifest.json — format version, model, chunker and source settings.
+
+Sorted, indented JSON with a trailing newline, rewritten only when a setting changes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ncx.chunker import ChunkSettings
+from ncx.errors import NcxError, NotInitialized
+from ncx.layout import FORMAT_VERSION, manifest_path
+from ncx.store import write_if_changed
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    model: dict[str, Any]  # {"id", "dim", "sha256"}
+    chunk: ChunkSettings = field(default_factory=ChunkSettings)
+    exclude: tuple[str, ...] = ()
+    format: int = FORMAT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept on rewrite
+
+    def to_json(self) -> str:
+        data: dict[str, Any] = dict(self.extra)
+        data.update(
+            {
+                "format": self.format,
+                "model": self.model,
+                "chunker": {
+                    "max_tokens": self.chunk.max_tokens,
+                    "min_tokens": self.chunk.min_tokens,
+                    "overlap_tokens": self.chunk.overlap_tokens,
+                },
+                "sources": {"exclude": list(self.exclude)},
+            }
+        )
+        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    def with_chunk(self, chunk: ChunkSettings) -> Manifest:
+        return replace(self, chunk=chunk)
+
+
+def load_manifest(root: Path) -> Manifest:
+    path = manifest_path(root)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotInitialized(
+            "no .neocortex/ here",
+            path=root,
+            hint="run `ncx init` in the repository first",
+        ) from None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        fmt = int(data.get("format", 0))
+        model = data["model"]
+        ch = data.get("chunker", {})
+        chunk = ChunkSettings(
+            int(ch["max_tokens"]), int(ch["min_tokens"]), int(ch["overlap_tokens"])
+        )
+        exclude = tuple(str(p) for p in data.get("sources", {}).get("exclude", []))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise NcxError(
+            f"manifest is damaged ({exc})",
+            path=path,
+            hint="restore it with `git checkout -- .neocortex/manifest.json`",
+        ) from None
+    if fmt > FORMAT_VERSION:
+        raise NcxError(
+            f"made by a newer ncx (format {fmt}, this ncx reads {FORMAT_VERSION})",
+            path=path,
+            hint="upgrade ncx: pip install -U ncx",
+        )
+    extra = {k: v for k, v in data.items() if k not in ("format", "model", "chunker", "sources")}
+    return Manifest(model=model, chunk=chunk, exclude=exclude, format=fmt, extra=extra)
+
+
+def save_manifest(root: Path, manifest: Manifest) -> bool:
+    return write_if_changed(manifest_path(root), manifest.to_json().encode())

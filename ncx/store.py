@@ -1,0 +1,162 @@
+"""store: the only module that reads and writes markdown units and their arrays.
+
+Frontmatter rules: fences are `---` alone on a line, a UTF-8 BOM is stripped, CRLF is
+read as LF, YAML must be a mapping, keys keep their order. Every write is atomic
+(temp file + os.replace) so an interrupted run never leaves a half-written unit.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ncx.errors import BadFrontmatter, BadSource
+
+
+def _yaml() -> Any:
+    import yaml
+
+    return yaml
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, int]:
+    """Return (yaml_text or None, body, body_start_line) for a markdown text.
+
+    body_start_line is the 1-based line of the source where `body` begins.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not (text.startswith("---\n") or text == "---" or text.startswith("---\r\n")):
+        return None, text, 1
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        stripped = lines[i].rstrip("\r")
+        if stripped in ("---", "..."):
+            yaml_text = "\n".join(line.rstrip("\r") for line in lines[1:i])
+            body = "\n".join(lines[i + 1 :])
+            return yaml_text, body, i + 2
+    return None, text, 1  # an opening fence with no closing fence is just text
+
+
+def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], str, int]:
+    """Parse a markdown text into (metadata, body, body_start_line); raise BadFrontmatter."""
+    yaml_text, body, start = split_frontmatter(text)
+    if yaml_text is None:
+        return {}, body, start
+    yaml = _yaml()
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        meta = yaml.load(yaml_text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" (line {mark.line + 2})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise BadFrontmatter(
+            f"frontmatter does not parse{line}: {problem}",
+            path=path,
+            hint="fix the YAML between the --- lines",
+        ) from None
+    if meta is None:
+        return {}, body, start
+    if not isinstance(meta, dict):
+        raise BadFrontmatter(
+            f"frontmatter must be a mapping, found {type(meta).__name__}",
+            path=path,
+            hint="write `key: value` lines between the --- fences",
+        )
+    return meta, body, start
+
+
+def dump_frontmatter(meta: Mapping[str, Any], body: str) -> str:
+    """Render metadata + body as markdown with a YAML block; same input, same bytes."""
+    yaml = _yaml()
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    head = yaml.dump(
+        dict(meta),
+        Dumper=dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=10_000,
+    )
+    body = body if body.endswith("\n") else body + "\n"
+    return f"---\n{head}---\n\n{body.lstrip(chr(10))}"
+
+
+def decode_source(data: bytes, *, path: Path | str) -> str:
+    """Bytes of a markdown source -> text, or BadSource naming the file and the fix."""
+    if b"\x00" in data[:8192]:
+        raise BadSource(
+            "looks binary (NUL bytes), not markdown",
+            path=path,
+            hint="rename it, or exclude it with `ncx sync --exclude PATTERN`",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise BadSource(
+            f"is not UTF-8 (bad byte at line {line})",
+            path=path,
+            hint="re-save it as UTF-8 (e.g. `iconv -f cp1252 -t utf-8`)",
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_unit(path: Path) -> tuple[dict[str, Any], str]:
+    """Read one .neocortex unit (chunk or memory): (metadata, body)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadSource(f"cannot be read: {exc.strerror}", path=path) from None
+    text = decode_source(data, path=path)
+    meta, body, _ = parse_frontmatter(text, path=path)
+    return meta, body
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` via a temp file in the same folder and os.replace."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Atomically write `data` unless the file already holds exactly these bytes."""
+    try:
+        if path.read_bytes() == data:
+            return False
+    except OSError:
+        pass
+    write_atomic(path, data)
+    return True
+
+
+def remove_unit(md_path: Path) -> list[Path]:
+    """Delete a unit's .md and .npy; return what was removed. Prunes empty folders."""
+    removed = []
+    for p in (md_path, md_path.with_suffix(".npy")):
+        try:
+            p.unlink()
+            removed.append(p)
+        except FileNotFoundError:
+            pass
+    parent = md_path.parent
+    try:
+        while parent.name not in ("chunks", "memories") and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+    except OSError:
+        pass
+    return removed

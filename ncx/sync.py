@@ -1,0 +1,456 @@
+"""sync: bring .neocortex/ in line with the sources and memories, incrementally.
+
+sources (git-tracked markdown) -> docs.chunk_files -> embedder -> store (.md + .npy).
+Only chunks whose text changed are re-embedded (content hash); files whose bytes would
+not change are not touched, so a second run writes nothing. Per-document problems are
+collected and the rest of the run continues; a broken doc keeps its existing chunks.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ncx import repo
+from ncx.config import Config
+from ncx.docs import ChunkFile, chunk_files, load_doc
+from ncx.embedder import Embedder, load_embedder
+from ncx.errors import BadSource, ModelMismatch, NcxError
+from ncx.layout import (
+    cache_dir,
+    chunks_dir,
+    doc_chunk_dir,
+    is_inside_ncx,
+    manifest_path,
+    memories_dir,
+)
+from ncx.manifest import Manifest, load_manifest
+from ncx.memories import memory_embed_text, memory_hash
+from ncx.store import dump_frontmatter, read_unit, remove_unit, write_if_changed
+
+_HASH_LINE = re.compile(rb"^hash: ([0-9a-f]+)$", re.MULTILINE)
+_STATE = "sync-state.json"
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class SyncReport:
+    written: list[str] = field(default_factory=list)  # repo-relative paths, sorted at the end
+    removed: list[str] = field(default_factory=list)
+    embedded: int = 0
+    docs: int = 0
+    chunks: int = 0
+    memories: int = 0
+    problems: list[NcxError] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written or self.removed)
+
+
+@dataclass
+class _Pending:
+    """A unit whose vector must be (re)computed before its files are written."""
+
+    md_path: Path
+    md_bytes: bytes | None  # None: markdown already right, only the .npy is missing/stale
+    text: str
+
+
+def list_sources(root: Path, manifest: Manifest, *, staged: bool = False) -> list[str]:
+    """Markdown docs ncx indexes: tracked files outside .neocortex/, minus excludes.
+
+    `staged` is accepted for symmetry: the index is what `ls-files --cached` reads in
+    both modes, which is exactly what the next commit will hold.
+    """
+    paths = repo.tracked_files(root)
+    return [
+        p
+        for p in paths
+        if p.lower().endswith(MARKDOWN_SUFFIXES)
+        and not is_inside_ncx(p)
+        and not is_excluded(p, manifest.exclude)
+    ]
+
+
+def is_excluded(path: str, patterns: Iterable[str]) -> bool:
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if (
+            fnmatch.fnmatchcase(path, pat)
+            or path.startswith(pat + "/")
+            or fnmatch.fnmatchcase(path, pat + "/*")
+        ):
+            return True
+    return False
+
+
+class _Out:
+    """Every change sync makes goes through here, so a dry run reports the same changes."""
+
+    def __init__(self, root: Path, report: SyncReport, dry: bool):
+        self.root, self.report, self.dry = root, report, dry
+
+    def write(self, path: Path, data: bytes) -> None:
+        if self.dry:
+            try:
+                if path.read_bytes() == data:
+                    return
+            except OSError:
+                pass
+            self.report.written.append(path.relative_to(self.root).as_posix())
+        elif write_if_changed(path, data):
+            self.report.written.append(path.relative_to(self.root).as_posix())
+
+    def remove(self, md_or_npy: Path) -> None:
+        md = md_or_npy.with_suffix(".md")
+        if self.dry:
+            for p in (md, md.with_suffix(".npy")):
+                if p.exists():
+                    self.report.removed.append(p.relative_to(self.root).as_posix())
+            return
+        for p in remove_unit(md):
+            self.report.removed.append(p.relative_to(self.root).as_posix())
+
+
+def sync(
+    root: Path,
+    cfg: Config,
+    *,
+    paths: Sequence[str] = (),
+    staged: bool = False,
+    reembed: bool = False,
+    dry_run: bool = False,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Chunk and embed changed docs, drop chunks of removed docs, re-embed edited memories.
+
+    `paths` limits the run to those docs (a path no longer tracked has its chunks removed).
+    `staged` reads doc content from the git index instead of the working tree, so a
+    pre-commit hook follows what is being committed. `reembed` re-embeds every unit with
+    the configured model and records it in the manifest. `dry_run` reports what would be
+    written or removed (units needing a vector count as written) and touches nothing.
+    """
+    manifest = load_manifest(root)
+    report = SyncReport()
+    out = _Out(root, report, dry_run)
+    manifest = _apply_settings(root, manifest, cfg, out)
+    model = _ModelSlot(root, manifest, cfg, embedder, reembed)
+
+    sources = list_sources(root, manifest)
+    if paths:
+        wanted = {_norm(root, p) for p in paths}
+        in_scope = [
+            p
+            for p in sources
+            if p in wanted or any(p.startswith(w.rstrip("/") + "/") for w in wanted)
+        ]
+        gone_scope = {w for w in wanted if w not in set(sources)}
+    else:
+        in_scope, gone_scope = sources, set()
+    report.docs = len(in_scope)
+
+    state = _load_state(root, manifest) if not reembed else {}
+    docs_state: dict[str, Any] = state.setdefault("docs", {})
+    contents = _read_contents(root, in_scope, staged, cfg, report)
+    pending: list[_Pending] = []
+    all_chunks = 0
+    for i, path in enumerate(in_scope):
+        if progress and i and i % 200 == 0:
+            progress(f"chunked {i}/{len(in_scope)} docs")
+        data = contents.get(path)
+        if data is None:
+            continue
+        sig = _signature(data)
+        folder = root / doc_chunk_dir(path)
+        prev = docs_state.get(path)
+        if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files", [])):
+            all_chunks += len(prev["files"])
+            continue
+        try:
+            doc = load_doc(path, data)
+        except NcxError as exc:
+            report.problems.append(exc)
+            continue
+        files = chunk_files(doc, manifest.chunk)
+        all_chunks += len(files)
+        pending.extend(_plan_doc(out, folder, files, force=reembed))
+        docs_state[path] = {"sig": sig, "files": sorted(Path(f.rel_path).name for f in files)}
+
+    _remove_orphans(out, sources, in_scope if paths else None, gone_scope, docs_state)
+    pending.extend(_plan_memories(out, force=reembed))
+    report.chunks = all_chunks
+
+    if dry_run:
+        report.written.extend(
+            p.md_path.with_suffix(".npy").relative_to(root).as_posix() for p in pending
+        )
+        report.written = sorted(set(report.written))
+        report.removed.sort()
+        return report
+    if pending:
+        if progress:
+            progress(f"embedding {len(pending)} units")
+        vectors = model.get().embed([p.text for p in pending])
+        _write_pending(out, pending, vectors)
+        report.embedded = len(pending)
+    if reembed or model.switched:
+        manifest = Manifest(
+            model=model.get().info.as_manifest(),
+            chunk=manifest.chunk,
+            exclude=manifest.exclude,
+            format=manifest.format,
+            extra=manifest.extra,
+        )
+        out.write(manifest_path(root), manifest.to_json().encode())
+    _save_state(root, manifest, state)
+    report.written.sort()
+    report.removed.sort()
+    return report
+
+
+class _ModelSlot:
+    """Loads the model only when something needs embedding, and checks it against the tree."""
+
+    def __init__(
+        self, root: Path, manifest: Manifest, cfg: Config, given: Embedder | None, reembed: bool
+    ):
+        self._root, self._manifest, self._cfg, self._reembed = root, manifest, cfg, reembed
+        self._model = given
+        self.switched = False
+
+    def get(self) -> Embedder:
+        if self._model is None:
+            model_id = self._cfg.model or self._manifest.model.get("id", "")
+            self._model = load_embedder(model_id, cache_root=self._cfg.model_cache)
+        info = self._model.info
+        want = self._manifest.model
+        if info.sha256 != want.get("sha256") or info.dim != want.get("dim"):
+            if not self._reembed:
+                raise ModelMismatch(
+                    f"this tree was embedded by {want.get('id')!r} "
+                    f"(sha256 {str(want.get('sha256'))[:12]}…), but the model loaded is "
+                    f"{info.id!r} (sha256 {info.sha256[:12]}…)",
+                    path=manifest_path(self._root),
+                    hint="run `ncx sync --reembed` to re-embed the whole tree with the new model, "
+                    "or unset NCX_EMBEDDING_MODEL",
+                )
+            self.switched = True
+        return self._model
+
+
+def _apply_settings(root: Path, manifest: Manifest, cfg: Config, out: _Out) -> Manifest:
+    """A chunk setting given in the environment becomes the tree's setting (and rechunks)."""
+    if cfg.chunk is not None and cfg.chunk != manifest.chunk:
+        manifest = manifest.with_chunk(cfg.chunk)
+        out.write(manifest_path(root), manifest.to_json().encode())
+    return manifest
+
+
+def _norm(root: Path, p: str) -> str:
+    """A user-given path (relative to the cwd, or absolute) as a repo-relative POSIX path."""
+    full = Path(os.path.abspath(p))
+    try:
+        return full.relative_to(Path(os.path.abspath(root))).as_posix()
+    except ValueError:
+        return Path(p).as_posix()
+
+
+def _read_contents(
+    root: Path, paths: Sequence[str], staged: bool, cfg: Config, report: SyncReport
+) -> dict[str, bytes]:
+    if staged:
+        data = repo.read_staged(root, paths)
+        out = {}
+        for p, b in data.items():
+            if len(b) > cfg.max_doc_bytes:
+                report.problems.append(_too_big(p, len(b), cfg))
+            else:
+                out[p] = b
+        return out
+    out = {}
+    for p in paths:
+        full = root / p
+        try:
+            size = full.stat().st_size
+            if size > cfg.max_doc_bytes:
+                report.problems.append(_too_big(p, size, cfg))
+                continue
+            out[p] = full.read_bytes()
+        except FileNotFoundError:
+            continue  # tracked but deleted in the working tree: nothing to chunk
+        except OSError as exc:
+            report.problems.append(
+                BadSource(f"cannot be read: {exc.strerror}", path=p, hint="check its permissions")
+            )
+    return out
+
+
+def _too_big(path: str, size: int, cfg: Config) -> BadSource:
+    return BadSource(
+        f"is {size / 1e6:.1f} MB, over the {cfg.max_doc_bytes / 1e6:.1f} MB limit for a doc",
+        path=path,
+        hint="exclude it (`ncx init --exclude PATH`) or raise NCX_MAX_DOC_BYTES",
+    )
+
+
+def _signature(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(data).hexdigest()
+
+
+def _files_intact(folder: Path, names: list[str]) -> bool:
+    try:
+        present = set(os.listdir(folder))
+    except FileNotFoundError:
+        return not names
+    mds = {n for n in present if n.endswith(".md")}
+    return mds == set(names) and all(n[:-3] + ".npy" in present for n in names)
+
+
+def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -> list[_Pending]:
+    """Write what needs no new vector; return what needs embedding; remove stale chunks."""
+    root = out.root
+    pending = []
+    keep = set()
+    for f in files:
+        md = root / f.rel_path
+        keep.add(md.name)
+        try:
+            old = md.read_bytes()
+        except FileNotFoundError:
+            old = None
+        npy_ok = md.with_suffix(".npy").exists()
+        if old == f.data and npy_ok and not force:
+            continue
+        old_hash = _HASH_LINE.search(old) if old else None
+        if not force and npy_ok and old_hash and old_hash.group(1).decode() == f.hash:
+            out.write(md, f.data)  # metadata changed, text did not: keep the vector
+            continue
+        pending.append(_Pending(md, f.data, f.embed_text))
+    if folder.is_dir():
+        for name in sorted(os.listdir(folder)):
+            if (name.endswith(".md") and name not in keep) or (
+                name.endswith(".npy") and name[:-4] + ".md" not in keep
+            ):
+                out.remove(folder / name)
+    return pending
+
+
+def _remove_orphans(
+    out: _Out,
+    sources: Sequence[str],
+    scope: Sequence[str] | None,
+    gone: set[str],
+    docs_state: dict[str, Any],
+) -> None:
+    """Remove chunks of docs that are no longer sources (deleted, renamed, excluded)."""
+    root = out.root
+    base = chunks_dir(root)
+    if not base.is_dir():
+        return
+    if scope is not None:
+        # A limited run only cleans up after the paths it was given.
+        folders = {root / doc_chunk_dir(p) for p in gone if p.lower().endswith(MARKDOWN_SUFFIXES)}
+        for p in gone:
+            docs_state.pop(p, None)
+    else:
+        live = {doc_chunk_dir(p) for p in sources}
+        folders = set()
+        for dirpath, _dirs, names in os.walk(base):
+            rel = Path(dirpath).relative_to(root).as_posix()
+            if rel not in live and any(n.endswith((".md", ".npy")) for n in names):
+                folders.add(Path(dirpath))
+        for p in list(docs_state):
+            if p not in sources:
+                docs_state.pop(p)
+    for folder in sorted(folders):
+        if not folder.is_dir():
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.endswith((".md", ".npy")) and (folder / name).is_file():
+                out.remove(folder / name)
+
+
+def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
+    """Memories edited by hand get a new hash and vector; broken ones are reported, not dropped."""
+    root, report = out.root, out.report
+    folder = memories_dir(root)
+    if not folder.is_dir():
+        return []
+    pending = []
+    for md in sorted(folder.glob("*.md")):
+        report.memories += 1
+        try:
+            meta, body = read_unit(md)
+        except NcxError as exc:
+            report.problems.append(exc)
+            continue
+        digest = memory_hash(body)
+        npy_ok = md.with_suffix(".npy").exists()
+        if meta.get("hash") == digest and npy_ok and not force:
+            continue
+        new_bytes = None
+        if meta.get("hash") != digest:
+            meta["hash"] = digest
+            new_bytes = dump_frontmatter(meta, body).encode()
+        pending.append(_Pending(md, new_bytes, memory_embed_text(body)))
+    for npy in sorted(folder.glob("*.npy")):
+        if not npy.with_suffix(".md").exists():
+            out.remove(npy)
+    return pending
+
+
+def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
+    import io
+
+    import numpy as np
+
+    # Vector first, then markdown: if the run dies in between, the markdown still carries
+    # the old hash, so the next sync sees the mismatch and embeds again.
+    for p, vec in zip(pending, vectors, strict=True):
+        buf = io.BytesIO()
+        np.save(buf, np.asarray(vec, dtype=np.float16), allow_pickle=False)
+        out.write(p.md_path.with_suffix(".npy"), buf.getvalue())
+        if p.md_bytes is not None:
+            out.write(p.md_path, p.md_bytes)
+
+
+def _state_key(manifest: Manifest) -> str:
+    return json.dumps(
+        [
+            manifest.model.get("sha256"),
+            manifest.chunk.max_tokens,
+            manifest.chunk.min_tokens,
+            manifest.chunk.overlap_tokens,
+        ],
+        sort_keys=True,
+    )
+
+
+def _load_state(root: Path, manifest: Manifest) -> dict[str, Any]:
+    try:
+        state = json.loads((cache_dir(root) / _STATE).read_text())
+    except (OSError, ValueError):
+        return {"key": _state_key(manifest), "docs": {}}
+    if not isinstance(state, dict) or state.get("key") != _state_key(manifest):
+        return {"key": _state_key(manifest), "docs": {}}
+    return state
+
+
+def _save_state(root: Path, manifest: Manifest, state: dict[str, Any]) -> None:
+    state["key"] = _state_key(manifest)
+    try:
+        write_if_changed(cache_dir(root) / _STATE, json.dumps(state, sort_keys=True).encode())
+    except OSError:
+        pass  # the cache is an optimisation; a read-only tree still syncs correctly

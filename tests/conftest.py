@@ -1,0 +1,119 @@
+"""Shared fixtures: real temp git repos, a tiny model2vec model built on the spot, the CLI."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+NCX = Path(sys.executable).parent / "ncx"
+
+_WORDS = sorted(
+    set(
+        re.findall(
+            r"[a-z]+",
+            """the a of to and in is it for on with as be by this that from at or an are not was
+            install installation run pip python package config configuration setting settings token
+            refresh auth authentication login password user users session cookie api request response
+            error errors retry timeout cache database query index search retrieve retrieval embed
+            vector chunk chunks memory memories doc docs document section heading code block test
+            tests git commit branch merge hook hooks model models deploy server client build release
+            version update usage example examples license intro overview guide setup linux windows mac
+            fast slow speed performance budget frame context task agent learning learned fix bug bugs
+            jwt http https url path file files folder read write delete rename move data schema field""",
+        )
+    )
+)
+
+
+def build_tiny_model(folder: Path, *, dim: int = 32, seed: int = 0) -> Path:
+    """A real model2vec model (WordLevel vocabulary, random vectors), saved to `folder`."""
+    import numpy as np
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    vocab = {"[UNK]": 0, "[PAD]": 1}
+    for w in _WORDS:
+        vocab[w] = len(vocab)
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    vectors = np.random.default_rng(seed).standard_normal((len(vocab), dim)).astype(np.float32)
+    StaticModel(vectors=vectors, tokenizer=tok, normalize=True).save_pretrained(str(folder))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def other_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("other-model"), seed=1)
+
+
+@pytest.fixture(autouse=True)
+def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for var in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.setenv(var, "ncx test")
+    for var in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(var, "test@ncx.invalid")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NCX_MODEL_CACHE", str(tmp_path / "model-cache"))
+    for var in list(os.environ):
+        if var.startswith("NCX_") and var != "NCX_MODEL_CACHE":
+            monkeypatch.delenv(var)
+
+
+def git(root: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def commit_all(root: Path, msg: str = "commit") -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", msg)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model: Path) -> Iterator[Path]:
+    """An empty git repo as the cwd, with NCX_EMBEDDING_MODEL set to the tiny model."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    git(root, "-c", "init.defaultBranch=main", "init", "-q")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("NCX_EMBEDDING_MODEL", str(tiny_model))
+    yield root
+
+
+def ncx(*args: str, cwd: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
+        ok: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the installed `ncx` entry point; assert success unless ok=False."""
+    proc = subprocess.run(
+        [str(NCX), *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    if ok:
+        assert proc.returncode == 0, f"ncx {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+    return p
