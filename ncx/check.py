@@ -52,14 +52,18 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
         for npy in _walk(folder, ".npy"):
             if not npy.with_suffix(".md").exists():
                 problems.append(
-                    Problem(npy.relative_to(root).as_posix(), "vector without a .md; run `ncx sync`")
+                    Problem(
+                        npy.relative_to(root).as_posix(), "vector without a .md; run `ncx sync`"
+                    )
                 )
     report = sync(root, cfg, dry_run=True)
-    for exc in report.problems:
-        problems.append(Problem(exc.path or "?", f"{exc.message}; {exc.hint or ''}".rstrip("; ")))
+    for err in report.problems:
+        problems.append(Problem(err.path or "?", f"{err.message}; {err.hint or ''}".rstrip("; ")))
     stale = sorted({_unit_of(p) for p in report.written + report.removed})
     for path in stale:
-        problems.append(Problem(path, "stale: differs from what `ncx sync` would write; run `ncx sync`"))
+        problems.append(
+            Problem(path, "stale: differs from what `ncx sync` would write; run `ncx sync`")
+        )
     return problems
 
 
@@ -68,7 +72,7 @@ def _unit_of(path: str) -> str:
 
 
 def _walk(folder: Path, suffix: str) -> list[Path]:
-    out = []
+    out: list[Path] = []
     for dirpath, dirs, names in os.walk(folder):
         dirs.sort()
         out.extend(Path(dirpath) / n for n in sorted(names) if n.endswith(suffix))

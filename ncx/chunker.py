@@ -87,7 +87,7 @@ def chunk_markdown(
             else [(start, end)]
         )
         for i, (s, e) in enumerate(spans):
-            text = body[s:e].strip("\n")
+            text = body[s:e].strip("\n").rstrip()
             if not text.strip():
                 continue
             s += len(body[s:e]) - len(body[s:e].lstrip("\n"))
@@ -149,7 +149,8 @@ def _sections(body: str, line_starts: list[int], title: str | None) -> list[_Sec
         start, end = 0, line_starts[first] if first < len(line_starts) else len(body)
         if body[start:end].strip():
             sections.append(_Section(base_trail, start, end, count_tokens(body[start:end])))
-    stack: list[tuple[int, str]] = []
+    # A frontmatter title heads every trail unless the doc has its own level-1 heading.
+    stack: list[tuple[int, str]] = [(0, title)] if title and all(h[1] > 1 for h in heads) else []
     for n, (i, level, text) in enumerate(heads):
         while stack and stack[-1][0] >= level:
             stack.pop()

@@ -80,12 +80,16 @@ def _json_out(data: Any) -> None:
 def init(
     model: Annotated[
         str | None,
-        typer.Option(help="Embedding model: a local model2vec folder or a fetched hub id. "
-                     "Default: the bundled model (or NCX_EMBEDDING_MODEL)."),
+        typer.Option(
+            help="Embedding model: a local model2vec folder or a fetched hub id. "
+            "Default: the bundled model (or NCX_EMBEDDING_MODEL)."
+        ),
     ] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option("--exclude", help="Glob of docs never to index (repeatable), e.g. 'vendor/**'."),
+        typer.Option(
+            "--exclude", help="Glob of docs never to index (repeatable), e.g. 'vendor/**'."
+        ),
     ] = None,
 ) -> None:
     """Create .neocortex/ in this git repository (safe to re-run).
@@ -106,16 +110,23 @@ def init(
 
 @command()
 def sync(
-    paths: Annotated[list[str] | None, typer.Argument(help="Limit the run to these docs or folders.")] = None,
+    paths: Annotated[
+        list[str] | None, typer.Argument(help="Limit the run to these docs or folders.")
+    ] = None,
     reembed: Annotated[
         bool, typer.Option("--reembed", help="Re-embed every unit with the configured model.")
     ] = False,
     staged: Annotated[
-        bool, typer.Option("--staged", help="Read docs from the git index (what a commit will hold).")
+        bool,
+        typer.Option("--staged", help="Read docs from the git index (what a commit will hold)."),
     ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the summary line.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print only the summary line.")
+    ] = False,
 ) -> None:
     """Chunk and embed changed docs; drop chunks of removed docs; re-embed edited memories.
 
@@ -125,7 +136,12 @@ def sync(
     from ncx.sync import sync as run_sync
 
     report = run_sync(
-        _root(), _config(), paths=paths or [], staged=staged, reembed=reembed, dry_run=dry_run,
+        _root(),
+        _config(),
+        paths=paths or [],
+        staged=staged,
+        reembed=reembed,
+        dry_run=dry_run,
         progress=None if quiet or as_json else lambda m: _say(f"ncx: {m}"),
     )
     if as_json:
@@ -137,7 +153,9 @@ def sync(
                 "docs": report.docs,
                 "chunks": report.chunks,
                 "memories": report.memories,
-                "problems": [{"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems],
+                "problems": [
+                    {"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems
+                ],
                 "dry_run": dry_run,
             }
         )

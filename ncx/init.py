@@ -31,7 +31,9 @@ def init_tree(root: Path, cfg: Config, *, model: str | None, exclude: list[str])
         manifest = load_manifest(root)
         if exclude:
             merged = tuple(sorted(set(manifest.exclude) | set(exclude)))
-            manifest = Manifest(manifest.model, manifest.chunk, merged, manifest.format, manifest.extra)
+            manifest = Manifest(
+                manifest.model, manifest.chunk, merged, manifest.format, manifest.extra
+            )
     except NotInitialized:
         model_id = model or cfg.model or BUNDLED_MODEL
         info = load_embedder(model_id, cache_root=cfg.model_cache).info

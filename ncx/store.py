@@ -52,7 +52,9 @@ def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], s
         meta = yaml.load(yaml_text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = f" (line {mark.line + 2})" if mark is not None else ""
+        # A mark past the last YAML line (an unclosed bracket) points at that last line.
+        last = yaml_text.count("\n") + 2
+        line = f" (line {min(mark.line + 2, last)})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise BadFrontmatter(
             f"frontmatter does not parse{line}: {problem}",

@@ -1,0 +1,71 @@
+"""embedder: the direct loader reproduces model2vec, works offline, fails clearly."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ncx.embedder import load_embedder, resolve_model_dir
+from ncx.errors import ModelUnavailable
+
+TEXTS = [
+    "install the package with pip",
+    "token refresh uses a cookie",
+    "zzzz qqqq",  # only unknown words: a zero vector, not an error
+    "",
+    "Git commit hooks run before every commit " * 50,
+]
+
+
+def test_matches_model2vec_encode(tiny_model: Path) -> None:
+    from model2vec import StaticModel
+
+    ours = load_embedder(str(tiny_model)).embed(TEXTS)
+    theirs = StaticModel.from_pretrained(str(tiny_model)).encode(TEXTS)
+    assert ours.shape == theirs.shape and ours.dtype == np.float32
+    np.testing.assert_allclose(ours, theirs, atol=1e-5)
+    assert not ours[2].any() and not ours[3].any()
+
+
+def test_offline_and_deterministic(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_a: object, **_k: object) -> None:
+        raise OSError("network disabled in tests")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    a = load_embedder(str(tiny_model)).embed(TEXTS)
+    b = load_embedder(str(tiny_model)).embed(TEXTS)
+    assert a.tobytes() == b.tobytes()
+
+
+def test_missing_and_bad_models_fail_with_a_hint(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable) as info:
+        resolve_model_dir("minishlab/potion-base-8M", cache_root=tmp_path)
+    assert "ncx model fetch" in (info.value.hint or "")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelUnavailable) as info:
+        resolve_model_dir(str(tmp_path / "empty"))
+    assert "model2vec folder" in str(info.value)
+
+
+def test_fingerprint_is_the_weights_sha256(tiny_model: Path) -> None:
+    import hashlib
+
+    info = load_embedder(str(tiny_model)).info
+    assert info.sha256 == hashlib.sha256((tiny_model / "model.safetensors").read_bytes()).hexdigest()
+    assert info.dim == 32
+
+
+def test_cli_import_stays_light() -> None:
+    code = (
+        "import sys, ncx.cli, ncx.sync, ncx.status, ncx.check\n"
+        "heavy = [m for m in ('numpy', 'scipy', 'model2vec', 'git', 'tokenizers', 'safetensors') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -1,0 +1,222 @@
+"""init / sync / status / check through the installed `ncx` entry point, in real git repos."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, ncx, write
+
+SEC = " ".join(["The service reads its settings from the config file at start and on reload."] * 6)
+
+
+def doc(*sections: str) -> str:
+    return "# Guide\n\n" + SEC + "\n\n" + "".join(f"## {s}\n\n{SEC} {s}.\n\n" for s in sections)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    base = root / ".neocortex"
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and "cache" not in p.parts
+    }
+
+
+def changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+
+
+@pytest.fixture
+def synced(repo: Path) -> Path:
+    write(repo, "docs/guide.md", doc("Install", "Usage", "Deploy"))
+    write(repo, "README.md", "# Project\n\nShort readme.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    return repo
+
+
+def test_init_sync_second_sync_writes_nothing(repo: Path) -> None:
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "ignored/notes.md", "# Private\n\nnot for ncx\n")
+    write(repo, ".gitignore", "ignored/\n")
+    commit_all(repo)
+    out = ncx("init")
+    assert "wrote .neocortex/manifest.json" in out.stdout
+    assert json.loads((repo / ".neocortex/manifest.json").read_text())["model"]["dim"] == 32
+    first = ncx("sync")
+    assert "wrote .neocortex/chunks/docs/guide/guide--install.md" in first.stdout
+    assert "wrote .neocortex/chunks/docs/guide/guide--install.npy" in first.stdout
+    assert not (repo / ".neocortex/chunks/ignored").exists()  # ignored files never
+    commit_all(repo, "ncx")
+    second = ncx("sync")
+    assert second.stdout == "" and "nothing written" in second.stderr
+    assert git(repo, "status", "--porcelain") == ""
+    ncx("init")  # re-running init changes nothing
+    ncx("status")
+    ncx("check")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_edit_one_section_rewrites_only_its_files(synced: Path) -> None:
+    before = snapshot(synced)
+    write(synced, "docs/guide.md", doc("Install", "Usage", "Deploy").replace(f"{SEC} Usage.", f"{SEC} Usage fix bug."))
+    ncx("sync")
+    assert changed(before, snapshot(synced)) == {
+        ".neocortex/chunks/docs/guide/guide--usage.md",
+        ".neocortex/chunks/docs/guide/guide--usage.npy",
+    }
+
+
+def test_insert_section_changes_no_other_chunk(synced: Path) -> None:
+    before = snapshot(synced)
+    write(synced, "docs/guide.md", doc("Install", "Security", "Usage", "Deploy"))
+    ncx("sync")
+    assert changed(before, snapshot(synced)) == {
+        ".neocortex/chunks/docs/guide/guide--security.md",
+        ".neocortex/chunks/docs/guide/guide--security.npy",
+    }
+
+
+def test_delete_and_rename_docs(synced: Path) -> None:
+    git(synced, "mv", "docs/guide.md", "docs/manual.md")
+    ncx("sync")
+    names = sorted(p.name for p in (synced / ".neocortex/chunks/docs/manual").iterdir())
+    assert "guide--usage.md" in names
+    assert not (synced / ".neocortex/chunks/docs/guide").exists()
+    meta = (synced / ".neocortex/chunks/docs/manual/guide--usage.md").read_text()
+    assert "source_path: docs/manual.md" in meta
+    git(synced, "rm", "-qf", "docs/manual.md")
+    out = ncx("sync")
+    assert "removed .neocortex/chunks/docs/manual/guide--usage.md" in out.stdout
+    assert not (synced / ".neocortex/chunks/docs").exists()
+
+
+def test_sync_paths_limits_the_run(synced: Path) -> None:
+    write(synced, "docs/guide.md", doc("Install"))
+    write(synced, "README.md", "# Project\n\nChanged readme that is now a bit longer than before.\n")
+    out = ncx("sync", "README.md")
+    assert "README" in out.stdout and "guide" not in out.stdout
+    out = ncx("sync", "docs")
+    assert "removed .neocortex/chunks/docs/guide/guide--usage.md" in out.stdout
+
+
+def test_bad_docs_are_reported_and_nothing_is_damaged(synced: Path) -> None:
+    before = snapshot(synced)
+    (synced / "docs/guide.md").write_bytes(b"---\ntitle: [oops\n---\n# Guide\n")
+    (synced / "docs/latin.md").write_bytes(b"# Caf\xe9\n")
+    (synced / "docs/image.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    with (synced / "docs/huge.md").open("wb") as f:
+        f.write(b"# Huge\n\n" + b"word " * 10_000_000)  # 50 MB
+    write(synced, "docs/good.md", doc("Fine"))
+    git(synced, "add", "-A")
+    out = ncx("sync", ok=False)
+    assert out.returncode == 1
+    err = out.stderr
+    assert "docs/guide.md: frontmatter does not parse (line 2)" in err
+    assert "docs/latin.md: is not UTF-8 (bad byte at line 1)" in err
+    assert "docs/image.md: looks binary" in err
+    assert "docs/huge.md: is 50.0 MB, over the 4.0 MB limit" in err
+    assert err.count("hint:") >= 4
+    after = snapshot(synced)
+    # the broken guide keeps its chunks; the good doc is synced anyway
+    assert {k: v for k, v in after.items() if "docs/guide/" in k} == {k: v for k, v in before.items() if "docs/guide/" in k}
+    assert ".neocortex/chunks/docs/good/guide--fine.md" in after
+
+
+def test_not_a_repo_and_not_initialised(tmp_path: Path) -> None:
+    out = ncx("sync", cwd=tmp_path, ok=False)
+    assert out.returncode == 1 and "not inside a git repository" in out.stderr and "git init" in out.stderr
+    git(tmp_path, "init", "-q")
+    out = ncx("status", cwd=tmp_path, ok=False)
+    assert out.returncode == 1 and "no .neocortex/" in out.stderr and "ncx init" in out.stderr
+
+
+def test_exclude_patterns(repo: Path) -> None:
+    write(repo, "docs/a.md", doc("A"))
+    write(repo, "vendor/lib/b.md", doc("B"))
+    commit_all(repo)
+    ncx("init", "--exclude", "vendor/**")
+    ncx("sync")
+    assert (repo / ".neocortex/chunks/docs/a").is_dir()
+    assert not (repo / ".neocortex/chunks/vendor").exists()
+
+
+def test_model_mismatch_is_refused_then_reembed(synced: Path, other_model: Path) -> None:
+    write(synced, "docs/guide.md", doc("Install", "Usage", "Deploy", "More"))
+    env = {"NCX_EMBEDDING_MODEL": str(other_model)}
+    out = ncx("sync", env=env, ok=False)
+    assert out.returncode == 1
+    assert "embedded by" in out.stderr and "ncx sync --reembed" in out.stderr
+    ncx("sync", "--reembed", env=env)
+    manifest = json.loads((synced / ".neocortex/manifest.json").read_text())
+    assert manifest["model"]["id"] == str(other_model)
+    assert "nothing written" in ncx("sync", env=env).stderr
+
+
+def test_chunk_size_env_is_recorded_and_rechunks(synced: Path) -> None:
+    out = ncx("sync", env={"NCX_CHUNK_SIZE": "60", "NCX_CHUNK_OVERLAP": "10"})
+    assert "manifest.json" in out.stdout
+    assert json.loads((synced / ".neocortex/manifest.json").read_text())["chunker"]["max_tokens"] == 60
+    assert "guide--usage~2.md" in out.stdout
+
+
+def test_status_and_check_report_stale_and_broken(synced: Path) -> None:
+    st = json.loads(ncx("status", "--json").stdout)
+    assert st["docs"] == 2 and st["stale"] == 0 and st["chunks"] >= 3
+    line = ncx("status").stdout
+    assert len(line.split()) < 60 and "up to date" in line
+    write(synced, "docs/guide.md", doc("Install"))
+    assert json.loads(ncx("status", "--json").stdout)["stale"] == 1
+    chunk = synced / ".neocortex/chunks/docs/guide/guide--install.md"
+    chunk.write_text("---\nid: [broken\n---\ntext\n")
+    (synced / ".neocortex/chunks/docs/guide/orphan.npy").write_bytes(b"junk")
+    before = snapshot(synced)
+    out = ncx("check", ok=False)
+    assert out.returncode == 1
+    assert "guide--install.md: frontmatter does not parse" in out.stdout
+    assert "orphan.npy: vector without a .md" in out.stdout
+    assert "guide--usage.md: stale" in out.stdout
+    assert snapshot(synced) == before  # check never writes
+
+
+def test_hand_edited_memory_is_reembedded(synced: Path) -> None:
+    mem = synced / ".neocortex/memories/MEM-2026-01-01-abc123.md"
+    write(synced, mem.relative_to(synced).as_posix(),
+          "---\nid: MEM-2026-01-01-abc123\ntype: factual\n---\n\n## Learning\n\nUse retries.\n")
+    out = ncx("sync")
+    assert "MEM-2026-01-01-abc123.npy" in out.stdout
+    assert "hash:" in mem.read_text()
+    commit_all(synced, "mem")
+    mem.write_text(mem.read_text().replace("Use retries.", "Use retries with backoff."))
+    out = ncx("sync")
+    assert "MEM-2026-01-01-abc123.npy" in out.stdout
+    assert "nothing written" in ncx("sync").stderr
+
+
+def test_staged_mode_follows_the_index(synced: Path) -> None:
+    write(synced, "docs/guide.md", doc("Install", "Usage", "Deploy", "Staged"))
+    git(synced, "add", "docs/guide.md")
+    write(synced, "docs/guide.md", doc("Install", "Usage", "Deploy", "Staged", "Unstaged"))
+    out = ncx("sync", "--staged")
+    assert "guide--staged.md" in out.stdout and "unstaged" not in out.stdout
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ncx.store import write_atomic
+
+    target = tmp_path / "unit.md"
+    target.write_bytes(b"old")
+
+    def boom(*_a: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        write_atomic(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["unit.md"]
