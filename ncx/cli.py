@@ -221,5 +221,78 @@ def check() -> None:
     _say("ncx: tree OK")
 
 
+def _filters(kind: list[str] | None, domain: list[str] | None, path: list[str] | None,
+             include_superseded: bool) -> Any:
+    from ncx.retriever import Filters
+
+    kinds = frozenset(kind or [])
+    bad = kinds - {"chunk", "memory"}
+    if bad:
+        raise typer.BadParameter(f"unknown kind {sorted(bad)[0]!r}; use chunk or memory", param_hint="--kind")
+    return Filters(
+        kinds=kinds,
+        domains=frozenset(d.lower() for d in domain or []),
+        path_globs=tuple(path or []),
+        include_hidden=include_superseded,
+    )
+
+
+@command()
+def retrieve(
+    query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", min=1, help="How many results.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines: id, kind, source_path, start_line, end_line, section, score, text.")] = False,
+    batch: Annotated[bool, typer.Option("--batch", help='Read {"qid","query","k"} JSON lines on stdin; print one {"qid","results"} line each.')] = False,
+    kind: Annotated[list[str] | None, typer.Option("--kind", help="chunk or memory (repeatable).")] = None,
+    domain: Annotated[list[str] | None, typer.Option("--domain", help="Only these domains (repeatable).")] = None,
+    path: Annotated[list[str] | None, typer.Option("--path", help="Only sources matching this glob (repeatable).")] = None,
+    include_superseded: Annotated[bool, typer.Option("--include-superseded", help="Also show superseded, deprecated and proposed memories.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Show the score parts of each result.")] = False,
+) -> None:
+    """Find the chunks and memories that best match a query (BM25F + static embeddings).
+
+    Example: ncx retrieve "how do I rotate the signing key" --k 5 --json
+    """
+    import time
+
+    from ncx.search import Searcher
+
+    filters = _filters(kind, domain, path, include_superseded)
+    searcher = Searcher.open(_root(), _config())
+    if batch:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            try:
+                req = json.loads(line)
+                q, qk = str(req["query"]), int(req.get("k", k))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
+            t = time.perf_counter()
+            hits = searcher.search(q, k=qk, filters=filters)
+            results = [searcher.hit_json(h, explain=explain) for h in hits]
+            ms = (time.perf_counter() - t) * 1000
+            out = {"qid": req.get("qid"), "results": results, "latency_ms": round(ms, 3)}
+            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        return
+    if not query:
+        raise typer.BadParameter("give a query, or --batch to read queries from stdin")
+    hits = searcher.search(query, k=k, filters=filters)
+    if as_json:
+        for h in hits:
+            sys.stdout.write(json.dumps(searcher.hit_json(h, explain=explain), ensure_ascii=False) + "\n")
+        return
+    if not hits:
+        _say("ncx: no match")
+        return
+    for rank, h in enumerate(hits, 1):
+        where = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
+        print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
+        if explain:
+            print("      " + ", ".join(f"{k}={v}" for k, v in h.why.items()))
+        snippet = " ".join(searcher.text(h).split())[:160]
+        print(f"      {snippet}")
+
+
 def main() -> None:
     app()

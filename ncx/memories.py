@@ -1,11 +1,81 @@
-"""memories: the memory file format (frontmatter + Learning / Context / Related). Pure parts."""
+"""memories: the memory file format — frontmatter + `## Learning` / `## Context` / `## Related`.
+
+Pure parts (ids, rendering, parsing) plus `write_memory`, which writes the .md and .npy
+pair through store. IDs are `MEM-<date>-<6 chars of a content hash>`: never "highest
+number + 1", so memories added on two branches never collide, and the same memory added
+twice is the same file.
+"""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ncx.layout import memories_dir
+from ncx.store import dump_frontmatter, read_unit, write_atomic
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+TYPES = ("factual", "experiential", "procedural")
+CONFIDENCES = ("low", "medium", "high")
+STATUSES = ("active", "proposed", "superseded", "deprecated")
+# Frontmatter keys in the order they are written; unknown keys a person added are kept after.
+KEY_ORDER = (
+    "id",
+    "type",
+    "domain",
+    "confidence",
+    "status",
+    "keywords",
+    "source_task",
+    "related_docs",
+    "related",
+    "created",
+    "updated",
+    "verified",
+    "superseded_by",
+    "supersedes",
+    "usefulness",
+    "provenance",
+    "hash",
+)
 
 _SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
+_ID = re.compile(r"^MEM-\d{4}-\d{2}-\d{2}-[a-z2-7]{6}$")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A memory as read from or written to `.neocortex/memories/<id>.md`."""
+
+    id: str
+    learning: str
+    context: str = ""
+    meta: Mapping[str, Any] = field(default_factory=dict)  # every frontmatter key, id included
+    related_lines: tuple[str, ...] = ()  # the rendered `## Related` list
+
+    @property
+    def status(self) -> str:
+        return str(self.meta.get("status") or "active")
+
+
+def new_memory_id(learning: str, context: str, day: date) -> str:
+    """Content-derived id: same text on the same day -> same id; different text -> different."""
+    digest = hashlib.sha256(f"{learning.strip()}\n\x00{context.strip()}".encode()).digest()
+    return f"MEM-{day.isoformat()}-{base64.b32encode(digest).decode()[:6].lower()}"
+
+
+def is_memory_id(value: str) -> bool:
+    return bool(_ID.match(value))
 
 
 def body_sections(body: str) -> dict[str, str]:
@@ -29,3 +99,51 @@ def memory_embed_text(body: str) -> str:
 
 def memory_hash(body: str) -> str:
     return hashlib.sha256(memory_embed_text(body).encode()).hexdigest()[:16]
+
+
+def render_body(learning: str, context: str, related_lines: Sequence[str]) -> str:
+    parts = [f"## Learning\n\n{learning.strip()}\n"]
+    if context.strip():
+        parts.append(f"## Context\n\n{context.strip()}\n")
+    if related_lines:
+        parts.append("## Related\n\n" + "\n".join(related_lines) + "\n")
+    return "\n".join(parts)
+
+
+def render_memory(memory: Memory) -> bytes:
+    """Bytes of the memory file: ordered frontmatter (hash refreshed) + body."""
+    body = render_body(memory.learning, memory.context, memory.related_lines)
+    meta = dict(memory.meta)
+    meta["id"] = memory.id
+    meta["hash"] = memory_hash(body)
+    ordered = {k: meta[k] for k in KEY_ORDER if k in meta}
+    ordered.update({k: v for k, v in meta.items() if k not in ordered})
+    return dump_frontmatter(ordered, body).encode()
+
+
+def read_memory(path: Path) -> Memory:
+    """Parse a memory file; raises BadFrontmatter / BadSource naming the file."""
+    meta, body = read_unit(path)
+    sections = body_sections(body)
+    learning = sections.get("learning", body.strip() if not sections else "")
+    related = tuple(
+        line for line in sections.get("related", "").splitlines() if line.strip().startswith("-")
+    )
+    mid = str(meta.get("id") or path.stem)
+    return Memory(mid, learning, sections.get("context", ""), meta, related)
+
+
+def memory_path(root: Path, memory_id: str) -> Path:
+    return memories_dir(root) / f"{memory_id}.md"
+
+
+def write_memory(root: Path, memory: Memory, vector: NDArray[np.float32]) -> list[Path]:
+    """Write the vector, then the markdown (a crash in between is healed by `ncx sync`)."""
+    import numpy as np
+
+    md = memory_path(root, memory.id)
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(vector, dtype=np.float16), allow_pickle=False)
+    write_atomic(md.with_suffix(".npy"), buf.getvalue())
+    write_atomic(md, render_memory(memory))
+    return [md, md.with_suffix(".npy")]

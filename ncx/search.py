@@ -1,0 +1,76 @@
+"""search: the query side wired together — load the cache and the model, embed, retrieve.
+
+A thin composition layer used by the retrieve, assemble and wakeup commands and the MCP
+server; the ranking itself is the pure retriever.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ncx.config import Config
+from ncx.embedder import Embedder, load_embedder
+from ncx.errors import ModelMismatch
+from ncx.index import Index, load_index
+from ncx.layout import manifest_path
+from ncx.manifest import load_manifest
+from ncx.retriever import Filters, Hit, retrieve
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+@dataclass
+class Searcher:
+    """A loaded cache plus (lazily) the tree's model, reused across queries in one process."""
+
+    root: Path
+    cfg: Config
+    index: Index
+    _model: Embedder | None = None
+    _model_id: str = ""
+    _dim: int = 0
+
+    @classmethod
+    def open(cls, root: Path, cfg: Config) -> Searcher:
+        manifest = load_manifest(root)
+        s = cls(root, cfg, load_index(root))
+        s._model_id = cfg.model or str(manifest.model.get("id", ""))
+        s._dim = int(manifest.model.get("dim", 0))
+        return s
+
+    def embed_query(self, query: str) -> NDArray[np.float32] | None:
+        if self.cfg.weights.dense <= 0 or not self.index.units:
+            return None
+        if self._model is None:
+            self._model = load_embedder(self._model_id, cache_root=self.cfg.model_cache, sha256="-")
+            if self._model.info.dim != self._dim:
+                raise ModelMismatch(
+                    f"the model {self._model_id!r} has dim {self._model.info.dim}, the tree {self._dim}",
+                    path=manifest_path(self.root),
+                    hint="run `ncx sync --reembed`, or unset NCX_EMBEDDING_MODEL",
+                )
+        return self._model.embed([query])[0]
+
+    def search(self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 1) -> list[Hit]:
+        return retrieve(
+            self.index,
+            query,
+            self.embed_query(query),
+            k=k,
+            weights=self.cfg.weights,
+            filters=filters,
+            per_doc=per_doc,
+        )
+
+    def text(self, hit: Hit) -> str:
+        return self.index.body(hit.unit)
+
+    def hit_json(self, hit: Hit, *, explain: bool = False) -> dict[str, Any]:
+        out = hit.as_json(self.text(hit))
+        if explain:
+            out["why"] = hit.why
+        return out
