@@ -7,73 +7,13 @@ stdout carries data (reports, JSON, frames); stderr carries progress, warnings, 
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 
-from ncx.errors import NcxError
-
-app = typer.Typer(
-    name="ncx",
-    help="Project knowledge for coding agents, kept in the project's own git repo.\n\n"
-    "Docs become small chunks and learnings atomic memories under .neocortex/; "
-    "`ncx assemble --task` hands an agent only what a task needs.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _say(msg: str) -> None:
-    print(msg, file=sys.stderr)
-
-
-def _fail(exc: NcxError) -> typer.Exit:
-    _say(f"ncx: error: {exc}")
-    if exc.hint:
-        _say(f"  hint: {exc.hint}")
-    return typer.Exit(code=exc.exit_code)
-
-
-def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
-    """app.command, with NcxError turned into a message and an exit code (the one edge)."""
-
-    def deco(fn: F) -> F:
-        @functools.wraps(fn)
-        def wrapper(*a: Any, **kw: Any) -> Any:
-            try:
-                return fn(*a, **kw)
-            except NcxError as exc:
-                raise _fail(exc) from None
-
-        app.command(*args, **kwargs)(wrapper)
-        return fn
-
-    return deco
-
-
-def _root() -> Path:
-    from ncx.repo import find_root
-
-    return find_root(Path.cwd())
-
-
-def _config() -> Any:
-    from ncx.config import load_config
-
-    return load_config()
-
-
-def _json_out(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+from ncx.cli_app import _config, _json_out, _root, _say, app, command
 
 
 @command()
@@ -221,14 +161,20 @@ def check() -> None:
     _say("ncx: tree OK")
 
 
-def _filters(kind: list[str] | None, domain: list[str] | None, path: list[str] | None,
-             include_superseded: bool) -> Any:
+def _filters(
+    kind: list[str] | None,
+    domain: list[str] | None,
+    path: list[str] | None,
+    include_superseded: bool,
+) -> Any:
     from ncx.retriever import Filters
 
     kinds = frozenset(kind or [])
     bad = kinds - {"chunk", "memory"}
     if bad:
-        raise typer.BadParameter(f"unknown kind {sorted(bad)[0]!r}; use chunk or memory", param_hint="--kind")
+        raise typer.BadParameter(
+            f"unknown kind {sorted(bad)[0]!r}; use chunk or memory", param_hint="--kind"
+        )
     return Filters(
         kinds=kinds,
         domains=frozenset(d.lower() for d in domain or []),
@@ -241,13 +187,39 @@ def _filters(kind: list[str] | None, domain: list[str] | None, path: list[str] |
 def retrieve(
     query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
     k: Annotated[int, typer.Option("--k", "-k", min=1, help="How many results.")] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON lines: id, kind, source_path, start_line, end_line, section, score, text.")] = False,
-    batch: Annotated[bool, typer.Option("--batch", help='Read {"qid","query","k"} JSON lines on stdin; print one {"qid","results"} line each.')] = False,
-    kind: Annotated[list[str] | None, typer.Option("--kind", help="chunk or memory (repeatable).")] = None,
-    domain: Annotated[list[str] | None, typer.Option("--domain", help="Only these domains (repeatable).")] = None,
-    path: Annotated[list[str] | None, typer.Option("--path", help="Only sources matching this glob (repeatable).")] = None,
-    include_superseded: Annotated[bool, typer.Option("--include-superseded", help="Also show superseded, deprecated and proposed memories.")] = False,
-    explain: Annotated[bool, typer.Option("--explain", help="Show the score parts of each result.")] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="JSON lines: id, kind, source_path, start_line, end_line, section, score, text.",
+        ),
+    ] = False,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help='Read {"qid","query","k"} JSON lines on stdin; print one {"qid","results"} line each.',
+        ),
+    ] = False,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="chunk or memory (repeatable).")
+    ] = None,
+    domain: Annotated[
+        list[str] | None, typer.Option("--domain", help="Only these domains (repeatable).")
+    ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="Only sources matching this glob (repeatable)."),
+    ] = None,
+    include_superseded: Annotated[
+        bool,
+        typer.Option(
+            "--include-superseded", help="Also show superseded, deprecated and proposed memories."
+        ),
+    ] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show the score parts of each result.")
+    ] = False,
 ) -> None:
     """Find the chunks and memories that best match a query (BM25F + static embeddings).
 
@@ -280,7 +252,9 @@ def retrieve(
     hits = searcher.search(query, k=k, filters=filters)
     if as_json:
         for h in hits:
-            sys.stdout.write(json.dumps(searcher.hit_json(h, explain=explain), ensure_ascii=False) + "\n")
+            sys.stdout.write(
+                json.dumps(searcher.hit_json(h, explain=explain), ensure_ascii=False) + "\n"
+            )
         return
     if not hits:
         _say("ncx: no match")
@@ -292,6 +266,21 @@ def retrieve(
             print("      " + ", ".join(f"{k}={v}" for k, v in h.why.items()))
         snippet = " ".join(searcher.text(h).split())[:160]
         print(f"      {snippet}")
+
+
+def _register_command_modules() -> None:
+    """Import the modules whose commands live outside this file (they register on `app`)."""
+    import importlib
+
+    for name in ("cli_memory", "cli_migrate", "cli_hooks", "cli_agent", "cli_bench"):
+        try:
+            importlib.import_module(f"ncx.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"ncx.{name}":
+                raise
+
+
+_register_command_modules()
 
 
 def main() -> None:

@@ -122,14 +122,14 @@ def build_index(units: Sequence[dict[str, str]], b: float = B) -> LexIndex:
     cols: list[int] = []
     vals: list[float] = []
     for i, ft in enumerate(field_terms):
-        acc: Counter[str] = Counter()
+        acc: dict[str, float] = {}
         for f in FIELDS:
             toks = ft[f]
             if not toks:
                 continue
             norm = FIELD_WEIGHTS[f] / (1 - b + b * len(toks) / avg[f])
             for t, c in Counter(toks).items():
-                acc[t] += c * norm
+                acc[t] = acc.get(t, 0.0) + c * norm
         for t, v in acc.items():
             col = vocab.setdefault(t, len(vocab))
             rows.append(i)

@@ -99,8 +99,8 @@ def retrieve(
         cand.update(top_d.tolist())
         if len(top_d):
             hi, lo = float(dense[top_d[0]]), float(dense[top_d[-1]])
-            span = hi - lo if hi > lo else 1.0
-            dense_n = np.clip((dense - lo) / span, 0.0, 1.0)
+            width = hi - lo if hi > lo else 1.0
+            dense_n = np.clip((dense - lo) / width, 0.0, 1.0)
     if not cand:
         return []
     ids = np.fromiter(sorted(cand), dtype=np.int64)

@@ -53,7 +53,8 @@ class Searcher:
                     path=manifest_path(self.root),
                     hint="run `ncx sync --reembed`, or unset NCX_EMBEDDING_MODEL",
                 )
-        return self._model.embed([query])[0]
+        vec: NDArray[np.float32] = self._model.embed([query])[0]
+        return vec
 
     def search(self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 1) -> list[Hit]:
         return retrieve(
