@@ -189,7 +189,9 @@ def _build(root: Path) -> dict[str, Any]:
             if trail and src not in titles:
                 titles[src] = trail[0]
             prose, code = split_code(body)
-            fields.append({"prose": prose, "code": code, "trail": " ".join(trail), "path": path_words(src)})
+            fields.append(
+                {"prose": prose, "code": code, "trail": " ".join(trail), "path": path_words(src)}
+            )
             key = "doc:" + src
         else:
             sections = body_sections(body)
@@ -209,7 +211,9 @@ def _build(root: Path) -> dict[str, Any]:
 
                 unit["tokens"] = count_tokens(learning)
             text = embed_text_for([], learning + "\n\n" + sections.get("context", ""))
-            fields.append({"prose": text, "code": "", "trail": " ".join(unit["keywords"]), "path": ""})
+            fields.append(
+                {"prose": text, "code": "", "trail": " ".join(unit["keywords"]), "path": ""}
+            )
             key = "mem:" + rel
         group.append(groups.setdefault(key, len(groups)))
         units.append(unit)
@@ -228,8 +232,12 @@ def _build(root: Path) -> dict[str, Any]:
         if v is not None:
             vectors[i] = v
     vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
-    meta_out = {"version": CACHE_VERSION, "units": units, "sources": sources,
-                "signature": signature(root, sources)}
+    meta_out = {
+        "version": CACHE_VERSION,
+        "units": units,
+        "sources": sources,
+        "signature": signature(root, sources),
+    }
     return {
         "meta": np.frombuffer(json.dumps(meta_out).encode(), dtype=np.uint8),
         "vocab": np.frombuffer(vocab.encode(), dtype=np.uint8),

@@ -68,7 +68,7 @@ def terms(text: str) -> list[str]:
                 out.append(compound)
         for piece in pieces:
             w = piece.lower()
-            if w in STOPWORDS or len(w) < 2 and not w.isdigit():
+            if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
                 continue
             out.append(stem(w))
     return out
@@ -87,7 +87,7 @@ def path_words(path: str) -> str:
 
 @dataclass(frozen=True)
 class LexIndex:
-    """Column-compressed weighted term frequencies: for term t, units indices[indptr[t]:indptr[t+1]]."""
+    """Weighted term frequencies by column: term t is in units indices[indptr[t]:indptr[t+1]]."""
 
     vocab: dict[str, int]
     indptr: NDArray[np.int64]

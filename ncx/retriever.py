@@ -117,7 +117,8 @@ def retrieve(
         g = int(index.group[ids[j]])
         best.setdefault(g, []).append(j)
     page_score = {
-        g: float(fused[js[0]]) + (weights.second_chunk * float(fused[js[1]]) if len(js) > 1 else 0.0)
+        g: float(fused[js[0]])
+        + (weights.second_chunk * float(fused[js[1]]) if len(js) > 1 else 0.0)
         for g, js in best.items()
     }
     pages = sorted(best, key=lambda g: (-page_score[g], g))
@@ -125,7 +126,7 @@ def retrieve(
     hits: list[Hit] = []
     chosen_vecs: list[Any] = []
     for g in pages:
-        taken: list[tuple[int, int]] = []
+        taken: list[tuple[Any, Any]] = []
         for j in best[g]:
             if len(taken) >= per_doc:
                 break
@@ -182,14 +183,13 @@ def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
 
     keep = np.ones(len(index.units), dtype=bool)
     for i, u in enumerate(index.units):
-        if f.kinds and u["kind"] not in f.kinds:
-            keep[i] = False
-        elif f.domains and str(u.get("domain") or "").lower() not in f.domains:
-            keep[i] = False
-        elif f.path_globs and not any(fnmatch.fnmatchcase(u["source_path"], g) for g in f.path_globs):
-            keep[i] = False
-        elif not f.include_hidden and u.get("status") in HIDDEN_STATUSES:
-            keep[i] = False
+        hidden = not f.include_hidden and u.get("status") in HIDDEN_STATUSES
+        wrong_kind = bool(f.kinds) and u["kind"] not in f.kinds
+        wrong_domain = bool(f.domains) and str(u.get("domain") or "").lower() not in f.domains
+        wrong_path = bool(f.path_globs) and not any(
+            fnmatch.fnmatchcase(u["source_path"], g) for g in f.path_globs
+        )
+        keep[i] = not (hidden or wrong_kind or wrong_domain or wrong_path)
     return keep
 
 

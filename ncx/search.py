@@ -56,7 +56,9 @@ class Searcher:
         vec: NDArray[np.float32] = self._model.embed([query])[0]
         return vec
 
-    def search(self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 1) -> list[Hit]:
+    def search(
+        self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 1
+    ) -> list[Hit]:
         return retrieve(
             self.index,
             query,
