@@ -49,7 +49,8 @@ class Searcher:
             self._model = load_embedder(self._model_id, cache_root=self.cfg.model_cache, sha256="-")
             if self._model.info.dim != self._dim:
                 raise ModelMismatch(
-                    f"the model {self._model_id!r} has dim {self._model.info.dim}, the tree {self._dim}",
+                    f"model {self._model_id!r} has dim {self._model.info.dim}; "
+                    f"the tree has {self._dim}",
                     path=manifest_path(self.root),
                     hint="run `ncx sync --reembed`, or unset NCX_EMBEDDING_MODEL",
                 )
