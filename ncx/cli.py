@@ -31,6 +31,7 @@ def init(
             "--exclude", help="Glob of docs never to index (repeatable), e.g. 'vendor/**'."
         ),
     ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
 ) -> None:
     """Create .neocortex/ in this git repository (safe to re-run).
 
@@ -40,6 +41,8 @@ def init(
 
     cfg = _config()
     result = init_tree(_root(), cfg, model=model, exclude=exclude or [])
+    if quiet:
+        return
     for path in result.written:
         print(f"wrote {path}")
     if not result.written:

@@ -14,7 +14,7 @@ import io
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
 from ncx.lexical import LexIndex, build_index, path_words, split_code
 from ncx.memories import body_sections
-from ncx.store import read_unit
+from ncx.store import read_unit, split_frontmatter
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,13 +40,16 @@ class Index:
     lex: LexIndex
     group: NDArray[np.int32]  # units of the same source doc share a group; memories are alone
     root: Path
+    memo: dict[Any, Any] = field(default_factory=dict)  # per-process derived values (masks)
 
     def body(self, i: int) -> str:
         """The unit's markdown body, read from its file (only top results need it)."""
         try:
-            return read_unit(self.root / self.units[i]["file"])[1].strip()
-        except NcxError:
+            text = (self.root / self.units[i]["file"]).read_bytes().decode("utf-8", "replace")
+        except OSError:
             return ""
+        # No YAML parse on the query path: only the text after the frontmatter is wanted.
+        return split_frontmatter(text.replace("\r\n", "\n"))[1].strip()
 
 
 def load_index(root: Path, *, rebuild: bool = False) -> Index:

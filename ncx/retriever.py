@@ -181,6 +181,9 @@ def _top(scores: NDArray[np.float32], n: int, *, positive: bool) -> NDArray[np.i
 def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
     import numpy as np
 
+    cached: NDArray[np.bool_] | None = index.memo.get(("mask", f))
+    if cached is not None:
+        return cached.copy()
     keep = np.ones(len(index.units), dtype=bool)
     for i, u in enumerate(index.units):
         hidden = not f.include_hidden and u.get("status") in HIDDEN_STATUSES
@@ -190,7 +193,8 @@ def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
             fnmatch.fnmatchcase(u["source_path"], g) for g in f.path_globs
         )
         keep[i] = not (hidden or wrong_kind or wrong_domain or wrong_path)
-    return keep
+    index.memo[("mask", f)] = keep
+    return keep.copy()
 
 
 def _priors(index: Index, ids: NDArray[np.int64], w: RankWeights) -> NDArray[np.float32]:
@@ -200,7 +204,10 @@ def _priors(index: Index, ids: NDArray[np.int64], w: RankWeights) -> NDArray[np.
     prior = np.zeros(len(ids), dtype=np.float32)
     if w.recency == 0 and w.usefulness == 0:
         return prior
-    dates = [_date(index.units[int(u)].get("updated")) for u in ids]
+    dates = [
+        _date(index.units[u].get("updated")) if index.units[u]["kind"] == "memory" else None
+        for u in ids.tolist()
+    ]
     known = [d for d in dates if d is not None]
     newest = max(known) if known else None
     for j, u in enumerate(ids.tolist()):
