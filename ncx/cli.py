@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -269,6 +270,122 @@ def retrieve(
             print("      " + ", ".join(f"{k}={v}" for k, v in h.why.items()))
         snippet = " ".join(searcher.text(h).split())[:160]
         print(f"      {snippet}")
+
+
+@command()
+def assemble(
+    task: Annotated[
+        str | None, typer.Option("--task", "-t", help="What you are about to do.")
+    ] = None,
+    task_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--task-file",
+            help="Read the task (first line) and acceptance criteria (list items) from a file.",
+        ),
+    ] = None,
+    criteria: Annotated[
+        list[str] | None,
+        typer.Option("--criteria", "-c", help="An acceptance criterion (repeatable)."),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            "-b",
+            help="Hard token budget for the frame [env NCX_TOKEN_BUDGET; default 15000].",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="markdown (for agents) or json (for tools).")
+    ] = "markdown",
+    explain: Annotated[
+        bool,
+        typer.Option("--explain", help="Also print, on stderr, why each candidate is in or out."),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the frame to this file instead of stdout."),
+    ] = None,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state",
+            help="A handoff/state note for the Current State zone [default: .neocortex/state.md if present].",
+        ),
+    ] = None,
+    domain: Annotated[
+        list[str] | None,
+        typer.Option("--domain", help="Only knowledge from these domains (repeatable)."),
+    ] = None,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="Only knowledge from sources matching this glob (repeatable)."),
+    ] = None,
+) -> None:
+    """Build a position-optimized context frame for a task, within a hard token budget.
+
+    Zones: task, relevant knowledge, background, past learnings, current state, instructions.
+    Same tree + same task + same options => byte-identical frame; its id goes to stderr.
+    Example: ncx assemble --task "add rate limiting to the login endpoint" --budget 8000
+    """
+    from ncx.context import FrameRequest, build_frame
+
+    if fmt not in ("markdown", "json"):
+        raise typer.BadParameter("use markdown or json", param_hint="--format")
+    crit = list(criteria or [])
+    if task_file is not None:
+        try:
+            lines = task_file.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise typer.BadParameter(
+                f"{task_file}: {exc.strerror}", param_hint="--task-file"
+            ) from None
+        items = [ln.strip()[2:].strip() for ln in lines if ln.strip().startswith(("- ", "* "))]
+        prose = [
+            ln.strip().lstrip("# ")
+            for ln in lines
+            if ln.strip() and not ln.strip().startswith(("- ", "* "))
+        ]
+        task = task or (prose[0] if prose else "")
+        crit += items
+    if not task:
+        raise typer.BadParameter('give --task "..." or --task-file FILE')
+    cfg = _config()
+    req = FrameRequest(
+        task=task,
+        criteria=tuple(crit),
+        budget=budget or cfg.token_budget,
+        state_file=state,
+        filters=_filters(None, domain, path, False),
+    )
+    frame = build_frame(_root(), cfg, req)
+    text = (
+        frame.markdown
+        if fmt == "markdown"
+        else json.dumps(frame.as_json(), indent=2, ensure_ascii=False) + "\n"
+    )
+    if out is not None:
+        out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    _say(f"ncx: frame {frame.id}: {frame.tokens}/{frame.budget} tokens")
+    if explain:
+        for d in frame.decisions:
+            _say(f"  {d.outcome:<10} {d.zone:<10} {d.score:7.3f}  {d.id}")
+
+
+@command()
+def wakeup(
+    budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget.")] = 600,
+) -> None:
+    """The small session-start frame: what the project is, its knowledge map, key memories.
+
+    Example: ncx wakeup
+    """
+    from ncx.context import wakeup as make_wakeup
+
+    sys.stdout.write(make_wakeup(_root(), _config(), budget))
 
 
 def _register_command_modules() -> None:

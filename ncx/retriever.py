@@ -183,7 +183,7 @@ def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
 
     cached: NDArray[np.bool_] | None = index.memo.get(("mask", f))
     if cached is not None:
-        return cached.copy()
+        return np.array(cached, dtype=bool)
     keep = np.ones(len(index.units), dtype=bool)
     for i, u in enumerate(index.units):
         hidden = not f.include_hidden and u.get("status") in HIDDEN_STATUSES
@@ -194,7 +194,7 @@ def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
         )
         keep[i] = not (hidden or wrong_kind or wrong_domain or wrong_path)
     index.memo[("mask", f)] = keep
-    return keep.copy()
+    return np.array(keep, dtype=bool)
 
 
 def _priors(index: Index, ids: NDArray[np.int64], w: RankWeights) -> NDArray[np.float32]:

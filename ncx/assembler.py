@@ -1,0 +1,316 @@
+"""assembler: pack ranked material into a position-optimized frame under a hard budget. Pure.
+
+Zones, in order: task (primacy) → relevant knowledge → background (the weak middle) →
+past learnings → current state → instructions (recency, with the task restated). The
+frame never exceeds the budget: items that do not fit are trimmed at a paragraph
+boundary (never inside a fenced code block) or left out. Same input, same bytes; the
+frame id is a hash of the body, and nothing in it reads the clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ncx.tokens import count_tokens
+
+# Share of the budget each zone may use; what a zone leaves unused flows to knowledge.
+SHARES = {
+    "task": 0.10,
+    "relevant": 0.45,
+    "background": 0.17,
+    "learnings": 0.12,
+    "state": 0.10,
+    "instructions": 0.06,
+}
+ZONE_TITLES = {
+    "task": "CRITICAL: Task",
+    "relevant": "Relevant Knowledge",
+    "background": "Background",
+    "learnings": "Past Learnings",
+    "state": "Current State",
+    "instructions": "Instructions",
+}
+_MIN_ITEM_TOKENS = 40  # a trimmed item shorter than this is not worth its citation line
+_ID_SLACK = 8  # a 12-hex frame id costs at most 12 tokens; its placeholder costs 5
+
+
+@dataclass(frozen=True)
+class Item:
+    """One piece of retrieved material offered to the frame."""
+
+    id: str
+    kind: str  # chunk | memory
+    source_path: str
+    start_line: int | None
+    end_line: int | None
+    section: tuple[str, ...]
+    doc_id: str | None
+    score: float
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)  # memory type/confidence etc.
+
+    def citation(self) -> str:
+        where = self.source_path
+        if self.start_line is not None:
+            where += f":{self.start_line}-{self.end_line}"
+        parts = [f"`{where}`"]
+        if self.section:
+            parts.append(" > ".join(self.section))
+        if self.doc_id:
+            parts.append(self.doc_id)
+        return " — ".join(parts)
+
+
+@dataclass(frozen=True)
+class Placed:
+    item: Item
+    zone: str
+    text: str  # possibly trimmed
+    tokens: int
+    trimmed: bool
+
+
+@dataclass(frozen=True)
+class Decision:
+    id: str
+    zone: str
+    score: float
+    outcome: str  # placed | trimmed | no room | too small after trim
+
+
+@dataclass(frozen=True)
+class Frame:
+    id: str
+    budget: int
+    tokens: int
+    markdown: str
+    zones: dict[str, list[Placed]]
+    decisions: list[Decision]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "frame_id": self.id,
+            "budget": self.budget,
+            "tokens": self.tokens,
+            "zones": [
+                {
+                    "name": name,
+                    "title": ZONE_TITLES[name],
+                    "tokens": sum(p.tokens for p in placed),
+                    "items": [
+                        {
+                            "id": p.item.id,
+                            "kind": p.item.kind,
+                            "source_path": p.item.source_path,
+                            "start_line": p.item.start_line,
+                            "end_line": p.item.end_line,
+                            "section": " > ".join(p.item.section),
+                            "doc_id": p.item.doc_id,
+                            "score": round(p.item.score, 6),
+                            "tokens": p.tokens,
+                            "trimmed": p.trimmed,
+                            "text": p.text,
+                        }
+                        for p in placed
+                    ],
+                }
+                for name, placed in self.zones.items()
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class FrameInput:
+    task: str
+    criteria: tuple[str, ...] = ()
+    knowledge: tuple[Item, ...] = ()  # chunks, best first
+    learnings: tuple[Item, ...] = ()  # memories, best first
+    state: tuple[str, ...] = ()  # current-state lines (git, handoff)
+    instructions: tuple[str, ...] = ()
+
+
+def assemble(inp: FrameInput, budget: int) -> Frame:
+    """Build the frame. Guarantees count_tokens(frame.markdown) <= budget (or an empty frame)."""
+    task_block = _task_block(inp)
+    tail = _instructions_block(inp)
+    state_block = _fit_lines("state", inp.state, int(budget * SHARES["state"]))
+    fixed = count_tokens(task_block) + count_tokens(tail) + count_tokens(state_block) + 40
+    room = max(0, budget - fixed)
+    decisions: list[Decision] = []
+
+    learn_cap = min(room, int(budget * SHARES["learnings"]))
+    learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
+    knowledge_room = room - used_l
+    rel_cap = int(knowledge_room * SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"]))
+    relevant, used_r = _pack("relevant", inp.knowledge, rel_cap, decisions)
+    rest = [it for it in inp.knowledge if it.id not in {p.item.id for p in relevant}]
+    rest_ids = {d.id for d in decisions if d.zone == "relevant" and d.outcome != "placed"}
+    decisions = [d for d in decisions if not (d.zone == "relevant" and d.id in rest_ids)]
+    background, _ = _pack("background", rest, knowledge_room - used_r, decisions)
+
+    zones = {
+        "task": [],
+        "relevant": relevant,
+        "background": background,
+        "learnings": learnings,
+        "state": [],
+        "instructions": [],
+    }
+    body = _render(task_block, zones, state_block, tail)
+    # The zone estimates are sums; the rendered whole is authoritative. Drop the weakest
+    # placed item until the frame fits (rarely more than once). _ID_SLACK covers the frame
+    # id that replaces its placeholder after hashing.
+    while count_tokens(body) + _ID_SLACK > budget:
+        victim = _weakest(zones)
+        if victim is None:
+            break
+        zone, idx = victim
+        p = zones[zone].pop(idx)
+        decisions.append(Decision(p.item.id, zone, p.item.score, "no room"))
+        body = _render(task_block, zones, state_block, tail)
+    if count_tokens(body) + _ID_SLACK > budget:
+        # A budget too small even for the task: cut state, instructions, then the task.
+        for part in ("state", "tail", "task"):
+            if count_tokens(body) + _ID_SLACK <= budget:
+                break
+            if part == "state":
+                state_block = ""
+            elif part == "tail":
+                tail = ""
+            else:
+                over = count_tokens(body) + _ID_SLACK - budget
+                task_block = _cut(task_block, max(0, count_tokens(task_block) - over))
+            body = _render(task_block, zones, state_block, tail)
+    frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
+    markdown = body.replace("{frame_id}", frame_id, 1)
+    decisions.sort(key=lambda d: (-d.score, d.id))
+    return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions)
+
+
+def _task_block(inp: FrameInput) -> str:
+    lines = [inp.task.strip()]
+    if inp.criteria:
+        lines += ["", "Acceptance criteria:"] + [f"- {c.strip()}" for c in inp.criteria]
+    return "\n".join(lines)
+
+
+def _instructions_block(inp: FrameInput) -> str:
+    lines = list(inp.instructions)
+    lines.append(f"Remember the task: {_first_line(inp.task)}")
+    return "\n".join(f"- {ln}" for ln in lines)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 200 else line[:197] + "..."
+
+
+def _fit_lines(zone: str, lines: Sequence[str], cap: int) -> str:
+    out: list[str] = []
+    used = 0
+    for ln in lines:
+        t = count_tokens(ln) + 1
+        if used + t > cap:
+            out.append("- …")
+            break
+        out.append(ln)
+        used += t
+    return "\n".join(out)
+
+
+def _pack(
+    zone: str, items: Sequence[Item], cap: int, decisions: list[Decision]
+) -> tuple[list[Placed], int]:
+    placed: list[Placed] = []
+    used = 0
+    for it in items:
+        head = count_tokens(it.citation()) + 6
+        full = count_tokens(it.text)
+        if used + head + full <= cap:
+            placed.append(Placed(it, zone, it.text, full, False))
+            used += head + full
+            decisions.append(Decision(it.id, zone, it.score, "placed"))
+            continue
+        room = cap - used - head
+        text = trim_to_paragraphs(it.text, room) if room >= _MIN_ITEM_TOKENS else ""
+        if text:
+            n = count_tokens(text)
+            placed.append(Placed(it, zone, text, n, True))
+            used += head + n
+            decisions.append(Decision(it.id, zone, it.score, "trimmed"))
+        else:
+            decisions.append(Decision(it.id, zone, it.score, "no room"))
+    return placed, used
+
+
+def trim_to_paragraphs(text: str, max_tokens: int) -> str:
+    """The longest prefix of whole paragraphs within max_tokens; fences are never cut."""
+    blocks: list[str] = []
+    cur: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if fence is None and stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+        elif fence is not None and stripped.startswith(fence):
+            fence = None
+        cur.append(line)
+        if fence is None and not line.strip():
+            blocks.append("\n".join(cur))
+            cur = []
+    if cur:
+        blocks.append("\n".join(cur))
+    out = ""
+    for b in blocks:
+        candidate = out + b if not out else out + "\n" + b
+        if count_tokens(candidate) + 2 > max_tokens:
+            break
+        out = candidate
+    out = out.rstrip()
+    return out + "\n[…]" if out and out != text.rstrip() else out
+
+
+def _cut(text: str, max_tokens: int) -> str:
+    """The longest whitespace-bounded prefix of text within max_tokens."""
+    words = text.split(" ")
+    lo, hi = 0, len(words)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count_tokens(" ".join(words[:mid])) <= max_tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return " ".join(words[:lo])
+
+
+def _weakest(zones: dict[str, list[Placed]]) -> tuple[str, int] | None:
+    best: tuple[float, str, int] | None = None
+    for zone in ("background", "learnings", "relevant"):
+        for i, p in enumerate(zones[zone]):
+            key = (p.item.score, zone, i)
+            if best is None or key[0] < best[0]:
+                best = key
+    return None if best is None else (best[1], best[2])
+
+
+def _render(task: str, zones: dict[str, list[Placed]], state: str, tail: str) -> str:
+    out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
+    for zone in ("relevant", "background", "learnings"):
+        if not zones[zone]:
+            continue
+        out += [f"## {ZONE_TITLES[zone]}", ""]
+        for p in zones[zone]:
+            if p.item.kind == "memory":
+                m = p.item.meta
+                tags = ", ".join(str(m[k]) for k in ("type", "confidence") if m.get(k))
+                out += [f"### {p.item.id}" + (f" ({tags})" if tags else ""), "", p.text, ""]
+            else:
+                out += [f"### {p.item.citation()}", "", p.text, ""]
+    if state:
+        out += [f"## {ZONE_TITLES['state']}", "", state, ""]
+    if tail:
+        out += [f"## {ZONE_TITLES['instructions']}", "", tail, ""]
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,194 @@
+"""context: gather what a frame needs (retrieval, memories, git state) and assemble it.
+
+The composition layer behind `ncx assemble` and `ncx wakeup`: it does the I/O, the
+assembler and retriever stay pure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from ncx import repo
+from ncx.assembler import Frame, FrameInput, Item, assemble
+from ncx.config import Config
+from ncx.errors import NcxError, UsageError
+from ncx.layout import ncx_dir
+from ncx.retriever import Filters, Hit
+from ncx.search import Searcher
+from ncx.tokens import count_tokens
+
+MIN_BUDGET = 200
+INSTRUCTIONS = (
+    "Cite the sources above as `path:lines` when you rely on them.",
+    "If the knowledge above disagrees with the code, trust the code and record the "
+    'correction: `ncx memory add "..." --type factual`.',
+    'When you learn something worth keeping, save it: `ncx memory add "..." --context "..."`.',
+)
+STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
+
+
+@dataclass(frozen=True)
+class FrameRequest:
+    task: str
+    criteria: tuple[str, ...] = ()
+    budget: int = 15_000
+    state_file: Path | None = None
+    filters: Filters = Filters()
+
+
+def build_frame(
+    root: Path, cfg: Config, req: FrameRequest, searcher: Searcher | None = None
+) -> Frame:
+    if req.budget < MIN_BUDGET:
+        raise UsageError(
+            f"a budget of {req.budget} tokens is too small for a frame",
+            hint=f"give --budget {MIN_BUDGET} or more",
+        )
+    if not req.task.strip():
+        raise UsageError("the task is empty", hint='give --task "what you are about to do"')
+    s = searcher or Searcher.open(root, cfg)
+    query = " ".join([req.task, *req.criteria])
+    chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
+    knowledge = s.search(query, k=60, filters=chunk_filters, per_doc=3)
+    memories = s.search(query, k=12, filters=Filters(frozenset({"memory"}), req.filters.domains))
+    inp = FrameInput(
+        task=req.task,
+        criteria=req.criteria,
+        knowledge=tuple(_item(s, h) for h in knowledge),
+        learnings=tuple(_item(s, h) for h in memories),
+        state=tuple(git_state(root) + _state_note(root, req.state_file)),
+        instructions=INSTRUCTIONS,
+    )
+    return assemble(inp, req.budget)
+
+
+def _item(s: Searcher, h: Hit) -> Item:
+    unit = s.index.units[h.unit]
+    meta = {k: unit.get(k) for k in ("type", "confidence", "status") if unit.get(k)}
+    return Item(
+        id=h.id,
+        kind=h.kind,
+        source_path=h.source_path,
+        start_line=h.start_line,
+        end_line=h.end_line,
+        section=h.section,
+        doc_id=h.doc_id,
+        score=h.score,
+        text=s.text(h) if h.kind == "chunk" else _learning(s.text(h)),
+        meta=meta,
+    )
+
+
+def _learning(body: str) -> str:
+    from ncx.memories import body_sections
+
+    sec = body_sections(body)
+    text = sec.get("learning") or body
+    if sec.get("context"):
+        text += "\n\n_Context:_ " + sec["context"]
+    return text
+
+
+def git_state(root: Path) -> list[str]:
+    """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible."""
+    try:
+        info = repo.head_info(root)
+        if not info["head"]:
+            return ["- git: no commits yet"]
+        lines = [f"- branch `{info['branch']}` at `{info['head']}`"]
+        log = repo.git(root, "log", "-5", "--format=%h %s").decode("utf-8", "replace").splitlines()
+        lines += ["- recent commits:"] + [f"  - {ln}" for ln in log]
+        status = repo.git(root, "status", "--porcelain", "--untracked-files=normal")
+        changed = [ln[3:] for ln in status.decode("utf-8", "replace").splitlines() if ln.strip()]
+        if changed:
+            shown = changed[:15]
+            more = f" (+{len(changed) - 15} more)" if len(changed) > 15 else ""
+            lines.append(f"- changed files{more}: " + ", ".join(f"`{c}`" for c in shown))
+        return lines
+    except NcxError:
+        return []
+
+
+def _state_note(root: Path, given: Path | None) -> list[str]:
+    path = given or ncx_dir(root) / STATE_FILE
+    if not path.is_file():
+        if given is not None:
+            raise UsageError("state file not found", path=given, hint="give an existing file")
+        return []
+    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    return [
+        "",
+        f"From `{path.relative_to(root) if path.is_relative_to(root) else path}`:",
+        "",
+        text,
+    ]
+
+
+def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
+    """The session-start frame: identity, domains and their main docs, key memories."""
+    from ncx.index import load_index
+
+    index = load_index(root)
+    out = ["<!-- ncx wakeup -->", "## Project", ""]
+    out.append(_identity(root) or f"Repository `{root.name}`.")
+    docs: Counter[str] = Counter()
+    domains: dict[str, Counter[str]] = {}
+    memories = []
+    for u in index.units:
+        if u["kind"] == "chunk":
+            docs[u["source_path"]] += 1
+            domains.setdefault(str(u.get("domain") or "-"), Counter())[u["source_path"]] += 1
+        elif u.get("status", "active") == "active":
+            memories.append(u)
+    out += ["", "## Knowledge map", ""]
+    for dom in sorted(domains, key=lambda d: (-sum(domains[d].values()), d))[:8]:
+        main = ", ".join(
+            f"`{p}`" for p, _ in sorted(domains[dom].items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+        )
+        label = "docs" if dom == "-" else f"domain {dom}"
+        out.append(f"- {label} ({len(domains[dom])} docs): {main}")
+    rank = {"high": 0, "medium": 1, "low": 2}
+    memories.sort(
+        key=lambda u: (rank.get(str(u.get("confidence")), 3), -(u.get("usefulness") or 0), u["id"])
+    )
+    if memories:
+        out += ["", "## Key memories", ""]
+        from ncx.memories import body_sections
+
+        for u in memories[:8]:
+            body = index.body(index.units.index(u))
+            first = " ".join((body_sections(body).get("learning") or body).split())
+            out.append(f"- {first[:200]} ({u['id']})")
+    out += [
+        "",
+        'Next: `ncx assemble --task "..."` for a task; `ncx retrieve "..."` to look things up.',
+    ]
+    text = "\n".join(out) + "\n"
+    while count_tokens(text) > budget and len(out) > 4:
+        out.pop(-3)
+        text = "\n".join(out) + "\n"
+    return text
+
+
+def _identity(root: Path) -> str:
+    for name in ("AGENTS.md", "CLAUDE.md", "README.md", "readme.md"):
+        p = root / name
+        if not p.is_file():
+            continue
+        from ncx.store import split_frontmatter
+
+        body = split_frontmatter(p.read_text(encoding="utf-8", errors="replace"))[1]
+        paras = [
+            b.strip()
+            for b in body.split("\n\n")
+            if b.strip() and not b.lstrip().startswith(("<", "[!", "!["))
+        ]
+        title = next((b.lstrip("# ").strip() for b in paras if b.startswith("# ")), "")
+        prose = [b for b in paras if not b.startswith("#")][:2]
+        text = " ".join(" ".join(b.split()) for b in prose)
+        if len(text) > 600:
+            text = text[:597] + "..."
+        return (f"**{title}** — " if title else "") + text + f" (from `{name}`)"
+    return ""
