@@ -1,0 +1,179 @@
+"""retrieve, assemble and wakeup through the installed CLI, plus the assembler's properties."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, ncx, write
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ncx.assembler import FrameInput, Item, assemble, trim_to_paragraphs
+from ncx.tokens import count_tokens
+
+AUTH = """---
+id: DOC-AUTH-001
+domain: AUTH
+---
+# Authentication
+
+Users log in with a password and receive a session cookie that the server checks on every request.
+
+## Token refresh
+
+The access token expires after fifteen minutes. On a 401 response the client calls the refresh
+endpoint with the refresh token from the httpOnly cookie, then retries the request once.
+
+```python
+def refresh(session):
+    # not a heading
+    return session.post("/auth/refresh")
+```
+
+## Password reset
+
+A reset link is valid for one hour and can be used once. The user must choose a new password
+that differs from the last five passwords.
+"""
+
+DEPLOY = """# Deploy guide
+
+## Release
+
+Build the release with `make release`, then tag the commit and push the tag to trigger the
+deploy pipeline, which builds the server image and rolls it out to the cluster.
+
+## Rollback
+
+To roll back, redeploy the previous tag; the database schema must stay backwards compatible
+for one release so that a rollback never needs a migration.
+"""
+
+
+@pytest.fixture
+def tree(repo: Path) -> Path:
+    write(repo, "docs/auth.md", AUTH)
+    write(repo, "docs/deploy.md", DEPLOY)
+    write(repo, "README.md", "# Shop\n\nAn online shop backend written in Python.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    return repo
+
+
+def results(*args: str) -> list[dict]:
+    out = ncx("retrieve", *args, "--json").stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_retrieve_finds_the_right_section_with_lines(tree: Path) -> None:
+    res = results("how long is a password reset link valid", "--k", "3")
+    top = res[0]
+    assert top["source_path"] == "docs/auth.md" and top["kind"] == "chunk"
+    assert "reset" in top["text"].lower()
+    lines = (tree / "docs/auth.md").read_text().splitlines()
+    assert lines[top["start_line"] - 1] == top["text"].splitlines()[0]
+    assert lines[top["end_line"] - 1] == top["text"].splitlines()[-1]
+    assert set(top) >= {"id", "kind", "source_path", "start_line", "end_line", "section", "score", "text"}
+
+
+def test_retrieve_filters_and_human_output(tree: Path) -> None:
+    assert all(r["source_path"] == "docs/deploy.md" for r in results("release", "--path", "docs/deploy*"))
+    assert all(r["source_path"] == "docs/auth.md" for r in results("token", "--domain", "auth"))
+    assert results("token", "--kind", "memory") == []
+    human = ncx("retrieve", "rollback database schema").stdout
+    assert human.startswith(" 1.") and "docs/deploy.md:" in human
+    bad = ncx("retrieve", "x", "--kind", "nope", ok=False)
+    assert bad.returncode == 2
+
+
+def test_batch_mode_contract(tree: Path) -> None:
+    stdin = "\n".join(json.dumps({"qid": f"q{i}", "query": q, "k": 2}) for i, q in enumerate(["refresh token", "rollback"]))
+    lines = [json.loads(x) for x in ncx("retrieve", "--batch", "--json", input=stdin + "\n").stdout.splitlines()]
+    assert [x["qid"] for x in lines] == ["q0", "q1"]
+    assert len(lines[0]["results"]) <= 2 and lines[0]["results"][0]["path"] == "docs/auth.md"
+    assert "latency_ms" in lines[0]
+
+
+def test_citations_follow_edits_after_sync(tree: Path) -> None:
+    text = AUTH.replace("# Authentication\n", "# Authentication\n\n## Intro\n\n" + "Some new words here about accounts. " * 12 + "\n")
+    write(tree, "docs/auth.md", text)
+    ncx("sync")
+    top = results("how long is a password reset link valid", "--k", "1")[0]
+    lines = text.splitlines()
+    assert lines[top["start_line"] - 1] == top["text"].splitlines()[0]
+
+
+def test_cache_is_rebuilt_when_corrupt_or_missing(tree: Path) -> None:
+    first = results("refresh token")
+    cache = tree / ".neocortex/cache/index.npz"
+    cache.write_bytes(b"garbage")
+    assert results("refresh token") == first
+    cache.unlink()
+    assert results("refresh token") == first
+    assert git(tree, "status", "--porcelain") == ""  # the cache is ignored
+
+
+def test_assemble_zones_determinism_and_budget(tree: Path) -> None:
+    args = ["assemble", "--task", "fix the token refresh retry", "-c", "retries once", "--budget", "1200"]
+    a = ncx(*args)
+    b = ncx(*args)
+    assert a.stdout == b.stdout and a.stdout
+    md = a.stdout
+    order = [md.index(h) for h in ("## CRITICAL: Task", "## Relevant Knowledge", "## Current State", "## Instructions")]
+    assert order == sorted(order)
+    assert "`docs/auth.md:" in md and "DOC-AUTH-001" in md
+    assert count_tokens(md) <= 1200
+    assert "retries once" in md
+    frame_id = md.splitlines()[0].split()[3]
+    assert f"frame {frame_id}" in a.stderr
+    # byte-identical across a cache rebuild
+    (tree / ".neocortex/cache/index.npz").unlink()
+    assert ncx(*args).stdout == md
+    data = json.loads(ncx(*args, "--format", "json").stdout)
+    assert data["frame_id"] == frame_id and data["budget"] == 1200 and data["tokens"] <= 1200
+    assert [z["name"] for z in data["zones"]][:2] == ["task", "relevant"]
+    out = tree / "frame.md"
+    ncx(*args, "--out", str(out))
+    assert out.read_text() == md
+    assert "placed" in ncx(*args, "--explain").stderr
+
+
+def test_assemble_rejects_tiny_budget_and_empty_task(tree: Path) -> None:
+    assert ncx("assemble", "--task", "x", "--budget", "10", ok=False).returncode == 2
+    assert ncx("assemble", ok=False).returncode == 2
+
+
+def test_wakeup_is_small_and_names_the_project(tree: Path) -> None:
+    out = ncx("wakeup").stdout
+    assert count_tokens(out) <= 600
+    assert "online shop" in out and "docs/auth.md" in out
+
+
+def _item(i: int, text: str) -> Item:
+    return Item(f"d{i}.md#s", "chunk", f"d{i}.md", 1, 10, ("S",), None, 1.0 / (i + 1), text)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    task=st.text(min_size=1, max_size=400).filter(lambda t: t.strip()),
+    budget=st.integers(min_value=200, max_value=6000),
+    texts=st.lists(st.text(min_size=0, max_size=1500), max_size=25),
+)
+def test_budget_is_never_exceeded(task: str, budget: int, texts: list[str]) -> None:
+    items = tuple(_item(i, t + "\n\n```\ncode block\n```\n" if i % 3 == 0 else t) for i, t in enumerate(texts))
+    inp = FrameInput(task=task, knowledge=items, learnings=items[:3], state=("- branch main",))
+    frame = assemble(inp, budget)
+    assert count_tokens(frame.markdown) <= budget
+    assert frame.tokens == count_tokens(frame.markdown)
+    assert assemble(inp, budget).markdown == frame.markdown
+
+
+def test_trim_never_cuts_inside_code() -> None:
+    text = "Intro paragraph.\n\n```\nline one\n\nline two\n```\n\nAfter the code.\n"
+    for n in range(5, 40):
+        out = trim_to_paragraphs(text, n)
+        assert out.count("```") % 2 == 0
