@@ -13,6 +13,15 @@ from ncx.manifest import Manifest, load_manifest
 from ncx.store import write_if_changed
 
 GITIGNORE = "# derived, rebuilt on demand (ncx)\ncache/\n"
+# Vectors are binary in diffs; generated chunk files collapse in PR views (linguist),
+# memories stay in full view because they are what reviewers read.
+GITATTRIBUTES_BLOCK = (
+    "# >>> ncx >>>\n"
+    ".neocortex/**/*.npy binary\n"
+    ".neocortex/chunks/** linguist-generated=true\n"
+    ".neocortex/manifest.json linguist-generated=true\n"
+    "# <<< ncx <<<\n"
+)
 
 
 @dataclass
@@ -45,7 +54,27 @@ def init_tree(root: Path, cfg: Config, *, model: str | None, exclude: list[str])
     memories_dir(root).mkdir(exist_ok=True)
     put(manifest_path(root), manifest.to_json().encode())
     put(ncx_dir(root) / ".gitignore", GITIGNORE.encode())
+    attrs = root / ".gitattributes"
+    put(
+        attrs,
+        with_block(
+            attrs.read_text(encoding="utf-8") if attrs.exists() else "", GITATTRIBUTES_BLOCK
+        ).encode(),
+    )
     for keep in (chunks_dir(root) / ".gitkeep", memories_dir(root) / ".gitkeep"):
         if not keep.exists():
             put(keep, b"")
     return result
+
+
+def with_block(text: str, block: str) -> str:
+    """`text` with the marker-delimited block inserted or replaced in place; user lines kept."""
+    start, end = block.splitlines()[0], block.splitlines()[-1]
+    lines = text.splitlines(keepends=True)
+    try:
+        i = next(n for n, ln in enumerate(lines) if ln.rstrip("\n") == start)
+        j = next(n for n in range(i, len(lines)) if lines[n].rstrip("\n") == end)
+        return "".join(lines[:i]) + block + "".join(lines[j + 1 :])
+    except StopIteration:
+        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return text + sep + block

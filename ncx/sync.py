@@ -32,6 +32,7 @@ from ncx.layout import (
 )
 from ncx.manifest import Manifest, load_manifest
 from ncx.memories import memory_embed_text, memory_hash
+from ncx.sidecar import read_doc_meta, sidecar_path
 from ncx.store import dump_frontmatter, read_unit, remove_unit, write_if_changed
 
 _HASH_LINE = re.compile(rb"^hash: ([0-9a-f]+)$", re.MULTILINE)
@@ -65,13 +66,15 @@ class _Pending:
     text: str
 
 
-def list_sources(root: Path, manifest: Manifest, *, staged: bool = False) -> list[str]:
+def list_sources(
+    root: Path, manifest: Manifest, *, staged: bool = False, tracked: Sequence[str] | None = None
+) -> list[str]:
     """Markdown docs ncx indexes: tracked files outside .neocortex/, minus excludes.
 
     `staged` is accepted for symmetry: the index is what `ls-files --cached` reads in
     both modes, which is exactly what the next commit will hold.
     """
-    paths = repo.tracked_files(root)
+    paths = repo.tracked_files(root) if tracked is None else tracked
     return [
         p
         for p in paths
@@ -146,7 +149,8 @@ def sync(
     manifest = _apply_settings(root, manifest, cfg, out)
     model = _ModelSlot(root, manifest, cfg, embedder, reembed)
 
-    sources = list_sources(root, manifest)
+    tracked = repo.tracked_files(root)
+    sources = list_sources(root, manifest, tracked=tracked)
     if paths:
         wanted = {_norm(root, p) for p in paths}
         in_scope = [
@@ -162,6 +166,7 @@ def sync(
     state = _load_state(root, manifest) if not reembed else {}
     docs_state: dict[str, Any] = state.setdefault("docs", {})
     contents = _read_contents(root, in_scope, staged, cfg, report)
+    sidecars = _read_sidecars(root, in_scope, set(tracked), staged)
     pending: list[_Pending] = []
     all_chunks = 0
     for i, path in enumerate(in_scope):
@@ -170,14 +175,20 @@ def sync(
         data = contents.get(path)
         if data is None:
             continue
-        sig = _signature(data)
+        sidecar = sidecars.get(path)
+        # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
+        sig = _signature(data if sidecar is None else data + b"\0" + sidecar[1])
         folder = root / doc_chunk_dir(path)
         prev = docs_state.get(path)
         if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files", [])):
             all_chunks += len(prev["files"])
             continue
+        meta = None
+        if sidecar is not None:
+            meta, errors = read_doc_meta(*sidecar)
+            report.problems.extend(errors)
         try:
-            doc = load_doc(path, data)
+            doc = load_doc(path, data, meta)
         except NcxError as exc:
             report.problems.append(exc)
             continue
@@ -295,6 +306,29 @@ def _read_contents(
     return out
 
 
+def _read_sidecars(
+    root: Path, paths: Sequence[str], tracked: set[str], staged: bool
+) -> dict[str, tuple[str, bytes]]:
+    """{doc: (sidecar path, bytes)} for docs with a tracked `<name>.meta.yaml` beside them."""
+    wanted = {}
+    for p in paths:
+        sc = sidecar_path(p)
+        if sc is not None and sc in tracked:
+            wanted[p] = sc
+    if not wanted:
+        return {}
+    if staged:
+        data = repo.read_staged(root, sorted(wanted.values()))
+        return {p: (sc, data[sc]) for p, sc in wanted.items() if sc in data}
+    out = {}
+    for p, sc in wanted.items():
+        try:
+            out[p] = (sc, (root / sc).read_bytes())
+        except OSError:
+            continue  # deleted in the working tree: the doc is chunked without it
+    return out
+
+
 def _too_big(path: str, size: int, cfg: Config) -> BadSource:
     return BadSource(
         f"is {size / 1e6:.1f} MB, over the {cfg.max_doc_bytes / 1e6:.1f} MB limit for a doc",
@@ -333,7 +367,10 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
         npy_ok = md.with_suffix(".npy").exists()
         if old == f.data and npy_ok and not force:
             continue
-        old_hash = _HASH_LINE.search(old) if old else None
+        # A chunk left with merge-conflict markers gets a fresh vector: which side's .npy
+        # git kept is not worth guessing.
+        conflicted = old is not None and b"\n<<<<<<< " in b"\n" + old
+        old_hash = _HASH_LINE.search(old) if old and not conflicted else None
         if not force and npy_ok and old_hash and old_hash.group(1).decode() == f.hash:
             out.write(md, f.data)  # metadata changed, text did not: keep the vector
             continue

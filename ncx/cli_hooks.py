@@ -1,0 +1,93 @@
+"""cli_hooks: `ncx hook ...` (what .pre-commit-hooks.yaml runs) and `ncx review`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from ncx.cli_app import _config, _root, _say, app, command
+
+hook_app = typer.Typer(
+    help="Entry points for pre-commit (see .pre-commit-hooks.yaml): they write derived files "
+    "and exit 1 so you review and stage them; they never run `git add`.",
+    no_args_is_help=True,
+)
+app.add_typer(hook_app, name="hook")
+
+
+def _out(line: str) -> None:
+    print(line)
+
+
+@command("sync", target=hook_app)
+def hook_sync() -> None:
+    """Re-chunk the docs (and re-embed the memories) this commit stages; exit 1 if it wrote files.
+
+    Example (.pre-commit-config.yaml): hooks: [{id: ncx-sync}]
+    """
+    from ncx.hooks import hook_sync as run
+
+    raise typer.Exit(code=run(_root(), _config(), _say, _out))
+
+
+@command("check", target=hook_app)
+def hook_check() -> None:
+    """Validate .neocortex/ like `ncx check`; never writes. For CI: pre-commit run --all-files."""
+    from ncx.hooks import hook_check as run
+
+    raise typer.Exit(code=run(_root(), _config(), _say, _out))
+
+
+@command("migrate", target=hook_app)
+def hook_migrate() -> None:
+    """Carry edits of a v2 `.mlda/` tree over to .neocortex/ during the transition; exit 1 if it wrote."""
+    root = _root()
+    if not (root / ".mlda").is_dir():
+        raise typer.Exit(code=0)  # no v2 tree (any more): nothing to carry over
+    from ncx import migrate
+
+    raise typer.Exit(code=migrate.migrate_changed(root, _config(), _say, _out))
+
+
+@command()
+def review(
+    rev_range: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[BASE..HEAD]", help="Refs to compare [default: merge base with main..HEAD]."
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="markdown or json.")] = "markdown",
+    fail_on_problems: Annotated[
+        bool, typer.Option("--fail-on-problems", help="Exit 1 if `ncx check` finds problems.")
+    ] = False,
+    no_check: Annotated[
+        bool, typer.Option("--no-check", help="Skip `ncx check` of the working tree.")
+    ] = False,
+) -> None:
+    """The knowledge change of a branch, ready to paste as a PR comment.
+
+    Memories added / changed / superseded / removed with their text, docs re-chunked
+    (which sections), and `ncx check` problems. Example: ncx review main..HEAD
+    """
+    from ncx.review import build_review, render_markdown, resolve_range
+
+    if fmt not in ("markdown", "json"):
+        raise typer.BadParameter("use markdown or json", param_hint="--format")
+    root = _root()
+    base, head = resolve_range(root, rev_range)
+    rev = build_review(root, base, head)
+    if not no_check and (root / ".neocortex" / "manifest.json").is_file():
+        from ncx.check import check_tree
+
+        rev.problems = [str(p) for p in check_tree(root, _config())]
+    if fmt == "json":
+        sys.stdout.write(json.dumps(rev.as_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_markdown(rev))
+    if fail_on_problems and rev.problems:
+        _say(f"ncx: {len(rev.problems)} problem(s)")
+        raise typer.Exit(code=1)
