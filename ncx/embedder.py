@@ -103,7 +103,6 @@ class StaticEmbedder:
     """A loaded model2vec static model: holds the token table and the tokenizer."""
 
     def __init__(self, folder: Path, model_id: str, *, sha256: str | None = None):
-        import numpy as np
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -120,7 +119,8 @@ class StaticEmbedder:
         table = tensors.get("embeddings", tensors.get("embedding.weight"))
         if table is None:
             raise ModelUnavailable("model.safetensors has no 'embeddings' tensor", path=folder)
-        self._table = table.astype(np.float32)
+        # Rows stay float16 on disk and in memory; only the rows a text uses are widened.
+        self._table = table
         self._weights = tensors.get("weights")
         self._mapping = tensors.get("mapping")
         self._normalize = bool(config.get("normalize", True))
@@ -142,7 +142,9 @@ class StaticEmbedder:
                 ids = [t for t in enc.ids if t != self._unk] if self._unk is not None else enc.ids
                 if not ids:
                     continue  # nothing known: stays a zero vector, scored 0 by cosine
-                rows = self._table[ids if self._mapping is None else self._mapping[ids]]
+                rows = self._table[ids if self._mapping is None else self._mapping[ids]].astype(
+                    np.float32
+                )
                 if self._weights is not None:
                     rows = rows * self._weights[ids][:, None]
                 out[b + i] = rows.mean(axis=0)
@@ -153,8 +155,7 @@ class StaticEmbedder:
 
 
 def _unk_token_id(tokenizer: Any) -> int | None:
-    model = json.loads(tokenizer.to_str()).get("model", {})
-    unk = model.get("unk_token")
+    unk = getattr(tokenizer.model, "unk_token", None)
     return None if unk is None else tokenizer.token_to_id(unk)
 
 

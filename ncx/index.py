@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 _FILE = "index.npz"
 
 
@@ -98,7 +98,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         meta = json.loads(bytes(z["meta"]).decode())
         if meta.get("version") != CACHE_VERSION:
             return None
-        if check and meta.get("signature") != signature(root, meta["sources"]):
+        if check and meta.get("signature") != signature(root, meta["sources"], meta["dirs"]):
             return None
         vocab_terms = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         lex = LexIndex(
@@ -116,14 +116,25 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         return None
 
 
-def signature(root: Path, sources: list[str]) -> str:
-    """Cheap staleness check: ncx writes by rename, which bumps the folder's mtime."""
-    h = hashlib.sha1()
-    for p in (manifest_path(root),):
-        h.update(_stat(p))
+def chunk_dirs(root: Path) -> list[str]:
+    """Every folder under chunks/, repo-relative (listing them is the expensive part)."""
+    out = []
     for dirpath, dirs, _names in os.walk(chunks_dir(root)):
         dirs.sort()
-        h.update(dirpath.encode() + _stat(Path(dirpath)))
+        out.append(Path(dirpath).relative_to(root).as_posix())
+    return out
+
+
+def signature(root: Path, sources: list[str], dirs: list[str]) -> str:
+    """Cheap staleness check from stat() alone, no directory listing.
+
+    ncx writes by rename, so any unit added, replaced or removed bumps its folder's mtime,
+    and a new folder bumps its parent's; `dirs` are the folders seen at build time.
+    """
+    h = hashlib.sha1()
+    h.update(_stat(manifest_path(root)))
+    for d in dirs:
+        h.update(d.encode() + _stat(root / d))
     mem = memories_dir(root)
     if mem.is_dir():
         for name in sorted(os.listdir(mem)):
@@ -235,11 +246,13 @@ def _build(root: Path) -> dict[str, Any]:
         if v is not None:
             vectors[i] = v
     vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
+    dirs = chunk_dirs(root)
     meta_out = {
         "version": CACHE_VERSION,
         "units": units,
         "sources": sources,
-        "signature": signature(root, sources),
+        "dirs": dirs,
+        "signature": signature(root, sources, dirs),
     }
     return {
         "meta": np.frombuffer(json.dumps(meta_out).encode(), dtype=np.uint8),

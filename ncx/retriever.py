@@ -184,15 +184,19 @@ def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
     cached: NDArray[np.bool_] | None = index.memo.get(("mask", f))
     if cached is not None:
         return np.array(cached, dtype=bool)
-    keep = np.ones(len(index.units), dtype=bool)
-    for i, u in enumerate(index.units):
-        hidden = not f.include_hidden and u.get("status") in HIDDEN_STATUSES
-        wrong_kind = bool(f.kinds) and u["kind"] not in f.kinds
-        wrong_domain = bool(f.domains) and str(u.get("domain") or "").lower() not in f.domains
-        wrong_path = bool(f.path_globs) and not any(
+
+    def ok(u: dict[str, Any]) -> bool:
+        if not f.include_hidden and u.get("status") in HIDDEN_STATUSES:
+            return False
+        if f.kinds and u["kind"] not in f.kinds:
+            return False
+        if f.domains and str(u.get("domain") or "").lower() not in f.domains:
+            return False
+        return not f.path_globs or any(
             fnmatch.fnmatchcase(u["source_path"], g) for g in f.path_globs
         )
-        keep[i] = not (hidden or wrong_kind or wrong_domain or wrong_path)
+
+    keep = np.fromiter((ok(u) for u in index.units), dtype=bool, count=len(index.units))
     index.memo[("mask", f)] = keep
     return np.array(keep, dtype=bool)
 
