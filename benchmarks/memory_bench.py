@@ -225,7 +225,13 @@ def score(ranked: dict[str, list[int]], qs: list[dict[str, object]]) -> tuple[fl
 # --- the run ------------------------------------------------------------------------------------
 
 
-def build_tree(facts: list[Fact], model: str) -> tuple[Path, dict[str, int], float]:
+def context_of(f: Fact, bare: bool) -> str:
+    if bare:
+        return f"ADR {f.adr} ({f.section.capitalize()})"
+    return f"ADR {f.adr}: {f.title} ({f.section.capitalize()})"
+
+
+def build_tree(facts: list[Fact], model: str, bare: bool) -> tuple[Path, dict[str, int], float]:
     from ncx.config import load_config
     from ncx.memory_ops import NewMemory, add_memory, load_tree_model
 
@@ -241,7 +247,7 @@ def build_tree(facts: list[Fact], model: str) -> tuple[Path, dict[str, int], flo
     for i, f in enumerate(facts):
         new = NewMemory(
             learning=f.text,
-            context=f"ADR {f.adr}: {f.title} ({f.section.capitalize()})",
+            context=context_of(f, bare),
             type="factual",
             domain="architecture",
         )
@@ -278,7 +284,7 @@ def dense_only(root: Path, model: str, qs: list[dict[str, object]], ids: dict[st
     return {str(q["qid"]): [ids[order[j]] for j in np.argsort(-sims[i], kind="stable")[:10]] for i, q in enumerate(qs)}
 
 
-def tune(root: Path, facts: list[Fact], ids: dict[str, int], model: str) -> None:
+def tune(root: Path, facts: list[Fact], ids: dict[str, int], model: str, bare: bool) -> None:
     """Cosine of distinct facts to their nearest other fact vs the same fact reworded lightly."""
     import numpy as np
 
@@ -294,7 +300,7 @@ def tune(root: Path, facts: list[Fact], ids: dict[str, int], model: str) -> None
     # without punctuation; the first clause only; without the Context line.
     variants = []
     for f, v in zip(facts, mat, strict=True):
-        ctx = f"ADR {f.adr}: {f.title} ({f.section.capitalize()})"
+        ctx = context_of(f, bare)
         plain = re.sub(r"[^\w\s]", "", f.text.lower())
         first = re.split(r"[,;:]", f.text)[0]
         vecs = emb.embed([f"{plain}\n\n{ctx}", f"{first}\n\n{ctx}", f.text])
@@ -314,6 +320,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", help="local model2vec folder (default: bundled, else NCX_EMBEDDING_MODEL)")
     ap.add_argument("--tune", action="store_true", help="also print duplicate-threshold cosines")
+    ap.add_argument("--bare", action="store_true",
+                    help="Context = 'ADR N (Section)' without the title: questions cannot match the title")
     args = ap.parse_args()
     bundled = HERE.parent / "ncx" / "models" / "ncx-static-v1"
     model = args.model or (str(bundled) if (bundled / "model.safetensors").exists() else os.environ.get("NCX_EMBEDDING_MODEL"))
@@ -322,14 +330,14 @@ def main() -> None:
 
     facts = load_facts(data_path(*ADR_DIR))
     fact_q, topic_q = questions(facts)
-    root, ids, t_add = build_tree(facts, model)
+    root, ids, t_add = build_tree(facts, model, args.bare)
     sections = Counter(f.section for f in facts)
-    print(f"model: {model}")
+    print(f"model: {model}; context {'ADR N (Section)' if args.bare else 'ADR N: Title (Section)'}")
     print(f"memories: {len(facts)} from {len({f.adr for f in facts})} ADRs "
           f"({', '.join(f'{n} {s}' for s, n in sections.items())}); added in {t_add:.1f}s; tree {root}")
     print(f"questions: {len(fact_q)} fact, {len(topic_q)} topic\n")
 
-    bm25 = BM25([f"{f.text}\n\nADR {f.adr}: {f.title} ({f.section.capitalize()})" for f in facts])
+    bm25 = BM25([f"{f.text}\n\n{context_of(f, args.bare)}" for f in facts])
     rankers: list[tuple[str, dict[str, list[int]], str]] = []
     allq = fact_q + topic_q
     t = time.perf_counter()
@@ -348,7 +356,7 @@ def main() -> None:
         tr, th, tm = score(ranked, topic_q)
         print(f"| {name} | {fr:.3f} | {fm:.3f} | {tr:.3f} | {th:.3f} | {tm:.3f} | {timing} |")
     if args.tune:
-        tune(root, facts, ids, model)
+        tune(root, facts, ids, model, args.bare)
 
 
 if __name__ == "__main__":
