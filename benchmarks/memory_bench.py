@@ -27,7 +27,10 @@ read from ../shared/bench-data/repo-cisagov-manage.get.gov at run time):
    memory --batch --json` (BM25F + dense fusion, default weights); the same with
    NCX_W_DENSE=0 (lexical only); dense cosine alone (the stored .npy vectors).
 
-Usage: .venv/bin/python benchmarks/memory_bench.py [--model PATH] [--tune]
+   With --bare, Context is only "ADR N (Section)": no memory carries its ADR's title, so a
+   question can reach a memory only through the words of the fact itself.
+
+Usage: .venv/bin/python benchmarks/memory_bench.py [--model PATH] [--bare] [--tune]
 The model defaults to the bundled ncx/models/ncx-static-v1 when it exists, else
 NCX_EMBEDDING_MODEL (a local model2vec folder) must be set. `--tune` also prints the
 cosine distributions behind memory_ops.DUPLICATE_COS.

@@ -10,12 +10,13 @@ import ast
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import chunks_dir, memories_dir
 from ncx.manifest import load_manifest
-from ncx.store import read_unit
+from ncx.store import decode_source, parse_frontmatter, read_unit
 from ncx.sync import sync
 
 
@@ -40,7 +41,9 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
             except NcxError as exc:
                 problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}"))
                 continue
-            if "id" not in meta:
+            if kind == "memory":
+                problems.extend(_memory_problems(md, rel, meta))
+            elif "id" not in meta:
                 problems.append(Problem(rel, f"{kind} has no id in its frontmatter"))
             npy = md.with_suffix(".npy")
             if not npy.exists():
@@ -65,6 +68,24 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
             Problem(path, "stale: differs from what `ncx sync` would write; run `ncx sync`")
         )
     return problems
+
+
+def _memory_problems(md: Path, rel: str, meta: dict[str, Any]) -> list[Problem]:
+    """Schema problems, and credentials a hand edit put in (with their line in the file)."""
+    from ncx.memories import memory_problems
+    from ncx.secrets import find_secrets
+
+    text = decode_source(md.read_bytes(), path=rel)
+    _, body, _ = parse_frontmatter(text, path=rel)
+    out = [Problem(rel, msg) for msg in memory_problems(meta, body, md.stem)]
+    out.extend(
+        Problem(
+            f"{rel}:{f.line}:{f.column}",
+            f"{f.reason} Secrets never belong in memories: remove it and rotate the credential.",
+        )
+        for f in find_secrets(text)
+    )
+    return out
 
 
 def _unit_of(path: str) -> str:

@@ -42,8 +42,9 @@ def _fail(exc: NcxError) -> typer.Exit:
     return typer.Exit(code=exc.exit_code)
 
 
-def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
-    """app.command, with NcxError turned into a message and an exit code (the one edge)."""
+def command(*args: Any, target: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
+    """app.command (or `target`.command for a sub-app such as `ncx memory`), with NcxError
+    turned into a message and an exit code (the one edge)."""
 
     def deco(fn: F) -> F:
         @functools.wraps(fn)
@@ -53,7 +54,7 @@ def command(*args: Any, **kwargs: Any) -> Callable[[F], F]:
             except NcxError as exc:
                 raise _fail(exc) from None
 
-        app.command(*args, **kwargs)(wrapper)
+        (target or app).command(*args, **kwargs)(wrapper)
         return fn
 
     return deco

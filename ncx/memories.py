@@ -147,3 +147,51 @@ def write_memory(root: Path, memory: Memory, vector: NDArray[np.float32]) -> lis
     write_atomic(md.with_suffix(".npy"), buf.getvalue())
     write_atomic(md, render_memory(memory))
     return [md, md.with_suffix(".npy")]
+
+
+def memory_problems(meta: Mapping[str, Any], body: str, stem: str) -> list[str]:
+    """What is wrong with a memory's frontmatter and body (empty: nothing). Pure.
+
+    Catches what a hand edit typically breaks: a misspelt enum value, an id that no longer
+    matches the file name, a date that is not YYYY-MM-DD, a lost `## Learning` section.
+    """
+    out: list[str] = []
+    mid = meta.get("id")
+    if mid != stem:
+        out.append(f"id {mid!r} does not match the file name {stem!r}")
+    elif not is_memory_id(stem):
+        out.append(f"id {stem!r} is not of the form MEM-YYYY-MM-DD-xxxxxx")
+    for key, allowed in (("type", TYPES), ("confidence", CONFIDENCES), ("status", STATUSES)):
+        value = meta.get(key)
+        if value is not None and value not in allowed:
+            out.append(f"{key} {value!r} is not one of {', '.join(allowed)}")
+    for key in ("created", "updated", "verified"):
+        value = meta.get(key)
+        if value is not None and not _is_date(value):
+            out.append(f"{key} {value!r} is not a date (YYYY-MM-DD)")
+    related = meta.get("related")
+    if related is not None and not (
+        isinstance(related, list)
+        and all(isinstance(r, dict) and "id" in r and "similarity" in r for r in related)
+    ):
+        out.append("related must be a list of {id, similarity}")
+    useful = meta.get("usefulness")
+    if useful is not None and (
+        isinstance(useful, bool) or not isinstance(useful, int | float) or not 0 <= useful <= 1
+    ):
+        out.append(f"usefulness {useful!r} is not a number between 0 and 1")
+    if meta.get("status") == "superseded" and not meta.get("superseded_by"):
+        out.append("status is superseded but superseded_by is empty")
+    if not body_sections(body).get("learning", "").strip():
+        out.append("has no text under `## Learning`")
+    return out
+
+
+def _is_date(value: Any) -> bool:
+    if isinstance(value, date):
+        return True
+    try:
+        date.fromisoformat(str(value))
+    except ValueError:
+        return False
+    return True

@@ -7,6 +7,7 @@ read as LF, YAML must be a mapping, keys keep their order. Every write is atomic
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Mapping
@@ -72,13 +73,26 @@ def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], s
     return meta, body, start
 
 
+@functools.cache
+def _dumper() -> Any:
+    yaml = _yaml()
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class NoAliasDumper(base):  # type: ignore[misc, valid-type]
+        # Never `&id001` / `*id001`: one date object used for created and updated is
+        # written twice, as a person would, not as a YAML alias.
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    return NoAliasDumper
+
+
 def dump_frontmatter(meta: Mapping[str, Any], body: str) -> str:
     """Render metadata + body as markdown with a YAML block; same input, same bytes."""
     yaml = _yaml()
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     head = yaml.dump(
         dict(meta),
-        Dumper=dumper,
+        Dumper=_dumper(),
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,

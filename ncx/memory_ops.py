@@ -1,0 +1,502 @@
+"""memory_ops: what the memory commands do — add, evolve, supersede, review, remove, extract.
+
+Sits on memories (the file format), secrets and extract (pure checks), embedder and index
+(vectors of what is already there). Shared by `ncx memory …` and, later, the MCP server.
+Every function takes the repo root and, where it writes, `today` (the CLI passes
+date.today(); tests pin it). Each one rewrites only the memory files it names: related
+discovery writes into the new memory alone, and only supersede touches two files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ncx.config import Config
+from ncx.embedder import Embedder, load_embedder
+from ncx.errors import ModelMismatch, NcxError, UsageError
+from ncx.layout import manifest_path, memories_dir
+from ncx.manifest import load_manifest
+from ncx.memories import (
+    CONFIDENCES,
+    STATUSES,
+    TYPES,
+    Memory,
+    memory_embed_text,
+    memory_path,
+    new_memory_id,
+    read_memory,
+    render_body,
+    render_memory,
+    write_memory,
+)
+from ncx.secrets import SecretFinding, find_secrets
+from ncx.store import remove_unit, write_atomic
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+# Cosine at or above which a new memory is "the same learning" as an active or proposed one.
+# Measured on 368 ADR facts with a static model (benchmarks/memory_bench.py --tune): the same
+# fact lowercased without punctuation scores >= 0.92 in 99% of cases, while only 5% of
+# distinct facts have a nearest other fact that high (mostly boilerplate-like sentences).
+DUPLICATE_COS = 0.92
+# Related discovery: at most RELATED_MAX units at or above RELATED_COS. On the same set,
+# facts of two different ADRs score 0.50 at the median and 0.73 at the 99th percentile,
+# facts of the same ADR 0.74 at the median: 0.7 links neighbours, not the whole project.
+RELATED_COS = 0.7
+RELATED_MAX = 5
+_LIVE = frozenset({"active", "proposed"})  # what a new memory may duplicate
+_USEFUL_STEP = 0.1
+_DEFAULT_USEFULNESS = 0.5
+
+
+class MemoryNotFound(NcxError):
+    """No memory file with that id."""
+
+
+class SecretRefused(NcxError):
+    """Text that would become a memory holds a credential-shaped value."""
+
+    def __init__(self, where: str, findings: Sequence[SecretFinding]):
+        lines = "; ".join(f"{where} line {f.line}, column {f.column}: {f.reason}" for f in findings)
+        super().__init__(
+            f"refused: {lines}",
+            hint="secrets never enter memory; remove the value (name the variable that holds it "
+            "instead) and run the command again",
+        )
+        self.findings = tuple(findings)
+
+
+class DuplicateMemory(NcxError):
+    """A near-duplicate of an existing memory."""
+
+    def __init__(self, existing: str, similarity: float, path: Path, *, same: bool = False):
+        what = "already remembered as" if same else "a near-duplicate of"
+        super().__init__(
+            f"refused: this is {what} {existing} (cosine {similarity:.2f})",
+            path=path,
+            hint=f"evolve the existing memory instead (`ncx memory evolve {existing} --useful` or "
+            f'`--incorrect "..."`), or add it anyway with --force',
+        )
+        self.existing = existing
+        self.similarity = similarity
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What a caller asks to remember; validated by `add_memory`."""
+
+    learning: str
+    context: str = ""
+    type: str = "factual"
+    domain: str | None = None
+    confidence: str = "medium"
+    keywords: tuple[str, ...] = ()
+    source_task: str | None = None
+    related_docs: tuple[str, ...] = ()
+    status: str = "active"
+    provenance: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    id: str
+    kind: str  # "memory" or "chunk"
+    similarity: float
+    label: str  # what the `## Related` line shows
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    memory: Memory
+    written: tuple[str, ...]  # repo-relative paths
+    related: tuple[Related, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A proposal `extract` did not write, and why."""
+
+    source_lines: tuple[int, int]
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    added: tuple[Added, ...]
+    skipped: tuple[Skipped, ...] = field(default_factory=tuple)
+
+
+# --- model and vectors ------------------------------------------------------------------------
+
+
+def load_tree_model(root: Path, cfg: Config) -> Embedder:
+    """The model that built this tree (or the configured one, if it is the same model)."""
+    manifest = load_manifest(root)
+    model_id = cfg.model or str(manifest.model.get("id", ""))
+    model = load_embedder(model_id, cache_root=cfg.model_cache)
+    want = manifest.model
+    if model.info.sha256 != want.get("sha256") or model.info.dim != want.get("dim"):
+        raise ModelMismatch(
+            f"this tree was embedded by {want.get('id')!r}, but the model loaded is "
+            f"{model.info.id!r}; a memory embedded by another model would not be comparable",
+            path=manifest_path(root),
+            hint="unset NCX_EMBEDDING_MODEL, or run `ncx sync --reembed` to switch the tree",
+        )
+    return model
+
+
+def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[dict[str, Any], float]]:
+    """Every unit of the cache with its cosine to `vec`, best first."""
+    import numpy as np
+
+    from ncx.index import load_index
+
+    index = load_index(root)
+    if not index.units:
+        return []
+    sims = index.vectors.astype(np.float32) @ np.asarray(vec, dtype=np.float32)
+    order = np.lexsort((np.arange(len(sims)), -sims))
+    return [(index.units[int(i)], float(sims[int(i)])) for i in order]
+
+
+def _related(neighbours: Iterable[tuple[dict[str, Any], float]], skip: str) -> tuple[Related, ...]:
+    found: list[Related] = []
+    for unit, sim in neighbours:
+        if len(found) >= RELATED_MAX or sim < RELATED_COS:
+            break
+        if unit["id"] == skip or unit.get("status") in ("superseded", "deprecated"):
+            continue
+        if unit["kind"] == "chunk":
+            trail = " > ".join(unit.get("section") or [])
+            label = f"{unit['source_path']}" + (f" § {trail}" if trail else "")
+        else:
+            label = unit["id"]
+        found.append(Related(unit["id"], unit["kind"], round(sim, 2), label))
+    return tuple(found)
+
+
+def _related_lines(related: Sequence[Related]) -> tuple[str, ...]:
+    return tuple(f"- {r.label} ({r.similarity:.2f})" for r in related)
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+
+def guard_secrets(**texts: str) -> None:
+    """Raise SecretRefused for the first text (by keyword name) holding a secret."""
+    for where, text in texts.items():
+        findings = find_secrets(text)
+        if findings:
+            raise SecretRefused(where, findings)
+
+
+def _validate(new: NewMemory) -> None:
+    if not new.learning.strip():
+        raise UsageError("the learning is empty", hint="give the text to remember")
+    for name, value, allowed in (
+        ("type", new.type, TYPES),
+        ("confidence", new.confidence, CONFIDENCES),
+        ("status", new.status, STATUSES),
+    ):
+        if value not in allowed:
+            raise UsageError(f"unknown {name} {value!r}", hint=f"use one of {', '.join(allowed)}")
+
+
+def _clean_keywords(keywords: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for k in keywords:
+        for part in k.split(","):
+            word = part.strip()
+            if word and word not in out:
+                out.append(word)
+    return out
+
+
+# --- add --------------------------------------------------------------------------------------
+
+
+def add_memory(
+    root: Path, new: NewMemory, *, embedder: Embedder, today: date, force: bool = False
+) -> Added:
+    """Write a new memory; refuse secrets always and near-duplicates unless `force`."""
+    _validate(new)
+    guard_secrets(learning=new.learning, context=new.context, keywords=" ".join(new.keywords))
+    load_manifest(root)  # a clear "run ncx init" before any work
+    learning, context = new.learning.strip(), new.context.strip()
+    mid = new_memory_id(learning, context, today)
+    path = memory_path(root, mid)
+    if path.exists():
+        raise DuplicateMemory(mid, 1.0, path.relative_to(root), same=True)
+    vec = embedder.embed([_embed_text(learning, context)])[0]
+    neighbours = _neighbours(root, vec)
+    if not force:
+        for unit, sim in neighbours:
+            if sim < DUPLICATE_COS:
+                break
+            if unit["kind"] == "memory" and unit.get("status", "active") in _LIVE:
+                raise DuplicateMemory(unit["id"], sim, Path(unit["file"]))
+    related = _related(neighbours, mid)
+    meta: dict[str, Any] = {
+        "id": mid,
+        "type": new.type,
+        "domain": new.domain,
+        "confidence": new.confidence,
+        "status": new.status,
+        "keywords": _clean_keywords(new.keywords),
+        "source_task": new.source_task,
+        "related_docs": list(new.related_docs),
+        "related": [{"id": r.id, "similarity": r.similarity} for r in related],
+        "created": today,
+        "updated": today,
+        "verified": None,
+        "superseded_by": None,
+        "usefulness": _DEFAULT_USEFULNESS,
+    }
+    if new.provenance:
+        meta["provenance"] = new.provenance
+    memory = Memory(mid, learning, context, meta, _related_lines(related))
+    written = write_memory(root, memory, vec)
+    return Added(memory, tuple(p.relative_to(root).as_posix() for p in written), related)
+
+
+def _embed_text(learning: str, context: str) -> str:
+    # Exactly what sync embeds for this file, so `ncx sync` never re-embeds a fresh memory.
+    return memory_embed_text(render_body(learning, context, ()))
+
+
+# --- lookup -----------------------------------------------------------------------------------
+
+
+def find_memory(root: Path, ref: str) -> Path:
+    """A memory's file from its full id or a unique part of it (the 6-letter suffix)."""
+    ref = ref.strip().removesuffix(".md")
+    folder = memories_dir(root)
+    exact = memory_path(root, ref)
+    if exact.is_file():
+        return exact
+    matches = sorted(folder.glob(f"*{ref}*.md")) if ref and folder.is_dir() else []
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        names = ", ".join(p.stem for p in matches[:5])
+        raise UsageError(
+            f"{ref!r} matches {len(matches)} memories: {names}", hint="give more of the id"
+        )
+    load_manifest(root)
+    raise MemoryNotFound(
+        f"no memory {ref!r}", path=folder.relative_to(root), hint="see `ncx memory list`"
+    )
+
+
+def list_memories(root: Path) -> tuple[list[Memory], list[NcxError]]:
+    """Every memory that parses, by id, and the errors of those that do not."""
+    folder = memories_dir(root)
+    out: list[Memory] = []
+    problems: list[NcxError] = []
+    for md in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        try:
+            out.append(read_memory(md))
+        except NcxError as exc:
+            exc.path = md.relative_to(root).as_posix()
+            problems.append(exc)
+    return out, problems
+
+
+def _rewrite(root: Path, path: Path, memory: Memory, meta: Mapping[str, Any]) -> str:
+    """Write a memory whose Learning/Context did not change: the vector stays as it is."""
+    updated = Memory(memory.id, memory.learning, memory.context, meta, memory.related_lines)
+    write_atomic(path, render_memory(updated))
+    return path.relative_to(root).as_posix()
+
+
+# --- evolve -----------------------------------------------------------------------------------
+
+
+def mark_useful(root: Path, ref: str, *, today: date) -> list[str]:
+    """Confirmed useful: usefulness +0.1 (max 1), confidence one step up, verified today."""
+    path = find_memory(root, ref)
+    mem = read_memory(path)
+    meta = dict(mem.meta)
+    useful = _number(meta.get("usefulness"), _DEFAULT_USEFULNESS)
+    meta["usefulness"] = round(min(1.0, useful + _USEFUL_STEP), 2)
+    meta["confidence"] = _step(meta.get("confidence"), +1)
+    meta["verified"] = today
+    meta["updated"] = today
+    return [_rewrite(root, path, mem, meta)]
+
+
+def mark_incorrect(
+    root: Path, ref: str, correction: str, *, embedder: Embedder, today: date
+) -> list[str]:
+    """Append a dated correction to the learning, lower confidence, re-embed."""
+    if not correction.strip():
+        raise UsageError("the correction is empty", hint='--incorrect "what is true instead"')
+    guard_secrets(correction=correction)
+    path = find_memory(root, ref)
+    mem = read_memory(path)
+    learning = (
+        f"{mem.learning.rstrip()}\n\n**Correction ({today.isoformat()}):** {correction.strip()}"
+    )
+    meta = dict(mem.meta)
+    meta["confidence"] = _step(meta.get("confidence"), -1)
+    meta["updated"] = today
+    updated = Memory(mem.id, learning, mem.context, meta, mem.related_lines)
+    vec = embedder.embed([_embed_text(learning, mem.context.strip())])[0]
+    written = write_memory(root, updated, vec)
+    return [p.relative_to(root).as_posix() for p in written]
+
+
+def supersede(root: Path, old_ref: str, new_ref: str, *, today: date) -> list[str]:
+    """Mark `old` superseded by `new` and link both ways; the only two files written."""
+    old_path, new_path = find_memory(root, old_ref), find_memory(root, new_ref)
+    if old_path == new_path:
+        raise UsageError("a memory cannot supersede itself")
+    old, new = read_memory(old_path), read_memory(new_path)
+    if new.status in ("superseded", "deprecated"):
+        raise UsageError(
+            f"{new.id} is {new.status} itself", hint="supersede by a memory that is current"
+        )
+    old_meta = dict(old.meta)
+    old_meta.update(status="superseded", superseded_by=new.id, updated=today)
+    new_meta = dict(new.meta)
+    supersedes = [str(s) for s in _as_list(new_meta.get("supersedes"))]
+    if old.id not in supersedes:
+        supersedes.append(old.id)
+    new_meta["supersedes"] = supersedes
+    new_meta["updated"] = today
+    return [_rewrite(root, old_path, old, old_meta), _rewrite(root, new_path, new, new_meta)]
+
+
+# --- review -----------------------------------------------------------------------------------
+
+
+def approve(root: Path, ref: str, *, today: date) -> list[str]:
+    """A proposed memory becomes active (a one-line change a reviewer sees in the PR)."""
+    path = find_memory(root, ref)
+    mem = read_memory(path)
+    if mem.status != "proposed":
+        raise UsageError(f"{mem.id} is {mem.status}, not proposed; nothing to approve")
+    meta = dict(mem.meta)
+    meta.update(status="active", updated=today)
+    return [_rewrite(root, path, mem, meta)]
+
+
+def reject(root: Path, ref: str) -> list[str]:
+    """Delete a proposed memory (an active one is removed with `remove`)."""
+    path = find_memory(root, ref)
+    mem = read_memory(path)
+    if mem.status != "proposed":
+        raise UsageError(
+            f"{mem.id} is {mem.status}, not proposed",
+            hint=f"use `ncx memory rm {mem.id}` to delete it",
+        )
+    return remove(root, mem.id)
+
+
+def remove(root: Path, ref: str) -> list[str]:
+    path = find_memory(root, ref)
+    return [p.relative_to(root).as_posix() for p in remove_unit(path)]
+
+
+def referrers(root: Path, memory_id: str) -> list[str]:
+    """Ids of memories that point at `memory_id` (superseded_by, supersedes, related)."""
+    found, _ = list_memories(root)
+    out = []
+    for mem in found:
+        links = {str(mem.meta.get("superseded_by") or "")}
+        links.update(str(s) for s in _as_list(mem.meta.get("supersedes")))
+        links.update(
+            str(r.get("id")) for r in _as_list(mem.meta.get("related")) if isinstance(r, dict)
+        )
+        if memory_id in links and mem.id != memory_id:
+            out.append(mem.id)
+    return out
+
+
+# --- extract ----------------------------------------------------------------------------------
+
+
+def extract(
+    root: Path,
+    notes: str,
+    *,
+    embedder: Embedder,
+    today: date,
+    auto_save: bool = False,
+    source_task: str | None = None,
+) -> Extracted:
+    """Propose memories from session notes; write them as `proposed` (high-confidence ones as
+    `active` with `auto_save`). Proposals holding a secret or repeating a memory are skipped."""
+    from ncx.extract import propose_memories
+
+    added: list[Added] = []
+    skipped: list[Skipped] = []
+    for p in propose_memories(notes):
+        active = auto_save and p.confidence == "high"
+        new = NewMemory(
+            learning=p.text,
+            context=_without_secret_lines(p.context),
+            type=p.type,
+            confidence=p.confidence,
+            keywords=p.keywords,
+            source_task=source_task,
+            status="active" if active else "proposed",
+            provenance=f"extract:{p.trigger}",
+        )
+        try:
+            added.append(add_memory(root, new, embedder=embedder, today=today))
+        except SecretRefused as exc:
+            skipped.append(
+                Skipped(p.source_lines, p.text, _secret_reason(notes, p.source_lines, exc))
+            )
+        except DuplicateMemory as exc:
+            skipped.append(Skipped(p.source_lines, p.text, f"already known as {exc.existing}"))
+    return Extracted(tuple(added), tuple(skipped))
+
+
+def _without_secret_lines(context: str) -> str:
+    # The extractor quotes neighbouring note lines as context; a credential on one of them
+    # must not cost the proposal itself, so that line is dropped (the learning is still checked).
+    bad = {f.line for f in find_secrets(context)}
+    return "\n".join(x for i, x in enumerate(context.split("\n"), 1) if i not in bad)
+
+
+def _secret_reason(notes: str, span: tuple[int, int], exc: SecretRefused) -> str:
+    """Say where in the notes the secret is (the proposal's own text is a cleaned copy)."""
+    first, last = span
+    lines = notes.splitlines()[first - 1 : last]
+    found = find_secrets("\n".join(lines))
+    if found:
+        f = found[0]
+        return f"holds a secret at line {first + f.line - 1}, column {f.column}: {f.reason}"
+    f = exc.findings[0]
+    return f"holds a secret (lines {first}-{last}): {f.reason}"
+
+
+# --- small helpers ----------------------------------------------------------------------------
+
+
+def _step(confidence: Any, by: int) -> str:
+    levels = list(CONFIDENCES)  # low, medium, high
+    i = levels.index(confidence) if confidence in levels else 1
+    return levels[max(0, min(len(levels) - 1, i + by))]
+
+
+def _number(value: Any, default: float) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
