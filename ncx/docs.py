@@ -17,7 +17,13 @@ from ncx.chunker import Chunk, ChunkSettings, chunk_markdown
 from ncx.layout import doc_chunk_dir
 from ncx.store import decode_source, dump_frontmatter, parse_frontmatter
 
-_DOC_ID = re.compile(r"\b(DOC-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2,})\b")
+_DOC_ID = re.compile(r"^(DOC-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2,})$")
+# A DOC-ID declared in a doc's header lines (v2 styles: `**DOC-ID:** DOC-API-001` under the
+# H1, or `**DOC-CORE-002** | Subtitle`). Only the header counts: bodies mention other docs'
+# IDs all the time, and taking one of those would give the chunks a wrong identity.
+_HEADER_ID = re.compile(
+    r"^\*\*(?:DOC-ID|Doc ID|Document ID|ID):\*\*\s*`?([^\s`|]+)`?|^\*\*(DOC-[^*\s]+)\*\*"
+)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
 STOPWORDS = frozenset(
     """
@@ -35,6 +41,42 @@ STOPWORDS = frozenset(
 
 
 @dataclass(frozen=True, slots=True)
+class DocMeta:
+    """Metadata lent to every chunk of a doc by its sidecar (`<name>.meta.yaml` beside it).
+
+    Made by ncx.sidecar from the v2 sidecar format; values override the doc's frontmatter.
+    """
+
+    sidecar: str  # repo-relative path of the sidecar
+    doc_id: str | None = None
+    title: str | None = None
+    status: str | None = None
+    domain: str | None = None
+    tags: tuple[str, ...] = ()
+    summary: str | None = None
+    related: tuple[tuple[str, str | None, str | None], ...] = ()  # (id, type, why)
+
+    def frontmatter(self) -> dict[str, Any]:
+        """The chunk frontmatter keys it adds (after `domain`), empty values left out."""
+        out: dict[str, Any] = {}
+        if self.title:
+            out["title"] = self.title
+        if self.status:
+            out["status"] = self.status
+        if self.tags:
+            out["tags"] = list(self.tags)
+        if self.summary:
+            out["summary"] = self.summary
+        if self.related:
+            out["related"] = [
+                {k: v for k, v in (("id", i), ("type", t), ("why", w)) if v is not None}
+                for i, t, w in self.related
+            ]
+        out["sidecar"] = self.sidecar
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class SourceDoc:
     path: str  # repo-relative, POSIX
     doc_id: str | None
@@ -42,6 +84,7 @@ class SourceDoc:
     title: str | None
     body: str
     first_line: int  # source line where body starts (after frontmatter)
+    meta: DocMeta | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +97,39 @@ class ChunkFile:
     chunk: Chunk
 
 
-def load_doc(path: str, data: bytes) -> SourceDoc:
-    """Decode and split a source doc; raise BadSource / BadFrontmatter naming `path`."""
+def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDoc:
+    """Decode and split a source doc; raise BadSource / BadFrontmatter naming `path`.
+
+    The DOC-ID comes from the sidecar, else the frontmatter, else the header lines."""
     text = decode_source(data, path=path)
     meta, body, first_line = parse_frontmatter(text, path=path)
-    doc_id = _str(meta.get("id") or meta.get("doc_id") or meta.get("doc-id"))
+    sc = sidecar or DocMeta(sidecar="")
+    doc_id = sc.doc_id or _str(meta.get("id") or meta.get("doc_id") or meta.get("doc-id"))
     if doc_id is None:
-        m = _DOC_ID.search(body[:3000])
-        doc_id = m.group(1) if m else None
-    domain = _str(meta.get("domain"))
+        doc_id = header_doc_id(body)
+    domain = sc.domain or _str(meta.get("domain"))
     if domain is None and doc_id and doc_id.count("-") >= 2:
         domain = doc_id.split("-")[1]
-    title = _str(meta.get("title"))
-    return SourceDoc(path, doc_id, domain, title, body, first_line)
+    title = sc.title or _str(meta.get("title"))
+    return SourceDoc(path, doc_id, domain, title, body, first_line, sidecar)
+
+
+def header_doc_id(body: str) -> str | None:
+    """A DOC-ID declared in the lines under the H1 (before the first `##` or `---`)."""
+    lines = body.split("\n")[:30]
+    seen_h1 = False
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if line.startswith("# ") and not seen_h1:
+            seen_h1 = True
+            continue
+        if line.startswith("## ") or (line == "---" and i > 0) or i >= 20:
+            break
+        m = _HEADER_ID.match(line)
+        if m:
+            found = (m.group(1) or m.group(2) or "").strip()
+            return found if _DOC_ID.match(found) else None
+    return None
 
 
 def _str(v: Any) -> str | None:
@@ -92,6 +155,7 @@ def chunk_files(doc: SourceDoc, settings: ChunkSettings) -> list[ChunkFile]:
             "source_path": doc.path,
             "source_section": list(chunk.trail),
             "domain": doc.domain,
+            **({} if doc.meta is None else doc.meta.frontmatter()),
             "tokens": chunk.tokens,
             "keywords": keywords(chunk.text, chunk.trail),
             "hash": digest,

@@ -424,6 +424,15 @@ def escapes_repo(path: str) -> bool:
     return norm == ".." or norm.startswith("../")
 
 
+def parse_sidecar(rel: str, data: bytes) -> tuple[Sidecar | None, tuple[Problem, ...]]:
+    """Read one sidecar from its bytes (for sync, which may read them from the git index).
+
+    Returns (sidecar or None when it does not parse or is not a mapping, problems met)."""
+    r = _Reader(Path("."))
+    r.given[rel] = data
+    return _read_sidecar(r, rel), tuple(r.problems)
+
+
 # ---------------------------------------------------------------- reading files
 
 
@@ -436,6 +445,7 @@ class _Reader:
         self.problems: list[Problem] = []
         self.encodings: dict[str, str] = {}
         self.crlf: set[str] = set()
+        self.given: dict[str, bytes] = {}  # contents supplied by the caller (parse_sidecar)
 
     def report(
         self, path: str, message: str, *, line: int | None = None, level: Level = "warning"
@@ -453,11 +463,11 @@ class _Reader:
         return real == self.real_root or self.real_root in real.parents
 
     def read_text(self, rel: str, *, level: Level = "error") -> str | None:
-        if not self.inside(rel):
+        if rel not in self.given and not self.inside(rel):
             self.report(rel, "refused: the path leaves the repository", level="error")
             return None
         try:
-            data = (self.root / rel).read_bytes()
+            data = self.given[rel] if rel in self.given else (self.root / rel).read_bytes()
         except OSError as exc:
             self.report(rel, f"cannot be read: {exc.strerror or exc}", level=level)
             return None

@@ -289,8 +289,15 @@ def _read_contents(
                 out[p] = b
         return out
     out = {}
+    real_root = root.resolve()
     for p in paths:
         full = root / p
+        if full.is_symlink() and real_root not in full.resolve().parents:
+            # A tracked link to a file outside the repo: never copy outside text into chunks.
+            report.problems.append(
+                BadSource("is a symlink that leaves the repository; refused", path=p)
+            )
+            continue
         try:
             size = full.stat().st_size
             if size > cfg.max_doc_bytes:

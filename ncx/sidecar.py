@@ -1,0 +1,53 @@
+"""sidecar: a doc's `<name>.meta.yaml` beside it -> the DocMeta its chunks carry. Pure.
+
+Why sidecars stay where they are instead of being copied into .neocortex/: the sidecar is
+already one committed file per doc (DESIGN.md invariant 1), it is the v2 source of truth
+(research/mlda-v2-formats.md rule 6), and reading it at every sync means an edit to it reaches
+the chunks on the next commit with no second copy to drift. The same file works after
+`ncx migrate --archive` (it moves with its doc) and for v3 projects that never had v2.
+"""
+
+from __future__ import annotations
+
+from ncx.docs import DocMeta
+from ncx.errors import BadSource
+
+SUFFIX = ".meta.yaml"
+
+
+def sidecar_path(doc_path: str) -> str | None:
+    """`docs/a.md` -> `docs/a.meta.yaml`; None for a path that is not markdown."""
+    for ext in (".md", ".markdown"):
+        if doc_path.lower().endswith(ext):
+            return doc_path[: -len(ext)] + SUFFIX
+    return None
+
+
+def read_doc_meta(rel: str, data: bytes) -> tuple[DocMeta | None, list[BadSource]]:
+    """Parse sidecar bytes; (None, [error]) when it does not parse. Warnings are left to
+    `ncx migrate`, which reports them; only what makes the sidecar unusable is an error here."""
+    from ncx.mlda import parse_sidecar  # yaml and the v2 reader only when a sidecar exists
+
+    sc, problems = parse_sidecar(rel, data)
+    errors = [
+        BadSource(
+            p.message + (f" (line {p.line})" if p.line else ""),
+            path=rel,
+            hint="fix the sidecar's YAML; its doc is chunked without its metadata meanwhile",
+        )
+        for p in problems
+        if p.level == "error"
+    ]
+    if sc is None:
+        return None, errors
+    meta = DocMeta(
+        sidecar=rel,
+        doc_id=sc.id,
+        title=sc.title,
+        status=sc.status,
+        domain=sc.domain,
+        tags=sc.tags,
+        summary=sc.summary,
+        related=tuple((r.id, r.type, r.why) for r in sc.related),
+    )
+    return meta, errors
