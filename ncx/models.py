@@ -1,0 +1,97 @@
+"""models: which model a tree uses, fetching a hub model on purpose, switching a tree.
+
+Fetching is the only network access ncx ever makes, and only when asked: it runs in a
+worker thread with a deadline, because the hub client can wait forever on a silent
+endpoint (research/deps.md §2.1). Everything else loads models by local path.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ncx.config import Config
+from ncx.embedder import (
+    BUNDLED_MODEL,
+    bundled_model_dir,
+    fetched_dir_name,
+    load_embedder,
+    resolve_model_dir,
+)
+from ncx.errors import ModelUnavailable, NcxError
+from ncx.manifest import load_manifest
+
+
+def model_info(root: Path, cfg: Config) -> dict[str, Any]:
+    manifest = load_manifest(root)
+    m = dict(manifest.model)
+    try:
+        folder = resolve_model_dir(str(m.get("id", "")), cache_root=cfg.model_cache)
+        m["folder"] = str(folder)
+        m["available"] = True
+        m["source"] = "bundled" if folder == bundled_model_dir() else "local"
+    except ModelUnavailable as exc:
+        m["available"] = False
+        m["problem"] = exc.message
+    if cfg.model and cfg.model != m.get("id"):
+        m["override"] = cfg.model  # NCX_EMBEDDING_MODEL differs from the tree's model
+    return m
+
+
+def fetch_model(hub_id: str, cfg: Config, *, timeout: float = 120.0) -> Path:
+    """Download a model2vec model from the hub into the model cache, within `timeout`."""
+    if "/" not in hub_id or Path(hub_id).expanduser().exists():
+        raise NcxError(
+            f"{hub_id!r} is not a hub id (owner/name)",
+            hint="local folders need no fetch; use them directly",
+        )
+    dest = cfg.model_cache / fetched_dir_name(hub_id)
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", str(int(timeout)))
+            os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", str(int(timeout)))
+            from huggingface_hub import snapshot_download
+
+            result["path"] = snapshot_download(
+                hub_id,
+                local_dir=str(dest),
+                allow_patterns=["*.json", "*.safetensors", "*.md", "LICENSE*"],
+            )
+        except Exception as exc:  # the hub client raises many unrelated types
+            result["error"] = exc
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise NcxError(
+            f"fetching {hub_id} took longer than {timeout:.0f} s",
+            hint="check your network or proxy, or download the folder yourself and use its path",
+        )
+    if "error" in result:
+        err = result["error"]
+        raise NcxError(
+            f"cannot fetch {hub_id}: {type(err).__name__}: {str(err).splitlines()[0][:200]}",
+            hint="are you online? A local model2vec folder works without network",
+        )
+    if not (dest / "model.safetensors").is_file():
+        raise NcxError(f"{hub_id} has no model.safetensors; is it a model2vec model?")
+    load_embedder(str(dest))  # prove it loads before anyone relies on it
+    return dest
+
+
+def switch_model(root: Path, cfg: Config, model_id: str) -> Any:
+    """Re-embed the whole tree with another model and record it in the manifest."""
+    from ncx.sync import sync
+
+    load_embedder(model_id, cache_root=cfg.model_cache)  # fail before touching anything
+    return sync(root, replace(cfg, model=model_id), reembed=True)
+
+
+def default_model_id() -> str:
+    return BUNDLED_MODEL

@@ -1,0 +1,64 @@
+"""ncx model: show, fetch (offline: a clear, bounded failure), switch and re-embed."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, ncx, write
+
+from ncx.embedder import bundled_model_dir, load_embedder
+
+BUNDLED = bundled_model_dir()
+needs_bundled = pytest.mark.skipif(not (BUNDLED / "model.safetensors").is_file(), reason="bundled model not built")
+
+
+def test_show_and_switch(repo: Path, other_model: Path) -> None:
+    write(repo, "docs/a.md", "# A\n\n" + "Install the package with pip on linux. " * 10 + "\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    info = json.loads(ncx("model", "--json").stdout)
+    assert info["dim"] == 32 and info["available"] and len(info["sha256"]) == 64
+    out = ncx("model", "use", str(other_model))
+    assert "re-embedded 1 units" in out.stderr
+    assert json.loads((repo / ".neocortex/manifest.json").read_text())["model"]["id"] == str(other_model)
+    assert "nothing written" in ncx("sync", env={"NCX_EMBEDDING_MODEL": str(other_model)}).stderr
+    bad = ncx("model", "use", str(repo / "missing"), ok=False)
+    assert bad.returncode == 1 and "not available locally" in bad.stderr
+
+
+def test_fetch_fails_fast_and_clearly_offline(repo: Path) -> None:
+    # A closed local port stands in for "no network"; nothing leaves the machine.
+    out = ncx("model", "fetch", "minishlab/potion-base-8M", "--timeout", "20",
+              env={"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "0"}, ok=False)
+    assert out.returncode == 1
+    assert "cannot fetch minishlab/potion-base-8M" in out.stderr and "hint:" in out.stderr
+
+
+@needs_bundled
+def test_bundled_model_embeds_offline_and_identically(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*_a: object, **_k: object) -> None:
+        raise OSError("network disabled in tests")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    texts = ["How do I configure retries?", "token refresh uses an httpOnly cookie", ""]
+    a = load_embedder("ncx-static-v1").embed(texts)
+    b = load_embedder("ncx-static-v1").embed(texts)
+    assert a.shape == (3, 256) and a.tobytes() == b.tobytes()
+    assert abs(float((a[0] ** 2).sum()) - 1.0) < 1e-3
+
+
+@needs_bundled
+def test_init_uses_the_bundled_model_by_default(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NCX_EMBEDDING_MODEL")
+    write(repo, "docs/a.md", "# A\n\nSome text.\n")
+    commit_all(repo)
+    ncx("init")
+    manifest = json.loads((repo / ".neocortex/manifest.json").read_text())
+    assert manifest["model"]["id"] == "ncx-static-v1" and manifest["model"]["dim"] == 256
+    ncx("sync")
+    ncx("check")
