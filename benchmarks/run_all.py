@@ -24,6 +24,7 @@ SCRIPTS = [
     ("Memory retrieval (cisagov ADR memories)", "memory_bench.py", []),
     ("Agent prompt-submit hook latency", "hook_latency.py", []),
     ("Token estimate calibration", "token_calibration.py", []),
+    ("Model cold load", "model_load.py", ["--runs", "15"]),
 ]
 
 
