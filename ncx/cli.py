@@ -33,22 +33,76 @@ def init(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent",
+            help="Also install ncx into an agent's files: claude, cursor, codex or all "
+            "(repeatable). See README 'Use with your agent'.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="With --agent: print the changes as a diff; write nothing."),
+    ] = False,
 ) -> None:
     """Create .neocortex/ in this git repository (safe to re-run).
 
-    Example: ncx init --exclude CHANGELOG.md
+    With --agent, also write the agent's protocol block, hooks and MCP server config;
+    existing files keep the user's text, and re-running changes nothing.
+    Example: ncx init --agent claude --dry-run
     """
+    from ncx.agents import resolve_agents
     from ncx.init import init_tree
 
-    cfg = _config()
-    result = init_tree(_root(), cfg, model=model, exclude=exclude or [])
+    root = _root()
+    agents = resolve_agents(agent) if agent else ()  # a bad name fails before any write
+    tree: list[str] = []
+    if dry_run:
+        from ncx.layout import manifest_path
+
+        if not manifest_path(root).exists():
+            _say("ncx: would create .neocortex/ (manifest, chunks/, memories/)")
+    else:
+        tree = init_tree(root, _config(), model=model, exclude=exclude or []).written
+    if agents:
+        _install_agents(root, agents, dry_run=dry_run, quiet=quiet, tree=tree)
+    elif not quiet and not dry_run:
+        for path in tree:
+            print(f"wrote {path}")
+        _say(
+            "next: `ncx sync` to chunk and embed your docs"
+            if tree
+            else "ncx: already initialised; nothing to do"
+        )
+
+
+def _install_agents(
+    root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
+) -> None:
+    from ncx.agents import apply_plan, diff_text, plan_install
+
+    plan = plan_install(root, agents, workflow=len(agents) == 3)
+    if dry_run:
+        for change in plan.changes:
+            sys.stdout.write(diff_text(change))
+        written = [c.path for c in plan.changes]
+    else:
+        written = apply_plan(root, plan)
     if quiet:
         return
-    for path in result.written:
-        print(f"wrote {path}")
-    if not result.written:
-        _say("ncx: already initialised; nothing to do")
-    else:
+    if not dry_run:
+        for path in [*tree, *written]:
+            print(f"wrote {path}")
+    for note in plan.notes:
+        _say(f"ncx: note: {note}")
+    who, verb = ", ".join(agents), "would write" if dry_run else "wrote"
+    _say(
+        f"ncx: {who}: {verb} {len(written)} file(s)"
+        if written
+        else f"ncx: {who}: already installed; nothing to do"
+    )
+    if tree:
         _say("next: `ncx sync` to chunk and embed your docs")
 
 
@@ -392,7 +446,7 @@ def _register_command_modules() -> None:
     """Import the modules whose commands live outside this file (they register on `app`)."""
     import importlib
 
-    for name in ("cli_memory", "cli_migrate", "cli_hooks", "cli_agent", "cli_bench"):
+    for name in ("cli_memory", "cli_migrate", "cli_hooks", "cli_agent", "cli_bench", "cli_model"):
         try:
             importlib.import_module(f"ncx.{name}")
         except ModuleNotFoundError as exc:

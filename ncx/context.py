@@ -6,6 +6,7 @@ assembler and retriever stay pure.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,6 +181,8 @@ def _identity(root: Path) -> str:
         from ncx.store import split_frontmatter
 
         body = split_frontmatter(p.read_text(encoding="utf-8", errors="replace"))[1]
+        # the block `ncx init --agent` writes says how to use ncx, not what the project is
+        body = re.sub(r"<!-- >>> ncx >>> -->.*?<!-- <<< ncx <<< -->", "", body, flags=re.S)
         paras = [
             b.strip()
             for b in body.split("\n\n")
@@ -188,6 +191,8 @@ def _identity(root: Path) -> str:
         title = next((b.lstrip("# ").strip() for b in paras if b.startswith("# ")), "")
         prose = [b for b in paras if not b.startswith("#")][:2]
         text = " ".join(" ".join(b.split()) for b in prose)
+        if not title and not text:
+            continue
         if len(text) > 600:
             text = text[:597] + "..."
         return (f"**{title}** — " if title else "") + text + f" (from `{name}`)"

@@ -72,9 +72,10 @@ def with_block(text: str, block: str) -> str:
     start, end = block.splitlines()[0], block.splitlines()[-1]
     lines = text.splitlines(keepends=True)
     try:
-        i = next(n for n, ln in enumerate(lines) if ln.rstrip("\n") == start)
-        j = next(n for n in range(i, len(lines)) if lines[n].rstrip("\n") == end)
+        i = next(n for n, ln in enumerate(lines) if ln.rstrip("\r\n") == start)
+        j = next(n for n in range(i, len(lines)) if lines[n].rstrip("\r\n") == end)
         return "".join(lines[:i]) + block + "".join(lines[j + 1 :])
     except StopIteration:
-        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        nl = "\r\n" if text.endswith("\r\n") else "\n"
+        sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith("\n") else nl * 2)
         return text + sep + block

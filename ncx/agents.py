@@ -1,0 +1,297 @@
+"""agents: install ncx into coding agents' files — protocol blocks, hooks, MCP server config.
+
+`plan_install` reads the files and returns the changes (before/after text) without writing;
+`apply_plan` writes them. Text files get a marker block replaced in place (the user's lines
+around it are kept byte for byte); JSON settings are merged structurally, replacing only
+ncx's own entries. The templates ship in the package (ncx/templates/).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import shlex
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ncx.errors import NcxError, UsageError
+
+AGENTS = ("claude", "cursor", "codex")
+MD_START, MD_END = "<!-- >>> ncx >>> -->", "<!-- <<< ncx <<< -->"
+TOML_START, TOML_END = "# >>> ncx >>>", "# <<< ncx <<<"
+_OWN_TOML_TABLE = re.compile(r'^\s*\[\s*mcp_servers\s*\.\s*(ncx|"ncx")\s*\]', re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: str  # repo-relative, posix
+    before: str | None  # None: the file does not exist yet
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    changes: tuple[Change, ...]  # only files whose text changes
+    notes: tuple[str, ...]  # what the user should know (said on stderr)
+
+
+class BadAgentFile(NcxError):
+    """An agent file ncx must update cannot be parsed; ncx leaves it alone."""
+
+
+def template_text(name: str) -> str:
+    """A file from ncx/templates/ (shipped in the wheel), e.g. 'agents-block.md'."""
+    from importlib.resources import files
+
+    return (files("ncx") / "templates" / name).read_text(encoding="utf-8")
+
+
+def resolve_agents(names: Sequence[str]) -> tuple[str, ...]:
+    """['all'] -> every agent; unknown names are a usage error. Order: AGENTS order."""
+    wanted = {n.strip().lower() for name in names for n in name.split(",") if n.strip()}
+    unknown = sorted(wanted - {*AGENTS, "all"})
+    if unknown:
+        raise UsageError(
+            f"unknown agent {unknown[0]!r}", hint=f"use one of {', '.join(AGENTS)} or all"
+        )
+    return AGENTS if "all" in wanted else tuple(a for a in AGENTS if a in wanted)
+
+
+def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -> Plan:
+    """Every file change installing `agents` needs; reads files, writes nothing."""
+    changes: list[Change] = []
+    notes: list[str] = []
+    block = template_text("agents-block.md")
+    mcp = json.loads(template_text("mcp.json"))
+
+    def add(rel: str, make: Any) -> None:
+        before = _read(root / rel)
+        after = make(before)
+        if after is not None and after != before:
+            changes.append(Change(rel, before, after))
+
+    if "claude" in agents:
+        add("CLAUDE.md", lambda t: put_block(t or "", block, MD_START, MD_END, rel="CLAUDE.md"))
+        add(".claude/settings.json", lambda t: _merge_file(t, ".claude/settings.json", _hooks))
+        add(".mcp.json", lambda t: _merge_file(t, ".mcp.json", lambda d: merge_mcp(d, mcp)))
+    if "cursor" in agents:
+        rule = template_text("cursor-rule.mdc")
+        add(
+            ".cursor/rules/ncx.mdc",
+            lambda t: rule if t is None else put_block(t, block, MD_START, MD_END, rel="ncx.mdc"),
+        )
+        cursor_mcp = json.loads(template_text("cursor-mcp.json"))
+        add(
+            ".cursor/mcp.json",
+            lambda t: _merge_file(t, ".cursor/mcp.json", lambda d: merge_mcp(d, cursor_mcp)),
+        )
+    if "codex" in agents:
+        add("AGENTS.md", lambda t: put_block(t or "", block, MD_START, MD_END, rel="AGENTS.md"))
+        toml = template_text("codex-config.toml")
+        rel = ".codex/config.toml"
+        current = _read(root / rel) or ""
+        if _OWN_TOML_TABLE.search(_outside_block(current, TOML_START, TOML_END)):
+            notes.append(f"{rel} already defines [mcp_servers.ncx]; left as it is")
+        else:
+            add(rel, lambda t: put_block(t or "", toml, TOML_START, TOML_END, rel=rel))
+        if any(c.path == rel for c in changes):
+            notes.append(
+                f"Codex reads {rel} only in a trusted project; to use ncx in every project, "
+                "add the [mcp_servers.ncx] lines of that block to ~/.codex/config.toml"
+            )
+    if workflow:
+        rel = ".github/workflows/ncx-review.yml"
+        wf = template_text("github/ncx-review.yml")
+        current_wf = _read(root / rel)
+        if current_wf is None:
+            changes.append(Change(rel, None, wf))
+        elif current_wf != wf:
+            notes.append(f"{rel} differs from ncx's template; left as it is")
+    if agents and shutil.which("ncx") is None:
+        notes.append(
+            "`ncx` is not on PATH here; the agents run it by name, so put it on PATH "
+            "(e.g. pipx install) or edit the command in the files written"
+        )
+    return Plan(tuple(changes), tuple(notes))
+
+
+def apply_plan(root: Path, plan: Plan) -> list[str]:
+    """Write the planned files (atomically); return their repo-relative paths."""
+    from ncx.store import write_if_changed
+
+    return [c.path for c in plan.changes if write_if_changed(root / c.path, c.after.encode())]
+
+
+def diff_text(change: Change) -> str:
+    """A unified diff of one change (for --dry-run)."""
+    before = (change.before or "").splitlines(keepends=True)
+    after = change.after.splitlines(keepends=True)
+    old = "/dev/null" if change.before is None else f"a/{change.path}"
+    lines = difflib.unified_diff(before, after, old, f"b/{change.path}")
+    return "".join(
+        ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines
+    )
+
+
+# --- text blocks ---------------------------------------------------------------------------
+
+
+def put_block(text: str, block: str, start: str, end: str, *, rel: str) -> str:
+    """`text` with ncx's block inserted (at the end) or replaced in place; newline style kept."""
+    from ncx.init import with_block
+
+    lines = [ln.rstrip("\r\n") for ln in text.splitlines()]
+    starts = [i for i, ln in enumerate(lines) if ln == start]
+    ends = [i for i, ln in enumerate(lines) if ln == end]
+    # Trigger: a hand edit lost a marker. Why: replacing up to a guessed end could eat the
+    # user's text, appending would duplicate the block. Outcome: refuse, name the fix.
+    if len(starts) != len(ends) or len(starts) > 1 or (starts and starts[0] > ends[0]):
+        raise BadAgentFile(
+            f"the ncx block markers are broken ({len(starts)} start, {len(ends)} end)",
+            path=rel,
+            hint=f"keep exactly one `{start}` … `{end}` pair (or delete both), then re-run",
+        )
+    if "\r\n" in text:
+        block = block.replace("\r\n", "\n").replace("\n", "\r\n")
+    return with_block(text, block)
+
+
+def _outside_block(text: str, start: str, end: str) -> str:
+    lines = text.splitlines(keepends=True)
+    out, inside = [], False
+    for ln in lines:
+        key = ln.rstrip("\r\n")
+        if key == start:
+            inside = True
+        if not inside:
+            out.append(ln)
+        if key == end:
+            inside = False
+    return "".join(out)
+
+
+# --- JSON settings --------------------------------------------------------------------------
+
+
+def _read(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise BadAgentFile(f"cannot read: {exc.strerror}", path=path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadAgentFile("is not UTF-8 text", path=path, hint="save it as UTF-8") from None
+
+
+def _merge_file(text: str | None, rel: str, merge: Any) -> str | None:
+    """The merged JSON text, or None when the merge changes nothing (the file is not
+    reformatted just because ncx looked at it)."""
+    data: dict[str, Any] = {}
+    if text is not None and text.strip():
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BadAgentFile(
+                f"is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+                path=rel,
+                hint="fix the JSON (comments and trailing commas are not allowed), then re-run",
+            ) from None
+        if not isinstance(data, dict):
+            raise BadAgentFile("must hold a JSON object", path=rel)
+    merged = merge(data)
+    if text is not None and merged == data:
+        return None
+    return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
+
+
+def _hooks(settings: dict[str, Any]) -> dict[str, Any]:
+    return merge_hooks(settings, json.loads(template_text("claude-settings.json")))
+
+
+def _ncx_exe(command: Any, *, subcommand: str | None = None) -> str | None:
+    """The executable of an ncx command line (`/x/bin/ncx agent-hook prompt` -> '/x/bin/ncx')."""
+    if not isinstance(command, str):
+        return None
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    if not argv or Path(argv[0]).name != "ncx":
+        return None
+    if subcommand is not None and argv[1:2] != [subcommand]:
+        return None
+    return argv[0]
+
+
+def _is_ours(hook: Any) -> bool:
+    return (
+        isinstance(hook, dict)
+        and _ncx_exe(hook.get("command"), subcommand="agent-hook") is not None
+    )
+
+
+def merge_hooks(settings: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """Claude Code settings with ncx's hook groups in place of any earlier ncx hooks.
+
+    The user's keys, other hooks and their order are kept; ncx's group goes where its
+    previous one was (else last), so re-running changes nothing. An ncx command the user
+    pointed at another executable (`/home/me/.ncx/bin/ncx ...`) keeps that executable.
+    """
+    hooks = settings.get("hooks", {})
+    if not isinstance(hooks, dict):
+        raise BadAgentFile('"hooks" must be a JSON object', path=".claude/settings.json")
+    merged_hooks = dict(hooks)
+    for event, our_groups in ours["hooks"].items():
+        groups = hooks.get(event, [])
+        if not isinstance(groups, list):
+            raise BadAgentFile(f'"hooks.{event}" must be a list', path=".claude/settings.json")
+        kept: list[Any] = []
+        at: int | None = None
+        exe: str | None = None
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(inner, list) and any(_is_ours(h) for h in inner):
+                at = len(kept) if at is None else at
+                exe = exe or next(_ncx_exe(h["command"]) for h in inner if _is_ours(h))
+                rest = [h for h in inner if not _is_ours(h)]
+                if rest:
+                    kept.append({**group, "hooks": rest})
+                continue
+            kept.append(group)
+        fresh = [_with_exe(g, exe) for g in our_groups]
+        at = len(kept) if at is None else at
+        merged_hooks[event] = kept[:at] + fresh + kept[at:]
+    return {**settings, "hooks": merged_hooks}
+
+
+def _with_exe(group: dict[str, Any], exe: str | None) -> dict[str, Any]:
+    if not exe or exe == "ncx":
+        return group
+    hooks = [
+        {**h, "command": shlex.join([exe, *shlex.split(h["command"])[1:]])} for h in group["hooks"]
+    ]
+    return {**group, "hooks": hooks}
+
+
+def merge_mcp(config: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """An MCP client config (`mcpServers`) with ncx's server entry set; other servers kept.
+
+    The user's extra keys on the ncx entry (env, ...) and an ncx executable they pointed
+    elsewhere are kept.
+    """
+    servers = config.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise BadAgentFile('"mcpServers" must be a JSON object')
+    entry = dict(ours["mcpServers"]["ncx"])
+    old = servers.get("ncx")
+    if isinstance(old, dict):
+        exe = _ncx_exe(old.get("command"))
+        entry = {**old, **entry, **({"command": exe} if exe else {})}
+    return {**config, "mcpServers": {**servers, "ncx": entry}}

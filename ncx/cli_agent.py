@@ -1,0 +1,204 @@
+"""cli_agent: `ncx agent-hook …` (what agents' hooks run; hidden) and `ncx mcp` (the MCP server).
+
+A hook must never block or break the agent: it runs under a hard deadline, and on any error
+or timeout it prints one warning line on stderr and exits 0 with nothing on stdout (an exit
+of 2 would make Claude Code drop the user's prompt).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ncx.cli_app import _config, _root, _say, app, command
+
+DEFAULT_TIMEOUT = 3.0  # seconds; NCX_HOOK_TIMEOUT
+DEFAULT_BUDGET = 2500  # tokens; NCX_HOOK_BUDGET
+
+hook_app = typer.Typer(
+    help="What agents' hooks run (installed by `ncx init --agent claude`). "
+    "Reads the hook's JSON on stdin; never fails: errors and timeouts are one warning line.",
+    no_args_is_help=True,
+)
+app.add_typer(hook_app, name="agent-hook", hidden=True)
+
+TimeoutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--timeout",
+        envvar="NCX_HOOK_TIMEOUT",
+        help=f"Give up after this many seconds [default: {DEFAULT_TIMEOUT:g}].",
+    ),
+]
+BudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--budget",
+        envvar="NCX_HOOK_BUDGET",
+        help=f"Token budget of what the hook prints [default: {DEFAULT_BUDGET}].",
+    ),
+]
+
+
+def _number(raw: str | None, name: str, default: float) -> float:
+    # Parsed here, not by typer: a bad value must not become a usage error (exit 2).
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value > 0:
+        return value
+    _say(f"ncx: {name}={raw!r} is not a positive number; using {default:g}")
+    return default
+
+
+def _fail_open(
+    event: str, timeout: float, produce: Callable[[], str], *, warm: bool = True
+) -> None:
+    """Run `produce` under a hard deadline; print its text, or a warning, and exit 0."""
+    lock = threading.Lock()  # held while writing, so a timeout never cuts a frame in half
+    done = threading.Event()
+
+    def watchdog() -> None:
+        if done.wait(timeout):
+            return
+        with lock:
+            if done.is_set():
+                return
+            # Trigger: the deadline passed, usually because the search cache is being rebuilt
+            # (first query after a sync or a pull: seconds on a large tree). Why: killed here,
+            # that work is lost and every later prompt times out too. Outcome: a detached
+            # `ncx agent-hook warm` finishes the cache, so the next prompt gets its context.
+            bg = warm and _warm_in_background()
+            _say(
+                f"ncx: {event} hook gave up after {timeout:g}s; no context added"
+                + ("; building the search cache in the background" if bg else "")
+                + " (NCX_HOOK_TIMEOUT raises the limit)"
+            )
+            sys.stderr.flush()
+            os._exit(0)  # the main thread may be stuck in C code; only this is certain
+
+    threading.Thread(target=watchdog, name="ncx-hook-deadline", daemon=True).start()
+    try:
+        text = produce()
+    except Exception as exc:  # fail open: whatever went wrong, the agent carries on
+        text = ""
+        _say(
+            f"ncx: {event} hook skipped: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        )
+    with lock:
+        done.set()
+        if text:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+
+def _warm_in_background() -> bool:
+    import subprocess
+
+    try:
+        subprocess.Popen(
+            [sys.executable, "-m", "ncx", "agent-hook", "warm"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # outlives this hook; never holds the agent's terminal
+        )
+    except OSError:
+        return False
+    return True
+
+
+def _stdin() -> str:
+    return "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+
+
+def _hook_root(cwd: Path | None) -> Path:
+    from ncx.repo import find_root
+
+    return find_root(cwd if cwd is not None and cwd.is_dir() else Path.cwd())
+
+
+@hook_app.command("prompt")
+def hook_prompt(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> None:
+    """UserPromptSubmit: print the context frame for the submitted prompt (within the budget).
+
+    Example: echo '{"prompt": "fix the token refresh"}' | ncx agent-hook prompt
+    """
+    limit = _number(timeout, "NCX_HOOK_TIMEOUT", DEFAULT_TIMEOUT)
+    tokens = int(_number(budget, "NCX_HOOK_BUDGET", DEFAULT_BUDGET))
+
+    def produce() -> str:
+        from ncx.agent_hook import parse_hook_input, prompt_context
+
+        hook = parse_hook_input(_stdin())
+        return prompt_context(_hook_root(hook.cwd), _config(), hook.prompt, tokens)
+
+    _fail_open("prompt", limit, produce)
+
+
+@hook_app.command("session-start")
+def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> None:
+    """SessionStart: print `ncx wakeup` (what the project is, its knowledge map, key memories).
+
+    Example: ncx agent-hook session-start < /dev/null
+    """
+    limit = _number(timeout, "NCX_HOOK_TIMEOUT", DEFAULT_TIMEOUT)
+    tokens = int(_number(budget, "NCX_HOOK_BUDGET", DEFAULT_BUDGET))
+
+    def produce() -> str:
+        from ncx.agent_hook import parse_hook_input, session_context
+
+        hook = parse_hook_input(_stdin())
+        return session_context(_hook_root(hook.cwd), _config(), tokens)
+
+    _fail_open("session-start", limit, produce)
+
+
+@hook_app.command("warm")
+def hook_warm() -> None:
+    """Build the search cache now (what a timed-out hook starts in the background)."""
+
+    def produce() -> str:
+        from ncx.index import load_index
+
+        load_index(_root())
+        return ""
+
+    _fail_open("warm", 600.0, produce, warm=False)
+
+
+@command()
+def mcp(
+    root: Annotated[
+        Path | None,
+        typer.Option("--root", help="The repository to serve [default: the one holding the cwd]."),
+    ] = None,
+) -> None:
+    """Serve this repository's knowledge to an agent over MCP (stdio).
+
+    Tools: assemble, retrieve, remember (a proposed memory), status. Needs the extra:
+    pip install 'ncx[mcp]'. Example (.mcp.json): {"mcpServers": {"ncx": {"command": "ncx", "args": ["mcp"]}}}
+    """
+    try:
+        import mcp  # noqa: F401  (the optional extra; heavy, so only here)
+    except ImportError:
+        _say("ncx: error: `ncx mcp` needs the MCP Python SDK, which is not installed")
+        _say("  hint: pip install 'ncx[mcp]'  (with pipx: pipx inject ncx mcp)")
+        raise typer.Exit(code=1) from None
+    from ncx.mcp_server import build_server
+    from ncx.repo import find_root
+
+    # Cursor expands ${workspaceFolder} in mcp.json; a client that does not passes it verbatim.
+    where = root if root is not None and "${" not in str(root) else None
+    tree_root = find_root(where) if where is not None else _root()
+    _say(f"ncx: MCP server for {tree_root} on stdio")
+    build_server(tree_root, _config()).run("stdio")

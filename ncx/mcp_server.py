@@ -1,0 +1,199 @@
+"""mcp_server: `ncx mcp` — the tree's query and capture side as MCP tools over stdio.
+
+Four tools: assemble, retrieve, remember (a *proposed* memory, for review in the PR) and
+status. Only this module imports the MCP SDK (the optional extra `ncx[mcp]`), and only
+when the server is built.
+"""
+
+# No `from __future__ import annotations`: the SDK reads the tools' annotations at runtime
+# (their JSON schemas), and `Field` is imported inside build_server, out of the module's reach.
+import threading
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from ncx.config import Config
+from ncx.errors import NcxError
+
+INSTRUCTIONS = (
+    "Project knowledge for this repository, kept in its git repo under .neocortex/. "
+    "Call `assemble` with the task before you start work on it; `retrieve` to look "
+    "something up; `remember` to save one learning a later session should know (it is "
+    "saved as proposed, for review); `status` for the tree's size and health."
+)
+
+
+class _Tree:
+    """The repo and a Searcher reused across calls (the model loads once per server)."""
+
+    def __init__(self, root: Path, cfg: Config):
+        self.root, self.cfg = root, cfg
+        self.lock = threading.Lock()  # the SDK runs sync tools in worker threads
+        self._searcher: Any = None
+        self._model: Any = None
+
+    def model(self) -> Any:
+        from ncx.memory_ops import load_tree_model
+
+        if self._model is None:
+            self._model = load_tree_model(self.root, self.cfg)
+        return self._model
+
+    def searcher(self) -> Any:
+        from ncx.index import load_index
+        from ncx.search import Searcher
+
+        if self._searcher is None:
+            self._searcher = Searcher.open(self.root, self.cfg)
+        else:
+            self._searcher.index = load_index(self.root)  # pick up syncs and new memories
+        return self._searcher
+
+
+def _tool_error(exc: NcxError) -> Exception:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    return ToolError(f"{exc}" + (f" (hint: {exc.hint})" if exc.hint else ""))
+
+
+def build_server(root: Path, cfg: Config) -> Any:
+    """An MCPServer with ncx's four tools, bound to the repository at `root`."""
+    from mcp.server.mcpserver import MCPServer
+    from pydantic import Field
+
+    from ncx import __version__
+
+    tree = _Tree(root, cfg)
+    server: Any = MCPServer(
+        "ncx", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
+
+    def assemble(
+        task: Annotated[str, Field(description="What you are about to do, in one line.")],
+        criteria: Annotated[
+            list[str] | None, Field(description="Acceptance criteria, one per item.")
+        ] = None,
+        budget: Annotated[
+            int, Field(ge=200, le=100_000, description="Hard token budget for the frame.")
+        ] = 4000,
+    ) -> str:
+        from ncx.context import FrameRequest, build_frame
+
+        req = FrameRequest(task=task, criteria=tuple(criteria or ()), budget=budget)
+        try:
+            with tree.lock:
+                frame = build_frame(tree.root, tree.cfg, req, searcher=tree.searcher())
+        except NcxError as exc:
+            raise _tool_error(exc) from None
+        return str(frame.markdown)
+
+    def retrieve(
+        query: Annotated[str, Field(description="What to look for, in words.")],
+        k: Annotated[int, Field(ge=1, le=50, description="How many results.")] = 8,
+        kind: Annotated[
+            Literal["chunk", "memory"] | None,
+            Field(description="Only chunks (doc sections) or only memories."),
+        ] = None,
+        domain: Annotated[
+            str | None, Field(description="Only knowledge of this domain, e.g. auth.")
+        ] = None,
+    ) -> dict[str, Any]:
+        from ncx.retriever import Filters
+
+        filters = Filters(
+            kinds=frozenset({kind} if kind else ()),
+            domains=frozenset({domain.lower()} if domain else ()),
+        )
+        try:
+            with tree.lock:
+                s = tree.searcher()
+                hits = s.search(query, k=k, filters=filters)
+                results = [s.hit_json(h) for h in hits]
+        except NcxError as exc:
+            raise _tool_error(exc) from None
+        return {"results": results}
+
+    def remember(
+        learning: Annotated[str, Field(description="The fact, in one or two sentences.")],
+        context: Annotated[str, Field(description="Why or where it was learned.")] = "",
+        type: Annotated[
+            Literal["factual", "experiential", "procedural"],
+            Field(
+                description="factual (how things are), experiential (what happened), "
+                "procedural (how to do something)."
+            ),
+        ] = "factual",
+        domain: Annotated[str | None, Field(description="Area, e.g. auth.")] = None,
+        keywords: Annotated[list[str] | None, Field(description="A few keywords.")] = None,
+        related_docs: Annotated[
+            list[str] | None, Field(description="Repo paths of docs it concerns.")
+        ] = None,
+    ) -> dict[str, Any]:
+        from ncx.memory_ops import NewMemory, add_memory
+
+        new = NewMemory(
+            learning=learning,
+            context=context,
+            type=type,
+            domain=domain,
+            keywords=tuple(keywords or ()),
+            related_docs=tuple(related_docs or ()),
+            status="proposed",
+            provenance="mcp",
+        )
+        try:
+            with tree.lock:
+                added = add_memory(tree.root, new, embedder=tree.model(), today=date.today())
+        except NcxError as exc:
+            raise _tool_error(exc) from None
+        return {
+            "id": added.memory.id,
+            "status": "proposed",
+            "written": list(added.written),
+            "related": [{"id": r.id, "similarity": r.similarity} for r in added.related],
+        }
+
+    def status() -> dict[str, Any]:
+        from ncx.status import tree_status
+
+        try:
+            with tree.lock:
+                return dict(tree_status(tree.root, tree.cfg))
+        except NcxError as exc:
+            raise _tool_error(exc) from None
+
+    server.add_tool(
+        assemble,
+        name="assemble",
+        title="Context frame for a task",
+        description="Build a context frame for a task: the task, the most relevant doc "
+        "sections (cited as path:lines), past learnings, the current git state and "
+        "instructions, within a hard token budget. Call it before starting a task. "
+        "Returns markdown.",
+    )
+    server.add_tool(
+        retrieve,
+        name="retrieve",
+        title="Search project knowledge",
+        description="Find the doc sections (chunks) and memories that best match a query "
+        "(BM25F plus static embeddings). Each result has id, kind, source_path, start_line, "
+        "end_line, section, score and the full text.",
+    )
+    server.add_tool(
+        remember,
+        name="remember",
+        title="Save a learning (proposed)",
+        description="Save one learning a later session should know — a gotcha, a decision "
+        "and its reason, a procedure that worked — as a memory with status 'proposed' (a "
+        "person approves it in review). One fact per call. Refused if it holds a "
+        "credential-shaped value or repeats an existing memory.",
+    )
+    server.add_tool(
+        status,
+        name="status",
+        title="Tree status",
+        description="A short summary of the project's knowledge tree: docs, chunks, "
+        "memories, the embedding model, stale docs (run `ncx sync`) and problems "
+        "(run `ncx check`).",
+    )
+    return server
