@@ -27,7 +27,7 @@ def model_show(
         return
     from ncx.cli_app import _fail
     from ncx.errors import NcxError
-    from ncx.models import model_info
+    from ncx.model_ops import model_info
 
     try:
         info = model_info(_root(), _config())
@@ -58,7 +58,7 @@ def model_fetch(
 
     Example: ncx model fetch minishlab/potion-base-8M && ncx model use minishlab/potion-base-8M
     """
-    from ncx.models import fetch_model
+    from ncx.model_ops import fetch_model
 
     path = fetch_model(hub_id, _config(), timeout=timeout)
     print(path)
@@ -77,7 +77,7 @@ def model_use(
 
     Example: ncx model use ./models/my-model2vec
     """
-    from ncx.models import switch_model
+    from ncx.model_ops import switch_model
 
     report = switch_model(_root(), _config(), model)
     _say(

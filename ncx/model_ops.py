@@ -1,4 +1,4 @@
-"""models: which model a tree uses, fetching a hub model on purpose, switching a tree.
+"""model_ops: which model a tree uses, fetching a hub model on purpose, switching a tree.
 
 Fetching is the only network access ncx ever makes, and only when asked: it runs in a
 worker thread with a deadline, because the hub client can wait forever on a silent
