@@ -19,7 +19,7 @@ from ncx.errors import UsageError
 class RankWeights:
     """Weights of the ranking signals (see retriever.py); env NCX_W_*."""
 
-    dense: float = 0.3
+    dense: float = 0.2
     recency: float = 0.05
     usefulness: float = 0.05
     second_chunk: float = 0.6
