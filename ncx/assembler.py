@@ -236,7 +236,8 @@ def _pack(
             continue
         room = cap - used - head
         text = trim_to_paragraphs(it.text, room) if room >= _MIN_ITEM_TOKENS else ""
-        if text:
+        # A trim that keeps little more than a heading is noise with a citation on top.
+        if text and count_tokens(text) >= _MIN_ITEM_TOKENS:
             n = count_tokens(text)
             placed.append(Placed(it, zone, text, n, True))
             used += head + n
