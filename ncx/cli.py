@@ -165,7 +165,7 @@ def sync(
             for p in report.removed:
                 print(f"{'would remove' if dry_run else 'removed'} {p}")
         for exc in report.problems:
-            _say(f"ncx: error: {exc}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+            _say(exc.report())
         if report.changed:
             _say(
                 f"ncx: {len(report.written)} written, {len(report.removed)} removed, "

@@ -36,9 +36,7 @@ def _say(msg: str) -> None:
 
 
 def _fail(exc: NcxError) -> typer.Exit:
-    _say(f"ncx: error: {exc}")
-    if exc.hint:
-        _say(f"  hint: {exc.hint}")
+    _say(exc.report())
     return typer.Exit(code=exc.exit_code)
 
 

@@ -19,6 +19,10 @@ class NcxError(Exception):
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
 
+    def report(self) -> str:
+        """How every error reaches a person: `ncx: error: <file>: <what>` and a hint line."""
+        return f"ncx: error: {self}" + (f"\n  hint: {self.hint}" if self.hint else "")
+
 
 class NotARepo(NcxError):
     """Not inside a git work tree."""

@@ -47,7 +47,7 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     for p in report.removed:
         out(f"ncx: removed {p}")
     for exc in report.problems:
-        say(f"ncx: error: {exc}" + (f"\n  hint: {exc.hint}" if exc.hint else ""))
+        say(exc.report())
     if report.changed:
         say(
             f"ncx: {len(report.written) + len(report.removed)} file(s) changed under {NCX_DIR}/; "
