@@ -103,11 +103,10 @@ class StaticEmbedder:
     """A loaded model2vec static model: holds the token table and the tokenizer."""
 
     def __init__(self, folder: Path, model_id: str, *, sha256: str | None = None):
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         try:
-            tensors = load_file(str(folder / "model.safetensors"))
+            tensors = read_safetensors(folder / "model.safetensors")
             self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
             config = (
                 json.loads((folder / "config.json").read_text())
@@ -152,6 +151,34 @@ class StaticEmbedder:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+
+_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8"}
+
+
+def read_safetensors(path: Path) -> dict[str, Any]:
+    """Memory-map the tensors of a .safetensors file (its documented layout: an 8-byte
+    header length, a JSON header, raw little-endian data): no copy of the 15 MB table on
+    the query path, and no safetensors import."""
+    import numpy as np
+
+    with path.open("rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+    out: dict[str, Any] = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = _DTYPES.get(spec["dtype"])
+        if dtype is None:
+            raise ValueError(f"unsupported tensor dtype {spec['dtype']} for {name}")
+        begin, end = spec["data_offsets"]
+        shape = tuple(spec["shape"])
+        if end == begin:
+            out[name] = np.zeros(shape, dtype=dtype)
+        else:
+            out[name] = np.memmap(path, dtype=dtype, mode="r", offset=8 + n + begin, shape=shape)
+    return out
 
 
 def _unk_token_id(tokenizer: Any) -> int | None:
