@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ncx.docs import embed_text_for
 from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
-from ncx.lexical import LexIndex, build_index, path_words, split_code
+from ncx.lexical import LexIndex, build_index_from_terms, path_words, split_code, terms
 from ncx.memories import body_sections
 from ncx.store import read_unit, split_frontmatter
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 _FILE = "index.npz"
 
 
@@ -64,7 +64,7 @@ def load_index(root: Path, *, rebuild: bool = False) -> Index:
             idx = _try_load(root, path)
             if idx is not None:
                 return idx
-        data = _build(root)
+        data = _build(root, _previous(path))
         buf = io.BytesIO()
         import numpy as np
 
@@ -159,104 +159,143 @@ def _read_vector(npy: Path) -> bytes | None:
         return None
 
 
-def _build(root: Path) -> dict[str, Any]:
+_SEP = "\x1f"  # between a unit's stored term fields (terms are [A-Za-z0-9_]+ only)
+_STORED = ("prose", "code", "trail")  # title and path terms are cheap to redo per source
+
+
+def _previous(path: Path) -> dict[str, Any] | None:
+    """The old cache's units, vectors and term lists, to reuse what did not change."""
+    import numpy as np
+
+    try:
+        z = np.load(path, allow_pickle=False)
+        meta = json.loads(bytes(z["meta"]).decode())
+        if meta.get("version") != CACHE_VERSION:
+            return None
+        term_rows = bytes(z["terms"]).decode().split("\n") if len(z["terms"]) else []
+        if len(term_rows) != len(meta["units"]):
+            return None
+        return {"meta": meta, "vectors": z["vectors"], "terms": term_rows}
+    except Exception:  # missing, torn or foreign: build from scratch
+        return None
+
+
+def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Build the cache; units in folders (and memory files) whose stat did not change since
+    `prev` are reused as they are, so a sync that touched one doc costs one doc's work."""
     import numpy as np
 
     from ncx.manifest import load_manifest
 
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
-    units: list[dict[str, Any]] = []
-    fields: list[dict[str, str]] = []
-    vec_rows: list[Any] = []
-    group: list[int] = []
-    groups: dict[str, int] = {}
-    titles: dict[str, str] = {}
-
-    files: list[tuple[Path, str]] = []
-    for dirpath, dirs, names in os.walk(chunks_dir(root)):
-        dirs.sort()
-        files.extend((Path(dirpath) / n, "chunk") for n in sorted(names) if n.endswith(".md"))
-    mem = memories_dir(root)
-    if mem.is_dir():
-        files.extend((p, "memory") for p in sorted(mem.glob("*.md")))
-
-    for md, kind in files:
-        try:
-            meta, body = read_unit(md)
-        except NcxError:
-            continue  # `ncx check` reports it; retrieval works with the rest
-        rel = md.relative_to(root).as_posix()
-        vec = _vector(md.with_suffix(".npy"), dim)
-        trail = [str(t) for t in meta.get("source_section") or []]
-        unit: dict[str, Any] = {
-            "id": str(meta.get("id") or rel),
-            "kind": kind,
-            "file": rel,
-            "tokens": int(meta.get("tokens") or 0),
-            "domain": meta.get("domain"),
-            "_body": body,
+    reuse: dict[str, list[int]] = {}  # stat key -> old unit rows
+    old_units: list[dict[str, Any]] = []
+    if prev is not None and prev["meta"].get("model") == manifest.model.get("sha256"):
+        old_units = prev["meta"]["units"]
+        old_stats = prev["meta"].get("stats", {})
+        for i, u in enumerate(old_units):
+            key = u["file"].rsplit("/", 1)[0] if u["kind"] == "chunk" else u["file"]
+            reuse.setdefault(key, []).append(i)
+        reuse = {
+            k: v for k, v in reuse.items() if k in old_stats and old_stats[k] == _stat_str(root / k)
         }
-        if kind == "chunk":
-            src = str(meta.get("source_path") or "")
-            unit.update(source_path=src, section=trail, doc_id=meta.get("source_doc"))
-            if trail and src not in titles:
-                titles[src] = trail[0]
-            prose, code = split_code(body)
-            fields.append(
-                {"prose": prose, "code": code, "trail": " ".join(trail), "path": path_words(src)}
-            )
-            key = "doc:" + src
-        else:
-            sections = body_sections(body)
-            learning = sections.get("learning", body)
-            unit.update(
-                source_path=rel,
-                section=[],
-                status=str(meta.get("status") or "active"),
-                type=meta.get("type"),
-                confidence=meta.get("confidence"),
-                updated=str(meta.get("updated") or meta.get("created") or ""),
-                usefulness=_float(meta.get("usefulness")),
-                keywords=[str(k) for k in meta.get("keywords") or []],
-            )
-            if not unit["tokens"]:
-                from ncx.tokens import count_tokens
 
-                unit["tokens"] = count_tokens(learning)
-            text = embed_text_for([], learning + "\n\n" + sections.get("context", ""))
-            fields.append(
-                {"prose": text, "code": "", "trail": " ".join(unit["keywords"]), "path": ""}
-            )
-            key = "mem:" + rel
-        group.append(groups.setdefault(key, len(groups)))
+    units: list[dict[str, Any]] = []
+    stored_terms: list[dict[str, list[str]]] = []
+    vec_rows: list[Any] = []
+    stats: dict[str, str] = {}
+    bodies: dict[int, str] = {}  # fresh units' bodies, for line ranges
+
+    def take_old(rows: list[int]) -> None:
+        for i in rows:
+            units.append(dict(old_units[i]))
+            parts = prev["terms"][i].split(_SEP) if prev else ["", "", ""]
+            stored_terms.append({f: p.split() for f, p in zip(_STORED, parts, strict=True)})
+            vec_rows.append(prev["vectors"][i] if prev else None)
+
+    def parse(md: Path, kind: str) -> None:
+        parsed = _parse_unit(root, md, kind, dim)
+        if parsed is None:
+            return  # `ncx check` reports it; retrieval works with the rest
+        unit, fields, vec, body = parsed
+        bodies[len(units)] = body
         units.append(unit)
+        stored_terms.append({f: terms(fields[f]) for f in _STORED})
         vec_rows.append(vec)
 
-    for unit, f in zip(units, fields, strict=True):
-        if unit["kind"] == "chunk":
-            f["title"] = titles.get(unit["source_path"], "")
+    for dirpath, dirs, names in os.walk(chunks_dir(root)):
+        dirs.sort()
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        stats[rel_dir] = _stat_str(Path(dirpath))
+        if rel_dir in reuse:
+            take_old(reuse[rel_dir])
+            continue
+        for n in sorted(names):
+            if n.endswith(".md"):
+                parse(Path(dirpath) / n, "chunk")
+    mem = memories_dir(root)
+    if mem.is_dir():
+        for md in sorted(mem.glob("*.md")):
+            rel = md.relative_to(root).as_posix()
+            stats[rel] = _stat_str(md)
+            if rel in reuse:
+                take_old(reuse[rel])
+            else:
+                parse(md, "memory")
+
     sources = sorted({u["source_path"] for u in units if u["kind"] == "chunk"})
-    _attach_lines(root, units)
+    for src in sources:
+        stats[src] = _stat_str(root / src)
+    old_src = prev["meta"].get("stats", {}) if prev else {}
+    _attach_lines(root, units, bodies, {s for s in sources if old_src.get(s) != stats[s]})
+
+    titles: dict[str, str] = {}
     for u in units:
-        del u["_body"]
-    lex = build_index(fields)
+        if u["kind"] == "chunk" and u["section"] and u["source_path"] not in titles:
+            titles[u["source_path"]] = u["section"][0]
+    memo: dict[str, list[str]] = {}
+
+    def cached_terms(text: str) -> list[str]:
+        if text not in memo:
+            memo[text] = terms(text)
+        return memo[text]
+
+    field_terms = []
+    groups: dict[str, int] = {}
+    group: list[int] = []
+    for u, st in zip(units, stored_terms, strict=True):
+        ft = dict(st)
+        if u["kind"] == "chunk":
+            ft["title"] = cached_terms(titles.get(u["source_path"], ""))
+            ft["path"] = cached_terms(path_words(u["source_path"]))
+            key = "doc:" + u["source_path"]
+        else:
+            ft["title"], ft["path"] = [], []
+            key = "mem:" + u["file"]
+        field_terms.append(ft)
+        group.append(groups.setdefault(key, len(groups)))
+    lex = build_index_from_terms(field_terms)
     vectors = np.zeros((len(units), dim), dtype=np.float16)
     for i, v in enumerate(vec_rows):
         if v is not None:
             vectors[i] = v
     vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
+    term_rows = "\n".join(_SEP.join(" ".join(st[f]) for f in _STORED) for st in stored_terms)
     dirs = chunk_dirs(root)
     meta_out = {
         "version": CACHE_VERSION,
+        "model": manifest.model.get("sha256"),
         "units": units,
         "sources": sources,
         "dirs": dirs,
+        "stats": stats,
         "signature": signature(root, sources, dirs),
     }
     return {
         "meta": np.frombuffer(json.dumps(meta_out).encode(), dtype=np.uint8),
         "vocab": np.frombuffer(vocab.encode(), dtype=np.uint8),
+        "terms": np.frombuffer(term_rows.encode(), dtype=np.uint8),
         "indptr": lex.indptr,
         "indices": lex.indices,
         "data": lex.data,
@@ -264,6 +303,53 @@ def _build(root: Path) -> dict[str, Any]:
         "vectors": vectors,
         "group": np.asarray(group, dtype=np.int32),
     }
+
+
+def _parse_unit(
+    root: Path, md: Path, kind: str, dim: int
+) -> tuple[dict[str, Any], dict[str, str], Any, str] | None:
+    """(unit metadata, field texts, vector, body) of one unit file, or None if unreadable."""
+    try:
+        meta, body = read_unit(md)
+    except NcxError:
+        return None
+    rel = md.relative_to(root).as_posix()
+    vec = _vector(md.with_suffix(".npy"), dim)
+    unit: dict[str, Any] = {
+        "id": str(meta.get("id") or rel),
+        "kind": kind,
+        "file": rel,
+        "tokens": int(meta.get("tokens") or 0),
+        "domain": meta.get("domain"),
+    }
+    if kind == "chunk":
+        src = str(meta.get("source_path") or "")
+        trail = [str(t) for t in meta.get("source_section") or []]
+        unit.update(source_path=src, section=trail, doc_id=meta.get("source_doc"))
+        prose, code = split_code(body)
+        return unit, {"prose": prose, "code": code, "trail": " ".join(trail)}, vec, body
+    sections = body_sections(body)
+    learning = sections.get("learning", body)
+    unit.update(
+        source_path=rel,
+        section=[],
+        status=str(meta.get("status") or "active"),
+        type=meta.get("type"),
+        confidence=meta.get("confidence"),
+        updated=str(meta.get("updated") or meta.get("created") or ""),
+        usefulness=_float(meta.get("usefulness")),
+        keywords=[str(k) for k in meta.get("keywords") or []],
+    )
+    if not unit["tokens"]:
+        from ncx.tokens import count_tokens
+
+        unit["tokens"] = count_tokens(learning)
+    text = embed_text_for([], learning + "\n\n" + sections.get("context", ""))
+    return unit, {"prose": text, "code": "", "trail": " ".join(unit["keywords"])}, vec, body
+
+
+def _stat_str(p: Path) -> str:
+    return _stat(p).decode()
 
 
 def _float(v: Any) -> float | None:
@@ -295,27 +381,38 @@ def _vector(npy: Path, dim: int) -> Any:
     return v if v.shape == (dim,) else None
 
 
-def _attach_lines(root: Path, units: list[dict[str, Any]]) -> None:
+def _attach_lines(
+    root: Path, units: list[dict[str, Any]], bodies: dict[int, str], changed: set[str]
+) -> None:
     """Each chunk's current line range in its source, found by its verbatim text.
 
-    Chunk files hold no line numbers (they would churn on every edit above them); a chunk
-    whose text is no longer in the source (edited, not yet synced) gets no range.
+    Chunk files hold no line numbers (they would churn on every edit above them). Ranges of
+    reused units stand unless their source changed; a chunk whose text is no longer in the
+    source (edited, not yet synced) gets no range.
     """
-    by_source: dict[str, list[dict[str, Any]]] = {}
-    for u in units:
-        if u["kind"] == "chunk":
-            by_source.setdefault(u["source_path"], []).append(u)
-        else:
+    by_source: dict[str, list[int]] = {}
+    for i, u in enumerate(units):
+        if u["kind"] != "chunk":
             u["start_line"] = u["end_line"] = None
-    for src, group in by_source.items():
+        elif i in bodies or u["source_path"] in changed:
+            by_source.setdefault(u["source_path"], []).append(i)
+    for src, rows in by_source.items():
         try:
             text = (root / src).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
             text = text.replace("\r\n", "\n")
         except OSError:
             text = ""
-        for u in group:
-            body = u["_body"].strip("\n") if text else ""
-            pos = text.find(body) if body else -1
+        for i in rows:
+            u = units[i]
+            if i in bodies:
+                body = bodies[i]
+            else:
+                try:
+                    body = read_unit(root / u["file"])[1]
+                except NcxError:
+                    body = ""
+            body = body.strip("\n")
+            pos = text.find(body) if body and text else -1
             if pos < 0:
                 u["start_line"] = u["end_line"] = None
                 continue

@@ -112,10 +112,14 @@ class LexIndex:
 
 def build_index(units: Sequence[dict[str, str]], b: float = B) -> LexIndex:
     """Build BM25F arrays from units given as {field: text}. Lucene idf over units."""
+    return build_index_from_terms([{f: terms(u.get(f, "")) for f in FIELDS} for u in units], b)
+
+
+def build_index_from_terms(field_terms: Sequence[dict[str, list[str]]], b: float = B) -> LexIndex:
+    """Build BM25F arrays from units already turned into {field: index terms}."""
     import numpy as np
 
-    n = len(units)
-    field_terms = [{f: terms(u.get(f, "")) for f in FIELDS} for u in units]
+    n = len(field_terms)
     avg = {f: (sum(len(ft[f]) for ft in field_terms) / n if n else 0.0) or 1.0 for f in FIELDS}
     vocab: dict[str, int] = {}
     rows: list[int] = []

@@ -177,3 +177,18 @@ def test_trim_never_cuts_inside_code() -> None:
     for n in range(5, 40):
         out = trim_to_paragraphs(text, n)
         assert out.count("```") % 2 == 0
+
+
+def test_incremental_cache_rebuild_equals_a_full_one(tree: Path) -> None:
+    args = ["assemble", "--task", "how long is a reset link valid and how do rollbacks work", "--budget", "900"]
+    ncx(*args)  # builds the cache
+    write(tree, "docs/deploy.md", DEPLOY.replace("## Rollback", "## Canary\n\n" + "Ship to five percent of hosts first and watch errors. " * 8 + "\n\n## Rollback"))
+    mem = tree / ".neocortex/memories/MEM-2026-01-01-aaaaaa.md"
+    write(tree, mem.relative_to(tree).as_posix(), "---\nid: MEM-2026-01-01-aaaaaa\ntype: factual\n---\n\n## Learning\n\nReset links expire after one hour.\n")
+    ncx("sync")
+    incremental = ncx(*args).stdout
+    inc_json = results("canary rollout of the deploy")
+    (tree / ".neocortex/cache/index.npz").unlink()
+    assert ncx(*args).stdout == incremental
+    assert results("canary rollout of the deploy") == inc_json
+    assert inc_json[0]["source_path"] == "docs/deploy.md" and "Canary" in inc_json[0]["text"]
