@@ -152,13 +152,6 @@ def _stat(p: Path) -> bytes:
     return f"{st.st_mtime_ns}:{st.st_size}".encode()
 
 
-def _read_vector(npy: Path) -> bytes | None:
-    try:
-        return npy.read_bytes()
-    except OSError:
-        return None
-
-
 _SEP = "\x1f"  # between a unit's stored term fields (terms are [A-Za-z0-9_]+ only)
 _STORED = ("prose", "code", "trail")  # title and path terms are cheap to redo per source
 
