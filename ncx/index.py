@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ncx.docs import embed_text_for
 from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
 from ncx.lexical import LexIndex, build_index_from_terms, path_words, split_code, terms
-from ncx.memories import body_sections
+from ncx.memories import body_sections, memory_embed_text
 from ncx.store import read_unit, split_frontmatter
 
 if TYPE_CHECKING:
@@ -337,7 +336,8 @@ def _parse_unit(
         from ncx.tokens import count_tokens
 
         unit["tokens"] = count_tokens(learning)
-    text = embed_text_for([], learning + "\n\n" + sections.get("context", ""))
+    # Indexed as it is embedded: Learning and Context, never the derived Related list.
+    text = memory_embed_text(body)
     return unit, {"prose": text, "code": "", "trail": " ".join(unit["keywords"])}, vec, body
 
 

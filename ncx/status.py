@@ -9,7 +9,7 @@ from typing import Any
 from ncx.config import Config
 from ncx.layout import chunks_dir, memories_dir
 from ncx.manifest import load_manifest
-from ncx.sync import list_sources, sync
+from ncx.sync import sync
 
 
 def tree_status(root: Path, cfg: Config) -> dict[str, Any]:
@@ -22,7 +22,7 @@ def tree_status(root: Path, cfg: Config) -> dict[str, Any]:
     plan = sync(root, cfg, dry_run=True)
     stale = {p.rsplit("/", 1)[0] for p in plan.written + plan.removed}
     return {
-        "docs": len(list_sources(root, manifest)),
+        "docs": plan.docs,  # the dry run already listed the sources
         "chunks": chunks,
         "memories": memories,
         "model": {"id": manifest.model.get("id"), "dim": manifest.model.get("dim")},

@@ -9,6 +9,7 @@ collected and the rest of the run continues; a broken doc keeps its existing chu
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 import os
 import re
@@ -67,12 +68,12 @@ class _Pending:
 
 
 def list_sources(
-    root: Path, manifest: Manifest, *, staged: bool = False, tracked: Sequence[str] | None = None
+    root: Path, manifest: Manifest, *, tracked: Sequence[str] | None = None
 ) -> list[str]:
     """Markdown docs ncx indexes: tracked files outside .neocortex/, minus excludes.
 
-    `staged` is accepted for symmetry: the index is what `ls-files --cached` reads in
-    both modes, which is exactly what the next commit will hold.
+    Tracked means in the git index, which is also what the next commit will hold, so the
+    same list serves a working-tree sync and the pre-commit hook's staged one.
     """
     paths = repo.tracked_files(root) if tracked is None else tracked
     return [
@@ -345,8 +346,6 @@ def _too_big(path: str, size: int, cfg: Config) -> BadSource:
 
 
 def _signature(data: bytes) -> str:
-    import hashlib
-
     return hashlib.sha1(data).hexdigest()
 
 
