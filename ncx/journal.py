@@ -4,8 +4,10 @@ Lives in the git directory (`.git/ncx-migrate/`): never committed, never in `git
 wiped with .neocortex/cache/, and local to the clone that ran the migration. It holds a copy
 of .neocortex/ as it was before the first migration (or the fact that there was none), the
 original bytes of every other file migrate created or rewrote, the folder moves (--archive),
-and the hashes of the memories migrate wrote (to spot human edits before discarding them).
-The first run records the pre-migration state; later runs only add files not seen before.
+the hashes of the memories migrate wrote (to spot human edits before discarding them), and what
+migrate produced from which v2 source (so a re-run leaves alone what you deleted since).
+The first run records the pre-migration state; later runs only add files not seen before, so
+re-runs (the pre-commit hook runs one per commit) leave one journal, never a pile of them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ncx import repo
 from ncx.errors import NcxError
@@ -23,6 +26,7 @@ from ncx.layout import NCX_DIR, memories_dir, ncx_dir
 
 _NAME = "ncx-migrate"
 _FILE = "journal.json"
+_VERSION = 2  # 2 added "outputs"; a version-1 journal reads as one with none recorded yet
 
 
 def journal_dir(root: Path) -> Path:
@@ -34,6 +38,49 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class Output:
+    """A file migrate produced (repo-relative) and the digest of the v2 source it came from."""
+
+    path: str
+    source: str
+
+
+def _outputs(data: object) -> dict[str, Output]:
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(k): Output(str(v["path"]), str(v["source"]))
+        for k, v in data.items()
+        if isinstance(v, dict) and "path" in v and "source" in v
+    }
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _unreadable(path, str(exc)) from exc
+    if not isinstance(data, dict):
+        raise _unreadable(path, "not a JSON object")
+    return data
+
+
+def _unreadable(path: Path, why: str) -> NcxError:
+    return NcxError(
+        f"the migrate journal cannot be read: {why}",
+        path=path,
+        hint=f"restore it from a backup, or move {path.parent} away to start afresh "
+        "(the migration can then no longer be rolled back)",
+    )
+
+
+def read_outputs(root: Path) -> dict[str, Output]:
+    """What earlier runs produced, by v2 source key; {} without a journal. Reads only."""
+    path = journal_dir(root) / _FILE
+    return _outputs(_load(path).get("outputs")) if path.is_file() else {}
+
+
 @dataclass
 class Journal:
     root: Path
@@ -42,6 +89,7 @@ class Journal:
     files: dict[str, str | None] = field(default_factory=dict)  # path -> saved copy or None
     moved: list[tuple[str, str]] = field(default_factory=list)
     memories: dict[str, str] = field(default_factory=dict)  # memory file -> sha written
+    outputs: dict[str, Output] = field(default_factory=dict)  # v2 source key -> what it became
 
     @classmethod
     def open(cls, root: Path) -> Journal:
@@ -49,7 +97,7 @@ class Journal:
         folder = journal_dir(root)
         path = folder / _FILE
         if path.is_file():
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = _load(path)
             return cls(
                 root,
                 folder,
@@ -57,6 +105,7 @@ class Journal:
                 dict(data["files"]),
                 [(a, b) for a, b in data["moved"]],
                 dict(data["memories"]),
+                _outputs(data.get("outputs")),
             )
         j = cls(root, folder, ncx_dir(root).is_dir())
         folder.mkdir(parents=True, exist_ok=True)
@@ -84,6 +133,10 @@ class Journal:
         self.save()
 
     def record_memories(self) -> None:
+        """Take every memory present as migrate's own. Only right at the end of the run that
+        started the journal: nobody else wrote memories between its snapshot and now. On a
+        later run it would also take the memories written by hand since, which rollback would
+        then discard without asking."""
         folder = memories_dir(self.root)
         for md in sorted(folder.glob("*.md")) if folder.is_dir() else []:
             self.memories.setdefault(md.name, _sha(md.read_bytes()))
@@ -92,13 +145,17 @@ class Journal:
     def record_memory(self, name: str, data: bytes) -> None:
         self.memories[name] = _sha(data)
 
+    def record_output(self, key: str, output: Output) -> None:
+        self.outputs[key] = output
+
     def save(self) -> None:
         data = {
-            "version": 1,
+            "version": _VERSION,
             "ncx_existed": self.ncx_existed,
             "files": self.files,
             "moved": self.moved,
             "memories": self.memories,
+            "outputs": {k: {"path": o.path, "source": o.source} for k, o in self.outputs.items()},
         }
         tmp = self.folder / (_FILE + ".tmp")
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")

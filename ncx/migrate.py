@@ -4,7 +4,9 @@ read_v2 (mlda) -> plan_migration (pure: every v2 artifact and its fate, the memo
 to write) -> apply_migration (journal for rollback, init, writes, sync, optional archive).
 Docs are chunked by the ordinary sync; their sidecars stay beside them and lend their metadata
 to the chunks (see sidecar.py). Learnings become memories keyed by their v2 provenance, so a
-re-run updates what changed in v2 and leaves the rest (and human edits in v3) alone.
+re-run updates what changed in v2 and leaves the rest (and human edits in v3) alone. What each
+v2 source became is recorded in the journal, so a re-run also leaves deleted in v3 what you
+deleted there, unless its v2 source changed since.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
 from ncx.docs import keywords
@@ -39,10 +41,19 @@ from ncx.sidecar import sidecar_path
 if TYPE_CHECKING:
     from ncx.config import Config
     from ncx.embedder import Embedder
+    from ncx.journal import Output
     from ncx.sync import SyncReport
 
 Fate = Literal["chunked", "memory", "metadata", "derived", "skipped", "failed"]
-Action = Literal["create", "update", "keep"]
+# recreate: you deleted it, but its v2 source changed since, so the change comes back with it;
+# keep-deleted: you deleted it and its v2 source is unchanged since, so it stays deleted.
+Action = Literal["create", "recreate", "update", "keep", "keep-deleted"]
+WriteAction = Literal["write", "keep-deleted"]
+_ACTIONS: tuple[Action, ...] = ("create", "recreate", "update", "keep", "keep-deleted")
+_SAYS: dict[str, str] = {
+    "recreate": "recreated: removed since the last migration, but its v2 source changed since",
+    "keep-deleted": "kept deleted: removed since the last migration, its v2 source unchanged",
+}
 ARCHIVE = ".mlda.archive"
 PROVENANCE = "mlda-v2"
 # v2 files that are not project knowledge and must not be chunked: tooling, templates, the
@@ -93,6 +104,11 @@ class PlannedMemory:
     memory: Memory
     action: Action
     source: str
+    digest: str  # of the v2 entry; recorded, to tell later whether the entry changed
+
+    @property
+    def did(self) -> str:
+        return f"{self.memory.id} ({_SAYS.get(self.action, self.action)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +118,7 @@ class PlannedWrite:
     path: str
     data: bytes
     reason: str
+    action: WriteAction = "write"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +148,7 @@ class MigrationPlan:
             },
             "out": {
                 **{f: fates.get(f, 0) for f in _FATES},
-                "memories": {a: actions.get(a, 0) for a in ("create", "update", "keep")},
+                "memories": {a: actions.get(a, 0) for a in _ACTIONS},
             },
         }
 
@@ -148,17 +165,20 @@ def plan_migration(
     tracked: Collection[str],
     exclude: Sequence[str] = (),
     existing: Mapping[str, Memory] | None = None,
+    produced: Mapping[str, Output] | None = None,
     today: date,
 ) -> MigrationPlan:
-    """Every artifact of `project` and its fate. Pure.
+    """Every artifact of `project` and its fate. Pure (but for whether a file to write exists).
 
     `tracked`: files in the git index (sync chunks only those); `exclude`: the manifest's
-    excludes; `existing`: memories migrated earlier, by provenance key; `today`: the date for
+    excludes; `existing`: memories migrated earlier, by provenance key; `produced`: what
+    earlier runs wrote, by provenance key or path (journal.py); `today`: the date for
     memories whose v2 entry has none.
     """
     from ncx.sync import is_excluded
 
     existing = existing or {}
+    produced = produced or {}
     tracked = set(tracked)
     docs = {d.path: d for d in project.docs}
     by_sidecar = {d.sidecar.path: d for d in project.docs if d.sidecar is not None}
@@ -187,16 +207,19 @@ def plan_migration(
         lines = tuple(f"- {r}" for r in related)
         if old is None:
             when = _day(day, today)
-            mid = new_memory_id(learning, context, when)
+            mid, action = _fresh(produced.get(key), v2_hash)
+            mid = mid or new_memory_id(learning, context, when)
             meta = {"created": when.isoformat(), **meta, "provenance": prov}
-            pm = PlannedMemory(key, Memory(mid, learning, context, meta, lines), "create", source)
+            pm = PlannedMemory(
+                key, Memory(mid, learning, context, meta, lines), action, source, v2_hash
+            )
         elif _prov(old).get("v2_hash") == v2_hash:
-            pm = PlannedMemory(key, old, "keep", source)
+            pm = PlannedMemory(key, old, "keep", source, v2_hash)
         else:
             # v2 changed since the last run: carry it over, keep what v3 added (status, usage).
             merged = {**dict(old.meta), **meta, "provenance": prov, "updated": today.isoformat()}
             pm = PlannedMemory(
-                key, Memory(old.id, learning, context, merged, lines), "update", source
+                key, Memory(old.id, learning, context, merged, lines), "update", source, v2_hash
             )
         memories.append(pm)
         return pm
@@ -248,8 +271,7 @@ def plan_migration(
                     path,
                     kind,
                     "memory",
-                    f"{pm.memory.id} ({pm.action}): orphan sidecar, its doc is "
-                    "missing; kept as a proposed memory",
+                    f"{pm.did}: orphan sidecar, its doc is missing; kept as a proposed memory",
                 )
         elif kind in ("learning", "patterns"):
             entries = _entries_of(project, path)
@@ -279,7 +301,7 @@ def plan_migration(
                         path,
                         e.kind,
                         "memory",
-                        f"{pm.memory.id} ({pm.action})",
+                        pm.did,
                         entry=f"{e.list_key}[{e.index}]",
                     )
                 )
@@ -306,9 +328,7 @@ def plan_migration(
             topic = path.split("/")[2]
             learning, context, meta = _domain_memory(topic, td, carried)
             pm = add_memory(f"{path}#domain", path, learning, context, meta, td.last_updated)
-            items.append(
-                Item(path, kind, "metadata", f"domain map -> memory {pm.memory.id} ({pm.action})")
-            )
+            items.append(Item(path, kind, "metadata", f"domain map -> memory {pm.did}"))
         elif kind == "config":
             c = project.config
             budget = "" if c is None else f" (soft {c.soft_tokens}, hard {c.hard_tokens} tokens)"
@@ -340,7 +360,7 @@ def plan_migration(
                 h.path,
                 "handoff-state",
                 "memory",
-                f"{pm.memory.id} ({pm.action}): its phase fields hold real values",
+                f"{pm.did}: its phase fields hold real values",
                 entry="current state",
             )
         )
@@ -357,12 +377,34 @@ def plan_migration(
         has_mlda=project.has_mlda,
         items=tuple(items),
         memories=tuple(memories),
-        writes=tuple(writes),
+        writes=tuple(
+            _settle(w, produced.get(w.path), (project.root / w.path).exists()) for w in writes
+        ),
         stale=stale,
         problems=project.problems,
         disagreements=project.disagreements,
         artifacts_in=dict(Counter(a.kind for a in project.artifacts)),
     )
+
+
+def _fresh(before: Output | None, v2_hash: str) -> tuple[str | None, Action]:
+    """A memory to write where none carries its key: new, or one you deleted since a run.
+
+    A deleted one keeps its id (links to it hold again) and stays deleted unless its v2
+    entry changed since: migrate must not undo a deletion, but must not drop a v2 edit."""
+    if before is None:
+        return None, "create"
+    mid = PurePosixPath(before.path).stem
+    return mid, "keep-deleted" if before.source == v2_hash else "recreate"
+
+
+def _settle(w: PlannedWrite, before: Output | None, present: bool) -> PlannedWrite:
+    """The same rule for a file written beside a doc (a sidecar) that you deleted since."""
+    if present or before is None:
+        return w
+    if before.source == _data_digest(w.data):
+        return replace(w, action="keep-deleted")
+    return replace(w, reason=w.reason + "; removed since, written again: its v2 source changed")
 
 
 def _doc_item(
@@ -489,7 +531,11 @@ def _day(value: str | None, today: date) -> date:
 
 def _digest(value: object) -> str:
     raw = json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+    return _data_digest(raw.encode())
+
+
+def _data_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 def _prov(m: Memory) -> Mapping[str, Any]:
@@ -701,6 +747,7 @@ def build_plan(root: Path, *, today: date | None = None) -> MigrationPlan:
     """Read the v2 tree and the git index, and plan. Reads only."""
     from ncx import repo
     from ncx.errors import NotInitialized
+    from ncx.journal import read_outputs
     from ncx.manifest import load_manifest
     from ncx.mlda import read_v2
 
@@ -713,6 +760,7 @@ def build_plan(root: Path, *, today: date | None = None) -> MigrationPlan:
         tracked=repo.tracked_files(root),
         exclude=exclude,
         existing=existing_memories(root),
+        produced=read_outputs(root),
         today=today or date.today(),
     )
 
@@ -759,7 +807,7 @@ def apply_migration(
 
     Every change is journaled first (journal.py), so `rollback` restores the tree exactly."""
     from ncx.init import init_tree
-    from ncx.journal import Journal, journal_dir
+    from ncx.journal import Journal, Output, has_journal, journal_dir
     from ncx.memories import memory_path
     from ncx.store import write_atomic
     from ncx.sync import sync
@@ -775,20 +823,28 @@ def apply_migration(
             )
     targets = [_inside(root, w.path) for w in plan.writes]
     result = MigrationResult(plan, journal=journal_dir(root).as_posix())
+    first = not has_journal(root)
     journal = Journal.open(root)
     for rel in _INIT_WRITES:
         journal.remember(rel)
     result.written += init_tree(root, cfg, model=None, exclude=list(EXCLUDES)).written
     for w, target in zip(plan.writes, targets, strict=True):
+        if w.action == "keep-deleted":
+            continue
+        journal.record_output(w.path, Output(w.path, _data_digest(w.data)))
         if target.is_file() and target.read_bytes() == w.data:
             continue
         journal.remember(w.path)
         write_atomic(target, w.data)
         result.written.append(w.path)
     for pm in plan.memories:
-        if pm.action == "keep":
+        if pm.action == "keep-deleted":
             continue
         md = memory_path(root, pm.memory.id)
+        # "keep" too: journals from before this record existed learn what the memories are.
+        journal.record_output(pm.key, Output(md.relative_to(root).as_posix(), pm.digest))
+        if pm.action == "keep":
+            continue
         data = render_memory(pm.memory)
         if md.is_file() and md.read_bytes() == data:
             continue
@@ -804,7 +860,8 @@ def apply_migration(
         journal.record_move(MLDA, ARCHIVE)
         os.rename(root / MLDA, root / ARCHIVE)
         result.archived = True
-    journal.record_memories()
+    if first:
+        journal.record_memories()
     return result
 
 
@@ -870,7 +927,7 @@ def report_json(plan: MigrationPlan, result: MigrationResult | None = None) -> d
             }
             for m in plan.memories
         ],
-        "writes": [{"path": w.path, "reason": w.reason} for w in plan.writes],
+        "writes": [{"path": w.path, "reason": w.reason, "action": w.action} for w in plan.writes],
         "stale_memories": list(plan.stale),
         "problems": [
             {"path": p.path, "line": p.line, "level": p.level, "message": p.message}
@@ -921,9 +978,18 @@ def format_report(plan: MigrationPlan, result: MigrationResult | None = None) ->
         for i in chosen:
             where = f"{i.path} {i.entry}" if i.entry else i.path
             lines.append(f"- {where} [{i.kind}]: {i.detail}")
-    if plan.writes:
-        lines.append(f"\n## files written beside the docs ({len(plan.writes)})")
-        lines += [f"- {w.path}: {w.reason}" for w in plan.writes]
+    writes = [w for w in plan.writes if w.action == "write"]
+    if writes:
+        lines.append(f"\n## files written beside the docs ({len(writes)})")
+        lines += [f"- {w.path}: {w.reason}" for w in writes]
+    gone = [f"- {m.memory.id} ({m.key})" for m in plan.memories if m.action == "keep-deleted"]
+    gone += [f"- {w.path}: kept deleted ({w.reason})" for w in plan.writes if w.action != "write"]
+    if gone:
+        lines.append(
+            f"\n## kept deleted ({len(gone)}): removed since the last migration, their v2 "
+            "source unchanged; restore the file, or edit the v2 source, to have one back"
+        )
+        lines += gone
     if plan.stale:
         lines.append("\n## memories kept although their v2 entry is gone")
         lines += [f"- {s}" for s in plan.stale]
@@ -947,12 +1013,15 @@ def format_report(plan: MigrationPlan, result: MigrationResult | None = None) ->
     c = plan.counts()
     out = c["out"]
     mem = out["memories"]
+    files = len(plan.memories) - mem["keep-deleted"]
+    recreated = f"{mem['recreate']} recreated, " if mem["recreate"] else ""
+    kept_deleted = f", {mem['keep-deleted']} kept deleted" if mem["keep-deleted"] else ""
     lines.append(
         f"\nin: {c['in']['files']} files, {c['in']['learning_entries']} learning entries; "
         f"out: {out['chunked']} chunked, {out['memory']} to memories "
-        f"({len(plan.memories)} memory files: {mem['create']} new, {mem['update']} updated, "
-        f"{mem['keep']} unchanged), {out['metadata']} metadata, {out['derived']} derived, "
-        f"{out['skipped']} skipped, {out['failed']} failed"
+        f"({files} memory files: {mem['create']} new, {recreated}{mem['update']} updated, "
+        f"{mem['keep']} unchanged{kept_deleted}), {out['metadata']} metadata, "
+        f"{out['derived']} derived, {out['skipped']} skipped, {out['failed']} failed"
     )
     if result is not None and result.sync is not None:
         s = result.sync

@@ -460,7 +460,13 @@ def test_rerun_is_idempotent(v2: Path) -> None:
     before = tree(v2)
     second = run_json()
     assert second["written"] == [] and second["sync"]["written"] == 0
-    assert second["counts"]["out"]["memories"] == {"create": 0, "update": 0, "keep": 10}
+    assert second["counts"]["out"]["memories"] == {
+        "create": 0,
+        "recreate": 0,
+        "update": 0,
+        "keep": 10,
+        "keep-deleted": 0,
+    }
     assert tree(v2) == before
 
 
@@ -528,6 +534,97 @@ def test_rollback_with_an_existing_tree_and_a_human_edit(v2: Path) -> None:
     assert refused.returncode == 1 and mem.name in refused.stderr and "--force" in refused.stderr
     ncx("migrate", "--rollback", "--force")
     assert tree(v2) == before
+
+
+def test_a_memory_deleted_in_v3_stays_deleted(v2: Path) -> None:
+    run_json()
+    commit_all(v2, "migrated")
+    key = ".mlda/topics/auth/learning.yaml#groupings/token-management"
+    mid = by_entry(v2)[key][0]["id"]
+    orphan = by_entry(v2)["docs/gone.meta.yaml#sidecar"][0]["id"]
+    ncx("memory", "rm", mid)
+    git(v2, "rm", "-q", f".neocortex/memories/{orphan}.md", f".neocortex/memories/{orphan}.npy")
+    commit_all(v2, "two memories we do not want")
+    plan = run_json("--dry-run")
+    kept = {m["id"]: m for m in plan["memories"] if m["action"] == "keep-deleted"}
+    assert set(kept) == {mid, orphan} and kept[mid]["key"] == key
+    assert plan["counts"]["out"]["memories"]["keep-deleted"] == 2
+    text = ncx("migrate").stdout
+    assert "## kept deleted (2)" in text and f"- {mid} ({key})" in text
+    assert f"{mid} (kept deleted: removed since the last migration" in text
+    assert "2 kept deleted" in text
+    assert not (v2 / f".neocortex/memories/{mid}.md").exists()
+    assert key not in by_entry(v2) and "docs/gone.meta.yaml#sidecar" not in by_entry(v2)
+    assert git(v2, "status", "--porcelain") == ""
+    assert migrate_changed(v2, load_config()) == 0  # the pre-commit hook stays quiet too
+
+
+def test_a_deleted_memory_comes_back_when_its_v2_entry_changes(v2: Path) -> None:
+    run_json()
+    commit_all(v2, "migrated")
+    key = ".mlda/topics/auth/learning.yaml#verification_notes/Token expiry was assumed to be 24h"
+    mid = by_entry(v2)[key][0]["id"]
+    ncx("memory", "rm", mid)
+    commit_all(v2, "drop it")
+    learning = v2 / ".mlda/topics/auth/learning.yaml"
+    learning.write_text(learning.read_text().replace("never hard-code it", "read it at start-up"))
+    commit_all(v2, "v2 edit")
+    text = ncx("migrate", "--dry-run").stdout
+    assert f"{mid} (recreated: removed since the last migration, but its v2 source changed" in text
+    report = run_json()
+    (mem,) = [m for m in report["memories"] if m["key"] == key]
+    assert mem["action"] == "recreate" and mem["id"] == mid  # the same id: links still hold
+    assert report["counts"]["out"]["memories"]["recreate"] == 1
+    back = by_entry(v2)[key]
+    assert back[0]["id"] == mid and "read it at start-up" in back[1]
+    assert (v2 / f".neocortex/memories/{mid}.npy").exists()
+
+
+def test_a_deleted_sidecar_migrate_wrote_stays_deleted(v2: Path) -> None:
+    registry = v2 / ".mlda/registry.yaml"
+    registry.write_text(
+        registry.read_text()
+        + '  - id: DOC-CORE-004\n    title: "Lost sidecar"\n    path: docs/core/lost.md\n'
+    )
+    (v2 / ".mlda/docs/core/lost.md").write_text("# Lost sidecar\n\nIts sidecar is gone.\n")
+    commit_all(v2, "a doc whose DOC-ID survives only in the registry")
+    written = ".mlda/docs/core/lost.meta.yaml"
+    first = run_json()
+    assert (v2 / written).is_file() and written in first["written"]
+    commit_all(v2, "migrated")
+    git(v2, "rm", "-q", written)
+    commit_all(v2, "we do not want that sidecar")
+    report = run_json()
+    assert not (v2 / written).exists() and report["written"] == []
+    assert [w["action"] for w in report["writes"] if w["path"] == written] == ["keep-deleted"]
+    assert [w["action"] for w in first["writes"] if w["path"] == written] == ["write"]
+    text = ncx("migrate", "--dry-run").stdout
+    assert f"- {written}: kept deleted" in text
+
+
+def test_repeated_runs_keep_one_journal_and_rollback_spares_new_memories(v2: Path) -> None:
+    before = tree(v2)
+    learning = v2 / ".mlda/topics/auth/learning.yaml"
+    original = learning.read_text()
+    run_json()
+    for n in range(3):  # v2 edits carried over run after run, as the pre-commit hook does
+        learning.write_text(original.replace("Readable by", f"Readable ({n}) by"))
+        commit_all(v2, f"v2 edit {n}")
+        assert run_json()["counts"]["out"]["memories"]["update"] == 1
+    learning.write_text(original)
+    commit_all(v2, "v2 as it was")
+    run_json()
+    commit_all(v2, "migrated")
+    # one journal, and one saved copy per file migrate changed (docs/legacy.md), however many runs
+    folder = v2 / ".git/ncx-migrate"
+    assert sorted(p.name for p in folder.iterdir()) == ["files", "journal.json"]
+    assert len(list((folder / "files").iterdir())) == 1
+    added = json.loads(ncx("memory", "add", "Walrus quotas reset at midnight UTC", "--json").stdout)
+    run_json()  # a later run must not take the new memory for one of its own
+    refused = ncx("migrate", "--rollback", ok=False)
+    assert refused.returncode == 1 and added["id"] in refused.stderr
+    ncx("migrate", "--rollback", "--force")
+    assert tree(v2) == before and not folder.exists()
 
 
 def test_unparsable_yaml_is_reported_and_the_rest_continues(v2: Path) -> None:
