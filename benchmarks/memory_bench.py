@@ -31,7 +31,7 @@ read from ../shared/bench-data/repo-cisagov-manage.get.gov at run time):
    question can reach a memory only through the words of the fact itself.
 
 Usage: .venv/bin/python benchmarks/memory_bench.py [--model PATH] [--bare] [--tune]
-The model defaults to the bundled ncx/models/ncx-static-v1 when it exists, else
+The model defaults to the bundled ncx/models/ncx-static-v2 when it exists, else
 NCX_EMBEDDING_MODEL (a local model2vec folder) must be set. `--tune` also prints the
 cosine distributions behind memory_ops.DUPLICATE_COS.
 """
@@ -326,10 +326,10 @@ def main() -> None:
     ap.add_argument("--bare", action="store_true",
                     help="Context = 'ADR N (Section)' without the title: questions cannot match the title")
     args = ap.parse_args()
-    bundled = HERE.parent / "ncx" / "models" / "ncx-static-v1"
+    bundled = HERE.parent / "ncx" / "models" / "ncx-static-v2"
     model = args.model or (str(bundled) if (bundled / "model.safetensors").exists() else os.environ.get("NCX_EMBEDDING_MODEL"))
     if not model:
-        sys.exit("no model: the bundled ncx-static-v1 is not built yet; pass --model PATH or set NCX_EMBEDDING_MODEL")
+        sys.exit("no model: the bundled ncx-static-v2 is not built yet; pass --model PATH or set NCX_EMBEDDING_MODEL")
 
     facts = load_facts(data_path(*ADR_DIR))
     fact_q, topic_q = questions(facts)

@@ -1,6 +1,6 @@
 """Cold model load + one query embedding in a fresh process, beside interpreter floors.
 
-Usage: python benchmarks/model_load.py [--runs 15] [--model ncx-static-v1]
+Usage: python benchmarks/model_load.py [--runs 15] [--model ncx-static-v2]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ VIA_M2V = (
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--model", default="ncx-static-v1")
+    ap.add_argument("--model", default="ncx-static-v2")
     args = ap.parse_args()
     py = sys.executable
     rows = []

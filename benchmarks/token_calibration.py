@@ -24,7 +24,7 @@ SETS = ["repo-rust-lang-rfcs", "repo-fastapi-en", "repo-pydantic-pydantic-ai", "
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tokenizer", default=str(HERE.parent / "ncx/models/ncx-static-v1/tokenizer.json"))
+    ap.add_argument("--tokenizer", default=str(HERE.parent / "ncx/models/ncx-static-v2/tokenizer.json"))
     args = ap.parse_args()
     from tokenizers import Tokenizer
 

@@ -69,7 +69,7 @@ def model_use(
     model: Annotated[
         str,
         typer.Argument(
-            help="bundled name (ncx-static-v1), a local model2vec folder, or a fetched hub id."
+            help="bundled name (ncx-static-v2), a local model2vec folder, or a fetched hub id."
         ),
     ],
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-BUNDLED_MODEL = "ncx-static-v1"
+BUNDLED_MODEL = "ncx-static-v2"
+RETIRED_BUNDLED = re.compile(r"ncx-static-v\d+")  # names earlier releases bundled
 _MAX_TOKENS = 512  # model2vec's default truncation
 _BATCH = 1024
 
@@ -89,6 +91,13 @@ def resolve_model_dir(model_id: str, *, cache_root: Path | None = None) -> Path:
         fetched = cache_root / fetched_dir_name(model_id)
         if (fetched / "model.safetensors").is_file():
             return fetched
+    if RETIRED_BUNDLED.fullmatch(model_id):
+        # A tree embedded by an older ncx: its vectors cannot be reproduced, only replaced.
+        raise ModelUnavailable(
+            f"this tree was embedded with {model_id}, which this version of ncx no longer ships"
+            f" (it bundles {BUNDLED_MODEL})",
+            hint=f"run `ncx model use {BUNDLED_MODEL}` to re-embed the tree with it, and commit",
+        )
     raise ModelUnavailable(
         f"model {model_id!r} is not available locally",
         hint=f"run `ncx model fetch {model_id}` once with network, or use a local folder",

@@ -46,8 +46,8 @@ def test_bundled_model_embeds_offline_and_identically(monkeypatch: pytest.Monkey
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     texts = ["How do I configure retries?", "token refresh uses an httpOnly cookie", ""]
-    a = load_embedder("ncx-static-v1").embed(texts)
-    b = load_embedder("ncx-static-v1").embed(texts)
+    a = load_embedder("ncx-static-v2").embed(texts)
+    b = load_embedder("ncx-static-v2").embed(texts)
     assert a.shape == (3, 256) and a.tobytes() == b.tobytes()
     assert abs(float((a[0] ** 2).sum()) - 1.0) < 1e-3
 
@@ -59,6 +59,28 @@ def test_init_uses_the_bundled_model_by_default(repo: Path, monkeypatch: pytest.
     commit_all(repo)
     ncx("init")
     manifest = json.loads((repo / ".neocortex/manifest.json").read_text())
-    assert manifest["model"]["id"] == "ncx-static-v1" and manifest["model"]["dim"] == 256
+    assert manifest["model"]["id"] == "ncx-static-v2" and manifest["model"]["dim"] == 256
     ncx("sync")
     ncx("check")
+
+
+@needs_bundled
+def test_a_tree_embedded_with_a_retired_bundled_model_is_told_how_to_move(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NCX_EMBEDDING_MODEL")
+    write(repo, "docs/a.md", "# A\n\n" + "Install the package with pip on linux. " * 10 + "\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    path = repo / ".neocortex/manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["model"]["id"] = "ncx-static-v1"  # as an older ncx wrote it
+    path.write_text(json.dumps(manifest))
+    write(repo, "docs/a.md", "# A\n\n" + "Upgrade the package with pip on linux. " * 10 + "\n")
+    out = ncx("sync", ok=False)  # the edit needs the model
+    assert out.returncode == 1
+    assert "embedded with ncx-static-v1" in out.stderr and "ncx model use ncx-static-v2" in out.stderr
+    ncx("model", "use", "ncx-static-v2")
+    assert json.loads(path.read_text())["model"]["id"] == "ncx-static-v2"
+    assert "nothing written" in ncx("sync").stderr

@@ -47,10 +47,16 @@ VARIANTS = [
     ("plain distillation (model2vec, pca 256, f16)", CACHE / "models" / "plain-pca256-f16"),
     ("trained, docs trees only (pca 256, f16)", CACHE / "models" / "ncx-static-docs"),
     ("trained, docs + pydoc + wordnet (pca 256, f16)", CACHE / "models" / "ncx-static-full"),
-    ("**ncx-static-v1** (shipped)", REPO / "ncx" / "models" / "ncx-static-v1"),
+    ("trained, + library docstrings (pca 256, f16)", CACHE / "models" / "ncx-static-wide"),
+    ("trained, + docstrings + headings/summaries (pca 256, f16)", CACHE / "models" / "ncx-static-wide-short"),
+    ("trained, + docstrings, + title->section contrastive 0.1", CACHE / "models" / "ncx-static-wide-pairs"),
+    ("trained, + docstrings, + title->section contrastive 0.3", CACHE / "models" / "ncx-static-wide-pairs3"),
+    ("trained, + docstrings, + 10k corpus words (pca 256, f16; 20.9 MB)", CACHE / "models" / "ncx-static-wide-vocab"),
+    ("trained, + docstrings, + 10k corpus words (pca 192, f16)", CACHE / "models" / "ncx-static-wide-vocab192"),
+    ("**ncx-static-v2** (shipped)", REPO / "ncx" / "models" / "ncx-static-v2"),
 ]
 TEACHER_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
-WEIGHTS = (0.3, 0.5)
+WEIGHTS = (0.2, 0.3, 0.5)  # 0.2 is ncx's default dense weight
 DEPTH = 100
 LABELSETS = ("page", "section")
 
@@ -112,8 +118,12 @@ def encode_minilm(texts: list[str], kind: str) -> np.ndarray:
     return E.astype(np.float32)
 
 
-def evaluate(ds, chunks, queries_by_ls, rank_fn) -> dict[str, dict]:
-    """rank_fn(query_index) -> list of chunk indices (best first); returns labelset -> aggregate."""
+PER_QUERY: dict[tuple[str, str, float | None], list[float]] = {}  # (variant, labels, w) -> MRR@10 per query
+
+
+def evaluate(ds, chunks, queries_by_ls, rank_fn, key=None) -> dict[str, dict]:
+    """rank_fn(query_index) -> list of chunk indices (best first); returns labelset -> aggregate.
+    With key = (variant, w), per-query MRR@10 are kept for the bootstrap."""
     out = {}
     for ls, qs in queries_by_ls.items():
         rows = []
@@ -123,6 +133,8 @@ def evaluate(ds, chunks, queries_by_ls, rank_fn) -> dict[str, dict]:
             toks = [approx_tokens(chunks[i].text) for i in ranked]
             rows.append(score_query(set(q["gold"][ls]), covers, toks))
         out[ls] = aggregate(rows)
+        if key:
+            PER_QUERY[(key[0], ls, key[1])] = [r["mrr@10"] for r in rows]
     return out
 
 
@@ -176,11 +188,11 @@ def main() -> None:
         S = Q @ E.T
         dense = [topk(S[i], DEPTH) for i in range(len(qall))]
         r = {}
-        alone = evaluate(ds, chunks, queries_by_ls, lambda qi: [i for i, _ in dense[qi]])
+        alone = evaluate(ds, chunks, queries_by_ls, lambda qi: [i for i, _ in dense[qi]], (name, None))
         for ls in LABELSETS:
             r[(ls, None)] = alone[ls]
         for w in WEIGHTS:
-            fused = evaluate(ds, chunks, queries_by_ls, lambda qi: fuse(dense[qi], lex[qi], w))
+            fused = evaluate(ds, chunks, queries_by_ls, lambda qi: fuse(dense[qi], lex[qi], w), (name, w))
             for ls in LABELSETS:
                 r[(ls, w)] = fused[ls]
         rows.append((name, r))
@@ -196,6 +208,27 @@ def main() -> None:
     print("|---|" + "---:|" * len(cols))
     for name, r in rows:
         print(f"| {name} | " + " | ".join(cell(r.get(c)) for c in cols) + " |")
+    print_bootstrap(cols)
+
+
+def print_bootstrap(cols) -> None:
+    """Paired bootstrap over questions: shipped minus plain distillation, MRR@10, 95% interval."""
+    shipped, plain = VARIANTS[-1][0], VARIANTS[0][0]
+    if (shipped, "page", None) not in PER_QUERY or (plain, "page", None) not in PER_QUERY:
+        return
+    rng = np.random.default_rng(20261121)
+    print(f"\nPaired bootstrap (2,000 resamples of questions), MRR@10 of {shipped.replace('*', '')} minus "
+          f"{plain}, mean [95% interval]:\n")
+    print("| labels | " + " | ".join("alone" if w is None else f"+BM25 w={w}" for w in (None, *WEIGHTS)) + " |")
+    print("|---|" + "---|" * (1 + len(WEIGHTS)))
+    for ls in LABELSETS:
+        cells = []
+        for w in (None, *WEIGHTS):
+            d = np.array(PER_QUERY[(shipped, ls, w)]) - np.array(PER_QUERY[(plain, ls, w)])
+            boot = d[rng.integers(0, len(d), size=(2000, len(d)))].mean(1)
+            lo, hi = np.percentile(boot, [2.5, 97.5])
+            cells.append(f"{d.mean():+.3f} [{lo:+.3f}, {hi:+.3f}]")
+        print(f"| {ls} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
