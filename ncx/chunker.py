@@ -81,12 +81,16 @@ def chunk_markdown(
         lead = max(group, key=lambda sec: sec.tokens)
         base = _unique(_slug_trail(lead.trail), used)
         start, end = group[0].start, group[-1].end
+        # Counts add up: sections, blocks and pieces all split at whitespace, which the
+        # estimate ignores, so a span's count is the sum of its parts' (the text is scanned
+        # once, not once per level).
+        whole = _group_tokens(group)
         spans = (
             _windows(body, start, end, settings)
-            if _group_tokens(group) > settings.max_tokens
-            else [(start, end)]
+            if whole > settings.max_tokens
+            else [(start, end, whole)]
         )
-        for i, (s, e) in enumerate(spans):
+        for i, (s, e, tokens) in enumerate(spans):
             text = body[s:e].strip("\n").rstrip()
             if not text.strip():
                 continue
@@ -99,7 +103,7 @@ def chunk_markdown(
                     text=text,
                     start_line=bisect_right(line_starts, s) + first_line - 1,
                     end_line=bisect_right(line_starts, s + len(text) - 1) + first_line - 1,
-                    tokens=count_tokens(text),
+                    tokens=tokens,
                 )
             )
     return chunks
@@ -257,10 +261,13 @@ def _line_cuts(text: str) -> list[int]:
     return [m.end() for m in re.finditer(r"\n", text)][:-1]
 
 
-def _windows(body: str, start: int, end: int, settings: ChunkSettings) -> list[tuple[int, int]]:
-    """Pack pieces greedily into windows of at most max_tokens, overlapping by prose pieces."""
+def _windows(
+    body: str, start: int, end: int, settings: ChunkSettings
+) -> list[tuple[int, int, int]]:
+    """Pack pieces greedily into windows of at most max_tokens, overlapping by prose pieces:
+    (start, end, tokens)."""
     pieces = _pieces(body, start, end, settings)
-    windows: list[tuple[int, int]] = []
+    windows: list[tuple[int, int, int]] = []
     i = 0
     while i < len(pieces):
         total = 0
@@ -268,7 +275,7 @@ def _windows(body: str, start: int, end: int, settings: ChunkSettings) -> list[t
         while j < len(pieces) and (j == i or total + pieces[j][2] <= settings.max_tokens):
             total += pieces[j][2]
             j += 1
-        windows.append((pieces[i][0], pieces[j - 1][1]))
+        windows.append((pieces[i][0], pieces[j - 1][1], total))
         if j >= len(pieces):
             break
         # Overlap: restart at trailing prose pieces of this window worth <= overlap tokens.

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import SHARED
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ncx.chunker import ChunkSettings, chunk_markdown
 from ncx.docs import chunk_files, load_doc
@@ -173,3 +176,36 @@ def test_token_count_is_deterministic_and_sane() -> None:
     assert count_tokens("hello world") == 2
     assert 8 <= count_tokens("def compute_refresh_token(user_id: int) -> str:") <= 20
     assert count_tokens("設定") == 2
+
+
+_MD_PIECES = st.sampled_from(
+    [
+        "# Title\n", "## Sub section\n", "Setext\n======\n", "\n", "\n\n", "```py\n", "```\n",
+        "- item one\n", "1. first\n", "Plain words here. ", "Another sentence! ", "Why? ",
+        "extraordinarily_long_identifier ", "v1.2.3 ", "1234567 ", "設定と構成 ", "naïve café ",
+        "`code span` ", "(parenthesised) ", "e.g. this ", PARA + "\n",
+    ]
+)
+
+
+@given(st.lists(_MD_PIECES, max_size=80), st.sampled_from([(500, 50, 50), (40, 10, 8), (25, 5, 5)]))
+@settings(max_examples=150, deadline=None)
+def test_chunk_token_counts_equal_a_fresh_count(pieces: list[str], sizes: tuple[int, int, int]) -> None:
+    # The chunker adds up counts of sections and pieces instead of rescanning each chunk;
+    # that is only right if every split falls on whitespace. Small sizes force windows.
+    max_t, min_t, overlap = sizes
+    cfg = ChunkSettings(max_tokens=max_t, min_tokens=min_t, overlap_tokens=overlap)
+    for chunk in chunk_markdown("".join(pieces), settings=cfg):
+        assert chunk.tokens == count_tokens(chunk.text)
+
+
+SHARED_RFCS = SHARED / "bench-data/repo-rust-lang-rfcs/corpus"
+
+
+@pytest.mark.skipif(not SHARED_RFCS.is_dir(), reason="../shared bench data absent")
+def test_chunk_token_counts_on_real_docs() -> None:
+    docs = sorted(SHARED_RFCS.rglob("*.md"))[:120]
+    for cfg in (ChunkSettings(), ChunkSettings(max_tokens=120, min_tokens=20, overlap_tokens=10)):
+        for path in docs:
+            for chunk in chunk_markdown(path.read_text(encoding="utf-8"), settings=cfg):
+                assert chunk.tokens == count_tokens(chunk.text), (path, chunk.name)
