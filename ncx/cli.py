@@ -192,7 +192,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     model = st["model"]
     line = (
         f"ncx: {st['docs']} docs, {st['chunks']} chunks, {st['memories']} memories; "
-        f"model {model['id']} ({model['dim']}d); "
+        f"model {model['id']} ({model['dim']}d"
+        + ("); " if model["available"] else ", not available here: run `ncx check`); ")
     )
     line += f"{st['stale']} stale (run `ncx sync`)" if st["stale"] else "up to date"
     if st["problems"]:

@@ -12,19 +12,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ncx.errors import ModelUnavailable
+from ncx.layout import MANIFEST, NCX_DIR
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
 BUNDLED_MODEL = "ncx-static-v2"
-RETIRED_BUNDLED = re.compile(r"ncx-static-v\d+")  # names earlier releases bundled
+BUNDLED_NAME = re.compile(r"ncx-static-v(\d+)")  # what any release calls its bundled model
+ENV_ORIGIN = "NCX_EMBEDDING_MODEL"
 _MAX_TOKENS = 512  # model2vec's default truncation
 _BATCH = 1024
 
@@ -60,11 +62,21 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def resolve_model_dir(model_id: str, *, cache_root: Path | None = None) -> Path:
+def tree_model_id(cfg_model: str | None, manifest_model: Mapping[str, Any]) -> tuple[str, str]:
+    """The model id a command on a tree loads, and where that id comes from (for errors)."""
+    if cfg_model:
+        return cfg_model, ENV_ORIGIN
+    return str(manifest_model.get("id", "")), f"{NCX_DIR}/{MANIFEST}"
+
+
+def resolve_model_dir(
+    model_id: str, *, cache_root: Path | None = None, named_in: str | None = None
+) -> Path:
     """Find the local folder for a model id; never touches the network.
 
     Accepts the bundled name, an existing local folder, or a hub id previously fetched
-    with `ncx model fetch` (kept under `cache_root`).
+    with `ncx model fetch` (kept under `cache_root`). `named_in` says where the id came
+    from (the manifest, the environment), so an error can point there.
     """
     if model_id in ("", "default", BUNDLED_MODEL):
         folder = bundled_model_dir()
@@ -91,16 +103,31 @@ def resolve_model_dir(model_id: str, *, cache_root: Path | None = None) -> Path:
         fetched = cache_root / fetched_dir_name(model_id)
         if (fetched / "model.safetensors").is_file():
             return fetched
-    if RETIRED_BUNDLED.fullmatch(model_id):
-        # A tree embedded by an older ncx: its vectors cannot be reproduced, only replaced.
-        raise ModelUnavailable(
-            f"this tree was embedded with {model_id}, which this version of ncx no longer ships"
-            f" (it bundles {BUNDLED_MODEL})",
-            hint=f"run `ncx model use {BUNDLED_MODEL}` to re-embed the tree with it, and commit",
-        )
+    if m := BUNDLED_NAME.fullmatch(model_id):
+        raise _other_bundled(model_id, int(m.group(1)), named_in)
     raise ModelUnavailable(
         f"model {model_id!r} is not available locally",
         hint=f"run `ncx model fetch {model_id}` once with network, or use a local folder",
+    )
+
+
+def _other_bundled(model_id: str, version: int, named_in: str | None) -> ModelUnavailable:
+    """Another release's bundled model: vectors it made can be replaced, not reproduced."""
+    mine = BUNDLED_NAME.fullmatch(BUNDLED_MODEL)
+    older = mine is not None and version < int(mine.group(1))
+    where = f" (named in {named_in})" if named_in else ""
+    release = "an earlier" if older else "a newer"
+    if named_in == ENV_ORIGIN:
+        hint = f"unset {ENV_ORIGIN}, or set it to {BUNDLED_MODEL} or a local model2vec folder"
+    elif named_in and older:
+        hint = f"run `ncx model use {BUNDLED_MODEL}` to re-embed the tree with it, and commit"
+    elif named_in:
+        hint = "a newer ncx embedded this tree: upgrade ncx (pip install -U ncx)"
+    else:
+        hint = f"this ncx has {BUNDLED_MODEL}; a local model2vec folder works too"
+    return ModelUnavailable(
+        f"{model_id}{where} is the bundled model of {release} ncx; this one ships {BUNDLED_MODEL}",
+        hint=hint,
     )
 
 
@@ -196,8 +223,11 @@ def _unk_token_id(tokenizer: Any) -> int | None:
 
 
 def load_embedder(
-    model_id: str, *, cache_root: Path | None = None, sha256: str | None = None
+    model_id: str,
+    *,
+    cache_root: Path | None = None,
+    sha256: str | None = None,
+    named_in: str | None = None,
 ) -> StaticEmbedder:
-    return StaticEmbedder(
-        resolve_model_dir(model_id, cache_root=cache_root), model_id, sha256=sha256
-    )
+    folder = resolve_model_dir(model_id, cache_root=cache_root, named_in=named_in)
+    return StaticEmbedder(folder, model_id, sha256=sha256)

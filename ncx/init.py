@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncx.config import Config
-from ncx.embedder import BUNDLED_MODEL, load_embedder
+from ncx.embedder import BUNDLED_MODEL, ENV_ORIGIN, load_embedder
 from ncx.errors import NotInitialized
 from ncx.layout import chunks_dir, manifest_path, memories_dir, ncx_dir
 from ncx.manifest import Manifest, load_manifest
@@ -45,7 +45,8 @@ def init_tree(root: Path, cfg: Config, *, model: str | None, exclude: list[str])
             )
     except NotInitialized:
         model_id = model or cfg.model or BUNDLED_MODEL
-        info = load_embedder(model_id, cache_root=cfg.model_cache).info
+        origin = ENV_ORIGIN if not model and cfg.model else None
+        info = load_embedder(model_id, cache_root=cfg.model_cache, named_in=origin).info
         manifest = Manifest(model=info.as_manifest(), exclude=tuple(sorted(set(exclude))))
         if cfg.chunk is not None:
             manifest = manifest.with_chunk(cfg.chunk)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ncx.config import Config
-from ncx.embedder import Embedder, load_embedder
+from ncx.embedder import Embedder, load_embedder, tree_model_id
 from ncx.errors import ModelMismatch, NcxError, UsageError
 from ncx.layout import manifest_path, memories_dir
 from ncx.manifest import load_manifest
@@ -139,8 +139,8 @@ class Extracted:
 def load_tree_model(root: Path, cfg: Config) -> Embedder:
     """The model that built this tree (or the configured one, if it is the same model)."""
     manifest = load_manifest(root)
-    model_id = cfg.model or str(manifest.model.get("id", ""))
-    model = load_embedder(model_id, cache_root=cfg.model_cache)
+    model_id, origin = tree_model_id(cfg.model, manifest.model)
+    model = load_embedder(model_id, cache_root=cfg.model_cache, named_in=origin)
     want = manifest.model
     if model.info.sha256 != want.get("sha256") or model.info.dim != want.get("dim"):
         raise ModelMismatch(

@@ -207,7 +207,9 @@ def plan_migration(
         lines = tuple(f"- {r}" for r in related)
         if old is None:
             when = _day(day, today)
-            mid, action = _fresh(produced.get(key), v2_hash)
+            before = produced.get(key)
+            present = before is not None and (project.root / before.path).exists()
+            mid, action = _fresh(before, v2_hash, present)
             mid = mid or new_memory_id(learning, context, when)
             meta = {"created": when.isoformat(), **meta, "provenance": prov}
             pm = PlannedMemory(
@@ -387,12 +389,14 @@ def plan_migration(
     )
 
 
-def _fresh(before: Output | None, v2_hash: str) -> tuple[str | None, Action]:
+def _fresh(before: Output | None, v2_hash: str, present: bool) -> tuple[str | None, Action]:
     """A memory to write where none carries its key: new, or one you deleted since a run.
 
     A deleted one keeps its id (links to it hold again) and stays deleted unless its v2
-    entry changed since: migrate must not undo a deletion, but must not drop a v2 edit."""
-    if before is None:
+    entry changed since: migrate must not undo a deletion, but must not drop a v2 edit.
+    If the file is still there (it no longer parses, or lost its provenance), it was not
+    deleted: a new memory is written beside it, never over your edits."""
+    if before is None or present:
         return None, "create"
     mid = PurePosixPath(before.path).stem
     return mid, "keep-deleted" if before.source == v2_hash else "recreate"

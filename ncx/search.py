@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ncx.config import Config
-from ncx.embedder import Embedder, load_embedder
+from ncx.embedder import Embedder, load_embedder, tree_model_id
 from ncx.errors import ModelMismatch
 from ncx.index import Index, load_index
 from ncx.layout import manifest_path
@@ -32,13 +32,14 @@ class Searcher:
     index: Index
     _model: Embedder | None = None
     _model_id: str = ""
+    _model_origin: str = ""
     _dim: int = 0
 
     @classmethod
     def open(cls, root: Path, cfg: Config) -> Searcher:
         manifest = load_manifest(root)
         s = cls(root, cfg, load_index(root))
-        s._model_id = cfg.model or str(manifest.model.get("id", ""))
+        s._model_id, s._model_origin = tree_model_id(cfg.model, manifest.model)
         s._dim = int(manifest.model.get("dim", 0))
         return s
 
@@ -46,7 +47,12 @@ class Searcher:
         if self.cfg.weights.dense <= 0 or not self.index.units:
             return None
         if self._model is None:
-            self._model = load_embedder(self._model_id, cache_root=self.cfg.model_cache, sha256="-")
+            self._model = load_embedder(
+                self._model_id,
+                cache_root=self.cfg.model_cache,
+                sha256="-",
+                named_in=self._model_origin,
+            )
             if self._model.info.dim != self._dim:
                 raise ModelMismatch(
                     f"model {self._model_id!r} has dim {self._model.info.dim}; "

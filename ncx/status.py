@@ -25,8 +25,24 @@ def tree_status(root: Path, cfg: Config) -> dict[str, Any]:
         "docs": plan.docs,  # the dry run already listed the sources
         "chunks": chunks,
         "memories": memories,
-        "model": {"id": manifest.model.get("id"), "dim": manifest.model.get("dim")},
+        "model": {
+            "id": manifest.model.get("id"),
+            "dim": manifest.model.get("dim"),
+            "available": _available(str(manifest.model.get("id", "")), cfg),
+        },
         "stale": len(stale),
         "problems": len(plan.problems),
         "v2": (root / ".mlda").is_dir(),
     }
+
+
+def _available(model_id: str, cfg: Config) -> bool:
+    """Whether this machine can load the tree's model (a stat; `ncx check` says why not)."""
+    from ncx.embedder import resolve_model_dir
+    from ncx.errors import ModelUnavailable
+
+    try:
+        resolve_model_dir(model_id, cache_root=cfg.model_cache)
+    except ModelUnavailable:
+        return False
+    return True

@@ -21,7 +21,7 @@ from typing import Any
 from ncx import repo
 from ncx.config import Config
 from ncx.docs import ChunkFile, chunk_files, load_doc
-from ncx.embedder import Embedder, load_embedder
+from ncx.embedder import Embedder, load_embedder, tree_model_id
 from ncx.errors import BadSource, ModelMismatch, NcxError
 from ncx.layout import (
     cache_dir,
@@ -242,8 +242,8 @@ class _ModelSlot:
 
     def get(self) -> Embedder:
         if self._model is None:
-            model_id = self._cfg.model or self._manifest.model.get("id", "")
-            self._model = load_embedder(model_id, cache_root=self._cfg.model_cache)
+            model_id, origin = tree_model_id(self._cfg.model, self._manifest.model)
+            self._model = load_embedder(model_id, cache_root=self._cfg.model_cache, named_in=origin)
         info = self._model.info
         want = self._manifest.model
         if info.sha256 != want.get("sha256") or info.dim != want.get("dim"):

@@ -580,6 +580,26 @@ def test_a_deleted_memory_comes_back_when_its_v2_entry_changes(v2: Path) -> None
     assert (v2 / f".neocortex/memories/{mid}.npy").exists()
 
 
+def test_a_memory_that_no_longer_parses_is_never_overwritten(v2: Path) -> None:
+    # Not deleted, only unreadable (or stripped of its provenance): a re-run must leave the
+    # file and its hand edits alone, even when the v2 entry changed since.
+    run_json()
+    commit_all(v2, "migrated")
+    key = ".mlda/topics/auth/learning.yaml#verification_notes/Token expiry was assumed to be 24h"
+    mid = by_entry(v2)[key][0]["id"]
+    md = v2 / f".neocortex/memories/{mid}.md"
+    broken = md.read_text().replace("---\n", "---\nnote: reviewed: keep\n", 1) + "HUMAN NOTE\n"
+    md.write_text(broken)
+    learning = v2 / ".mlda/topics/auth/learning.yaml"
+    learning.write_text(learning.read_text().replace("never hard-code it", "read it at start-up"))
+    commit_all(v2, "hand edit that breaks the YAML, and a v2 edit")
+    assert "kept deleted" not in ncx("migrate", "--dry-run", ok=False).stdout
+    report = run_json(ok=False)  # exit 1: the broken memory is a problem of the tree
+    (mem,) = [m for m in report["memories"] if m["key"] == key]
+    assert mem["action"] == "create" and mem["id"] != mid
+    assert md.read_text() == broken
+
+
 def test_a_deleted_sidecar_migrate_wrote_stays_deleted(v2: Path) -> None:
     registry = v2 / ".mlda/registry.yaml"
     registry.write_text(

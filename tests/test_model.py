@@ -80,7 +80,18 @@ def test_a_tree_embedded_with_a_retired_bundled_model_is_told_how_to_move(
     write(repo, "docs/a.md", "# A\n\n" + "Upgrade the package with pip on linux. " * 10 + "\n")
     out = ncx("sync", ok=False)  # the edit needs the model
     assert out.returncode == 1
-    assert "embedded with ncx-static-v1" in out.stderr and "ncx model use ncx-static-v2" in out.stderr
+    assert "ncx-static-v1 (named in .neocortex/manifest.json) is the bundled model of an earlier" in out.stderr
+    assert "ncx model use ncx-static-v2" in out.stderr
+    assert "not available here: run `ncx check`" in ncx("status").stdout
+    check = ncx("check", ok=False)  # CI learns it too, before anyone queries the tree
+    assert check.returncode == 1 and ".neocortex/manifest.json: ncx-static-v1" in check.stdout + check.stderr
+    # Named by the environment, the way out is different; a newer release's model means upgrade.
+    env = ncx("retrieve", "pip", env={"NCX_EMBEDDING_MODEL": "ncx-static-v1"}, ok=False)
+    assert "(named in NCX_EMBEDDING_MODEL)" in env.stderr and "unset NCX_EMBEDDING_MODEL" in env.stderr
+    path.write_text(json.dumps({**manifest, "model": {**manifest["model"], "id": "ncx-static-v9"}}))
+    newer = ncx("sync", ok=False)
+    assert "bundled model of a newer ncx" in newer.stderr and "upgrade ncx" in newer.stderr
+    path.write_text(json.dumps(manifest))
     ncx("model", "use", "ncx-static-v2")
     assert json.loads(path.read_text())["model"]["id"] == "ncx-static-v2"
     assert "nothing written" in ncx("sync").stderr
