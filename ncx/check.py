@@ -14,7 +14,7 @@ from typing import Any
 
 from ncx.config import Config
 from ncx.errors import NcxError
-from ncx.layout import chunks_dir, manifest_path, memories_dir
+from ncx.layout import chunks_dir, memories_dir
 from ncx.manifest import load_manifest
 from ncx.store import decode_source, parse_frontmatter, read_unit
 from ncx.sync import sync
@@ -32,7 +32,7 @@ class Problem:
 def check_tree(root: Path, cfg: Config) -> list[Problem]:
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
-    problems = _model_problems(root, cfg, manifest.model)
+    problems = _model_problems(cfg, manifest.model)
     for folder, kind in ((chunks_dir(root), "chunk"), (memories_dir(root), "memory")):
         for md in _walk(folder, ".md"):
             rel = md.relative_to(root).as_posix()
@@ -70,16 +70,13 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
     return problems
 
 
-def _model_problems(root: Path, cfg: Config, model: dict[str, Any]) -> list[Problem]:
-    """The tree's model must be loadable here, or nobody can query the tree: a stat, no load."""
-    from ncx.embedder import resolve_model_dir
+def _model_problems(cfg: Config, model: dict[str, Any]) -> list[Problem]:
+    """The tree's model must be loadable here, or nobody can query the tree."""
+    from ncx.embedder import tree_model_id, unavailable
 
-    origin = manifest_path(root).relative_to(root).as_posix()
-    try:
-        resolve_model_dir(str(model.get("id", "")), cache_root=cfg.model_cache, named_in=origin)
-    except NcxError as exc:
-        return [Problem(origin, f"{exc.message}; {exc.hint or 'fix the model id'}")]
-    return []
+    model_id, origin = tree_model_id(None, model)
+    err = unavailable(model_id, cache_root=cfg.model_cache, named_in=origin)
+    return [Problem(origin, f"{err.message}; {err.hint}")] if err else []
 
 
 def _memory_problems(md: Path, rel: str, meta: dict[str, Any]) -> list[Problem]:

@@ -111,6 +111,17 @@ def resolve_model_dir(
     )
 
 
+def unavailable(
+    model_id: str, *, cache_root: Path | None = None, named_in: str | None = None
+) -> ModelUnavailable | None:
+    """Why this machine cannot load `model_id`, or None if it can: a stat, nothing loaded."""
+    try:
+        resolve_model_dir(model_id, cache_root=cache_root, named_in=named_in)
+    except ModelUnavailable as exc:
+        return exc
+    return None
+
+
 def _other_bundled(model_id: str, version: int, named_in: str | None) -> ModelUnavailable:
     """Another release's bundled model: vectors it made can be replaced, not reproduced."""
     mine = BUNDLED_NAME.fullmatch(BUNDLED_MODEL)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ncx.config import Config
+from ncx.embedder import tree_model_id, unavailable
 from ncx.layout import chunks_dir, memories_dir
 from ncx.manifest import load_manifest
 from ncx.sync import sync
@@ -14,6 +15,7 @@ from ncx.sync import sync
 
 def tree_status(root: Path, cfg: Config) -> dict[str, Any]:
     manifest = load_manifest(root)
+    model_id, _ = tree_model_id(None, manifest.model)
     chunks = sum(
         1 for _d, _s, names in os.walk(chunks_dir(root)) for n in names if n.endswith(".md")
     )
@@ -26,23 +28,11 @@ def tree_status(root: Path, cfg: Config) -> dict[str, Any]:
         "chunks": chunks,
         "memories": memories,
         "model": {
-            "id": manifest.model.get("id"),
+            "id": model_id,
             "dim": manifest.model.get("dim"),
-            "available": _available(str(manifest.model.get("id", "")), cfg),
+            "available": unavailable(model_id, cache_root=cfg.model_cache) is None,
         },
         "stale": len(stale),
         "problems": len(plan.problems),
         "v2": (root / ".mlda").is_dir(),
     }
-
-
-def _available(model_id: str, cfg: Config) -> bool:
-    """Whether this machine can load the tree's model (a stat; `ncx check` says why not)."""
-    from ncx.embedder import resolve_model_dir
-    from ncx.errors import ModelUnavailable
-
-    try:
-        resolve_model_dir(model_id, cache_root=cfg.model_cache)
-    except ModelUnavailable:
-        return False
-    return True
