@@ -98,6 +98,13 @@ class Journal:
         path = folder / _FILE
         if path.is_file():
             data = _load(path)
+            if int(data.get("version", 1)) > _VERSION:
+                # Saving it again would drop what this version does not know about.
+                raise NcxError(
+                    f"the migrate journal was written by a newer ncx (version {data['version']})",
+                    path=path,
+                    hint="upgrade ncx to run migrate or roll back in this clone",
+                )
             return cls(
                 root,
                 folder,
@@ -143,7 +150,9 @@ class Journal:
         self.save()
 
     def record_memory(self, name: str, data: bytes) -> None:
+        """Before the memory is written: a run that stops halfway still knows it wrote it."""
         self.memories[name] = _sha(data)
+        self.save()
 
     def record_output(self, key: str, output: Output) -> None:
         self.outputs[key] = output

@@ -852,8 +852,8 @@ def apply_migration(
         data = render_memory(pm.memory)
         if md.is_file() and md.read_bytes() == data:
             continue
-        write_atomic(md, data)
         journal.record_memory(md.name, data)
+        write_atomic(md, data)
         # A new text needs a new vector: drop the old one so sync embeds it again.
         if md.with_suffix(".npy").exists():
             md.with_suffix(".npy").unlink()

@@ -768,3 +768,42 @@ def test_real_tree_migrates_without_losing_knowledge(repo: Path, name: str) -> N
     assert run_json()["written"] == []  # idempotent
     ncx("migrate", "--rollback")
     assert tree(repo) == before
+
+
+def test_a_journal_from_a_newer_ncx_is_left_alone(v2: Path) -> None:
+    run_json()
+    path = v2 / ".git/ncx-migrate/journal.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "version": 99, "future": {"kept": True}}))
+    before = path.read_bytes()
+    out = ncx("migrate", ok=False)
+    assert out.returncode == 1 and "written by a newer ncx (version 99)" in out.stderr
+    assert "journal.json" in out.stderr and "upgrade ncx" in out.stderr
+    assert path.read_bytes() == before  # not re-saved without what it does not understand
+
+
+def test_a_run_that_stops_halfway_still_owns_the_memories_it_wrote(
+    v2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Journal first, then write: after a crash, rollback must not take migrate's own memories
+    # for hand-written ones (and refuse without --force).
+    from ncx import store
+    from ncx.migrate import apply_migration, build_plan
+
+    real_write = store.write_atomic
+    written: list[Path] = []
+
+    def write_then_fail(path: Path, data: bytes) -> None:
+        if "/memories/" in path.as_posix() and len(written) == 2:
+            raise KeyboardInterrupt  # the user gave up halfway
+        real_write(path, data)
+        if "/memories/" in path.as_posix():
+            written.append(path)
+
+    monkeypatch.setattr(store, "write_atomic", write_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        apply_migration(v2, build_plan(v2), load_config())
+    monkeypatch.setattr(store, "write_atomic", real_write)
+    assert len(written) == 2
+    out = ncx("migrate", "--rollback")
+    assert out.returncode == 0 and not any(p.exists() for p in written)
