@@ -210,9 +210,10 @@ def sync(
         report.removed.sort()
         return report
     if pending:
+        embedder = model.get()  # loaded (or refused) before saying what it will do
         if progress:
             progress(f"embedding {len(pending)} units")
-        vectors = model.get().embed([p.text for p in pending])
+        vectors = embedder.embed([p.text for p in pending])
         _write_pending(out, pending, vectors)
         report.embedded = len(pending)
     if reembed or model.switched:
