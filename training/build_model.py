@@ -296,21 +296,7 @@ _ATX = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 def headings_of(text: str, rst: bool) -> list[str]:
     """Section titles: ATX headings of markdown, underlined titles of reStructuredText."""
-    lines = _FRONTMATTER.sub("", text).split("\n")
-    out, in_fence = [], False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        if rst:
-            nxt = lines[i + 1] if i + 1 < len(lines) else ""
-            if line.strip() and _UNDERLINE.match(nxt) and len(nxt.strip()) >= len(line.strip()) - 1:
-                out.append(clean_line(line).strip())
-        elif m := _ATX.match(line):
-            out.append(clean_line(m.group(1)).strip())
-    return out
+    return [title for title, _ in sections_of(text, rst)]
 
 
 def summary_of(doc: str) -> str:
