@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ncx.chunker import ChunkSettings
 from ncx.errors import UsageError
+from ncx.tree.chunker import ChunkSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-NCX = Path(sys.executable).parent / "ncx"
+# The checkout's ncx as a command, for what must run in its own process (pre-commit hooks,
+# the MCP server, start-up): `python -m ncx` with the checkout first on PYTHONPATH, so an
+# edit is tested without reinstalling. Everything else runs in process (see `ncx`).
+NCX_CMD = [sys.executable, "-m", "ncx"]
+NCX_SHELL = f"{sys.executable} -m ncx"
 
 _WORDS = sorted(
     set(
@@ -67,6 +71,7 @@ def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
         monkeypatch.setenv(var, "test@ncx.invalid")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("NCX_MODEL_CACHE", str(tmp_path / "model-cache"))
     for var in list(os.environ):
@@ -96,11 +101,50 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model: Path) -> I
     yield root
 
 
+def _in_process(args: tuple[str, ...], cwd: Path | None, input: str | None,
+                env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
+    """Run the CLI of the checkout in this process: typer's runner, cwd and env set for the call.
+
+    An exception that escapes the CLI's error edge is a traceback a user would see: it is put
+    on stderr with exit code 1, as the console script would."""
+    import traceback
+
+    from typer.testing import CliRunner
+
+    from ncx.cli.main import app
+
+    before = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(app, list(args), input=input, env=env, catch_exceptions=True)
+    finally:
+        os.chdir(before)
+    stderr = result.stderr
+    code = result.exit_code
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        exc = result.exception
+        stderr += "Traceback (most recent call last):\n" + "".join(
+            traceback.format_exception(type(exc), exc, exc.__traceback__)
+        )
+        code = 1
+    return subprocess.CompletedProcess(["ncx", *args], code, result.stdout, stderr)
+
+
 def ncx(*args: str, cwd: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
         ok: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the installed `ncx` entry point; assert success unless ok=False."""
+    """Run `ncx ARGS` from the checkout, in process; assert success unless ok=False."""
+    proc = _in_process(args, cwd, input, env)
+    if ok:
+        assert proc.returncode == 0, f"ncx {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def ncx_proc(*args: str, cwd: Path | None = None, input: str | None = None,
+             env: dict[str, str] | None = None, ok: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run `python -m ncx ARGS` from the checkout in a new process (start-up, signals, concurrency)."""
     proc = subprocess.run(
-        [str(NCX), *args],
+        [*NCX_CMD, *args],
         cwd=cwd,
         input=input,
         capture_output=True,
@@ -117,3 +161,22 @@ def write(root: Path, rel: str, text: str) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text, encoding="utf-8")
     return p
+
+
+# --- tiers --------------------------------------------------------------------------------------
+# The default run is in process and fast. The end-to-end tier (`-m e2e` tests, run with --e2e)
+# drives ncx the way users meet it: the real pre-commit through `git commit`, the MCP server
+# over stdio, a fresh interpreter's start-up. CI runs both.
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--e2e", action="store_true", help="also run the end-to-end tier (e2e marker)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--e2e"):
+        return
+    keep = [i for i in items if i.get_closest_marker("e2e") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("e2e")])
+        items[:] = keep

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import NCX, REPO, commit_all, ncx, write
+from conftest import NCX_CMD, REPO, commit_all, ncx, write
 
-from ncx.agent_hook import clip, parse_hook_input, task_line, wants_frame
-from ncx.agents import MD_END, MD_START, merge_hooks, merge_mcp, put_block, template_text
+from ncx.agents.install import MD_END, MD_START, merge_hooks, merge_mcp, put_block, template_text
+from ncx.agents.prompt_hook import clip, parse_hook_input, task_line, wants_frame
 from ncx.tokens import count_tokens
 
 USER_CLAUDE = "# Shop\n\nHouse rules: run `make test` before pushing.\n"
@@ -61,12 +61,12 @@ def tree(repo: Path) -> Path:
 
 
 def test_top_level_templates_are_the_packaged_ones() -> None:
-    packaged, documented = REPO / "ncx" / "templates", REPO / "templates"
+    packaged, documented = REPO / "ncx" / "agents" / "templates", REPO / "templates"
     a, b = snapshot(packaged), snapshot(documented)
     a = {k: v for k, v in a.items() if "__pycache__" not in k}
-    assert sorted(a) == sorted(b), "run: cp -R ncx/templates/. templates/"
+    assert sorted(a) == sorted(b), "run: cp -R ncx/agents/templates/. templates/"
     for name in a:
-        assert a[name] == b[name], f"templates/{name} differs; run: cp -R ncx/templates/. templates/"
+        assert a[name] == b[name], f"templates/{name} differs; run: cp -R ncx/agents/templates/. templates/"
 
 
 def test_templates_are_well_formed() -> None:
@@ -351,13 +351,13 @@ def test_hook_input_parsing_and_clipping() -> None:
 
 
 def test_cli_import_does_not_load_mcp() -> None:
-    code = "import sys, ncx.cli; print(','.join(m for m in ('mcp', 'pydantic', 'numpy') if m in sys.modules))"
+    code = "import sys, ncx.cli.main; print(','.join(m for m in ('mcp', 'pydantic', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
 
 def test_mcp_without_the_sdk_says_how_to_install(repo: Path) -> None:
-    code = "import sys; sys.modules['mcp'] = None; sys.argv = ['ncx', 'mcp']; from ncx.cli import main; main()"
+    code = "import sys; sys.modules['mcp'] = None; sys.argv = ['ncx', 'mcp']; from ncx.cli.main import main; main()"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 1 and "pip install 'ncx[mcp]'" in out.stderr and out.stdout == ""
 
@@ -365,12 +365,13 @@ def test_mcp_without_the_sdk_says_how_to_install(repo: Path) -> None:
 # --- ncx mcp, end to end -----------------------------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_mcp_round_trip(tree: Path) -> None:
     pytest.importorskip("mcp")
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=str(NCX), args=["mcp"], cwd=str(tree), env=dict(os.environ))
+    params = StdioServerParameters(command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(tree), env=dict(os.environ))
     seen: dict[str, object] = {}
 
     async def session() -> None:

@@ -9,11 +9,11 @@ from conftest import SHARED
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncx.chunker import ChunkSettings, chunk_markdown
-from ncx.docs import chunk_files, load_doc
 from ncx.errors import BadFrontmatter, BadSource
 from ncx.store import dump_frontmatter, parse_frontmatter
 from ncx.tokens import count_tokens
+from ncx.tree.chunker import ChunkSettings, chunk_markdown
+from ncx.tree.chunkfile import chunk_files, load_doc
 
 PARA = " ".join(["This paragraph explains the configuration of the token refresh flow in detail."] * 4)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from conftest import REPO, ncx
 
-from ncx.cli import app
+from ncx.cli.main import app
 
 
 def commands() -> list[str]:

@@ -63,7 +63,7 @@ def test_fingerprint_is_the_weights_sha256(tiny_model: Path) -> None:
 
 def test_cli_import_stays_light() -> None:
     code = (
-        "import sys, ncx.cli, ncx.sync, ncx.status, ncx.check\n"
+        "import sys, ncx.cli.main, ncx.tree.sync, ncx.tree.status, ncx.tree.check\n"
         "heavy = [m for m in ('numpy', 'scipy', 'model2vec', 'git', 'tokenizers', 'safetensors') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )

@@ -1,4 +1,4 @@
-"""Tests for ncx.extract: session notes in, proposed memories out."""
+"""Tests for ncx.memory.extract: session notes in, proposed memories out."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ncx.extract import Proposal, propose_memories
+from ncx.memory.extract import Proposal, propose_memories
 
 Row = tuple[tuple[int, int], str, str, str, str]  # source_lines, trigger, type, confidence, text
 

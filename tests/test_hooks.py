@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import NCX, REPO, commit_all, git, ncx, write
+from conftest import NCX_SHELL, REPO, commit_all, git, ncx, write
 
 PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which("pre-commit")
-pytestmark = pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed")
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed"),
+]
 
 SEC = " ".join(["Every request is authenticated by the gateway before it reaches a service."] * 5)
 
@@ -30,7 +33,7 @@ def local_config() -> str:
     """
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     for h in hooks:
-        h["entry"] = h["entry"].replace("ncx", str(NCX), 1)
+        h["entry"] = h["entry"].replace("ncx", NCX_SHELL, 1)
         h["language"] = "system"
     return yaml.safe_dump({"repos": [{"repo": "local", "hooks": hooks}]}, sort_keys=False)
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncx.lexical import FIELD_WEIGHTS, FIELDS, LexIndex, _sum_fields, build_index_from_terms
+from ncx.query.lexical import FIELD_WEIGHTS, FIELDS, LexIndex, _sum_fields, build_index_from_terms
 
 Units = list[dict[str, list[str]]]
 

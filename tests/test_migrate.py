@@ -16,8 +16,8 @@ import yaml
 from conftest import SHARED, commit_all, git, ncx
 
 from ncx.config import load_config
-from ncx.docs import header_doc_id
-from ncx.migrate import migrate_changed
+from ncx.tree.chunkfile import header_doc_id
+from ncx.v2.migrate import migrate_changed
 
 REAL = SHARED / "fixtures" / "mlda-v2"
 
@@ -788,7 +788,7 @@ def test_a_run_that_stops_halfway_still_owns_the_memories_it_wrote(
     # Journal first, then write: after a crash, rollback must not take migrate's own memories
     # for hand-written ones (and refuse without --force).
     from ncx import store
-    from ncx.migrate import apply_migration, build_plan
+    from ncx.v2.migrate import apply_migration, build_plan
 
     real_write = store.write_atomic
     written: list[Path] = []

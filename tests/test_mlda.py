@@ -1,4 +1,4 @@
-"""Tests for ncx.mlda: one synthetic tree per quirk in research/mlda-v2-formats.md, plus the
+"""Tests for ncx.v2.reader: one synthetic tree per quirk in research/mlda-v2-formats.md, plus the
 two real trees in ../shared/fixtures/mlda-v2 (skipped where that folder is absent)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ncx.errors import NcxError
-from ncx.mlda import V2Project, classify_id, decode_bytes, escapes_repo, read_v2
+from ncx.v2.reader import V2Project, classify_id, decode_bytes, escapes_repo, read_v2
 
 REAL = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "mlda-v2"
 
@@ -1204,7 +1204,7 @@ def test_real_tree_622556f() -> None:
 
 
 def test_import_is_light() -> None:
-    code = "import sys, ncx.mlda; sys.exit('numpy' in sys.modules)"
+    code = "import sys, ncx.v2.reader; sys.exit('numpy' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

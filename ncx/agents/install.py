@@ -3,7 +3,7 @@
 `plan_install` reads the files and returns the changes (before/after text) without writing;
 `apply_plan` writes them. Text files get a marker block replaced in place (the user's lines
 around it are kept byte for byte); JSON settings are merged structurally, replacing only
-ncx's own entries. The templates ship in the package (ncx/templates/).
+ncx's own entries. The templates ship in the package (ncx/agents/templates/).
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ class BadAgentFile(NcxError):
 
 
 def template_text(name: str) -> str:
-    """A file from ncx/templates/ (shipped in the wheel), e.g. 'agents-block.md'."""
+    """A file from ncx/agents/templates/ (shipped in the wheel), e.g. 'agents-block.md'."""
     from importlib.resources import files
 
-    return (files("ncx") / "templates" / name).read_text(encoding="utf-8")
+    return (files("ncx.agents") / "templates" / name).read_text(encoding="utf-8")
 
 
 def resolve_agents(names: Sequence[str]) -> tuple[str, ...]:
@@ -142,7 +142,7 @@ def diff_text(change: Change) -> str:
 
 def put_block(text: str, block: str, start: str, end: str, *, rel: str) -> str:
     """`text` with ncx's block inserted (at the end) or replaced in place; newline style kept."""
-    from ncx.init import with_block
+    from ncx.tree.init import with_block
 
     lines = [ln.rstrip("\r\n") for ln in text.splitlines()]
     starts = [i for i, ln in enumerate(lines) if ln == start]

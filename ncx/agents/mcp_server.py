@@ -33,15 +33,15 @@ class _Tree:
         self._model: Any = None
 
     def model(self) -> Any:
-        from ncx.memory_ops import load_tree_model
+        from ncx.memory.ops import load_tree_model
 
         if self._model is None:
             self._model = load_tree_model(self.root, self.cfg)
         return self._model
 
     def searcher(self) -> Any:
-        from ncx.index import load_index
-        from ncx.search import Searcher
+        from ncx.query.cache import load_index
+        from ncx.query.search import Searcher
 
         if self._searcher is None:
             self._searcher = Searcher.open(self.root, self.cfg)
@@ -77,7 +77,7 @@ def build_server(root: Path, cfg: Config) -> Any:
             int, Field(ge=200, le=100_000, description="Hard token budget for the frame.")
         ] = 4000,
     ) -> str:
-        from ncx.context import FrameRequest, build_frame
+        from ncx.query.context import FrameRequest, build_frame
 
         req = FrameRequest(task=task, criteria=tuple(criteria or ()), budget=budget)
         try:
@@ -98,7 +98,7 @@ def build_server(root: Path, cfg: Config) -> Any:
             str | None, Field(description="Only knowledge of this domain, e.g. auth.")
         ] = None,
     ) -> dict[str, Any]:
-        from ncx.retriever import Filters
+        from ncx.query.rank import Filters
 
         filters = Filters(
             kinds=frozenset({kind} if kind else ()),
@@ -129,7 +129,7 @@ def build_server(root: Path, cfg: Config) -> Any:
             list[str] | None, Field(description="Repo paths of docs it concerns.")
         ] = None,
     ) -> dict[str, Any]:
-        from ncx.memory_ops import NewMemory, add_memory
+        from ncx.memory.ops import NewMemory, add_memory
 
         new = NewMemory(
             learning=learning,
@@ -154,7 +154,7 @@ def build_server(root: Path, cfg: Config) -> Any:
         }
 
     def status() -> dict[str, Any]:
-        from ncx.status import tree_status
+        from ncx.tree.status import tree_status
 
         try:
             with tree.lock:

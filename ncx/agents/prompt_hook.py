@@ -68,13 +68,13 @@ def prompt_context(root: Path, cfg: Config, prompt: str, budget: int) -> str:
     """The frame for a prompt ('' for a prompt not worth one)."""
     if not wants_frame(prompt):
         return ""
-    from ncx.context import FrameRequest, build_frame
+    from ncx.query.context import FrameRequest, build_frame
 
     frame = build_frame(root, cfg, FrameRequest(task=task_line(prompt), budget=budget))
     return clip(frame.markdown)
 
 
 def session_context(root: Path, cfg: Config, budget: int) -> str:
-    from ncx.context import wakeup
+    from ncx.query.context import wakeup
 
     return clip(wakeup(root, cfg, min(budget, WAKEUP_BUDGET)))

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli_app import _config, _root, _say, app, command
+from ncx.cli.app import _config, _root, _say, app, command
 
 DEFAULT_TIMEOUT = 3.0  # seconds; NCX_HOOK_TIMEOUT
 DEFAULT_BUDGET = 2500  # tokens; NCX_HOOK_BUDGET
@@ -137,7 +137,7 @@ def hook_prompt(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> None:
     tokens = int(_number(budget, "NCX_HOOK_BUDGET", DEFAULT_BUDGET))
 
     def produce() -> str:
-        from ncx.agent_hook import parse_hook_input, prompt_context
+        from ncx.agents.prompt_hook import parse_hook_input, prompt_context
 
         hook = parse_hook_input(_stdin())
         return prompt_context(_hook_root(hook.cwd), _config(), hook.prompt, tokens)
@@ -155,7 +155,7 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
     tokens = int(_number(budget, "NCX_HOOK_BUDGET", DEFAULT_BUDGET))
 
     def produce() -> str:
-        from ncx.agent_hook import parse_hook_input, session_context
+        from ncx.agents.prompt_hook import parse_hook_input, session_context
 
         hook = parse_hook_input(_stdin())
         return session_context(_hook_root(hook.cwd), _config(), tokens)
@@ -168,7 +168,7 @@ def hook_warm() -> None:
     """Build the search cache now (what a timed-out hook starts in the background)."""
 
     def produce() -> str:
-        from ncx.index import load_index
+        from ncx.query.cache import load_index
 
         load_index(_root())
         return ""
@@ -194,7 +194,7 @@ def mcp(
         _say("ncx: error: `ncx mcp` needs the MCP Python SDK, which is not installed")
         _say("  hint: pip install 'ncx[mcp]'  (with pipx: pipx inject ncx mcp)")
         raise typer.Exit(code=1) from None
-    from ncx.mcp_server import build_server
+    from ncx.agents.mcp_server import build_server
     from ncx.repo import find_root
 
     # Cursor expands ${workspaceFolder} in mcp.json; a client that does not passes it verbatim.

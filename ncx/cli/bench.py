@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli_app import _config, _root, _say, command
+from ncx.cli.app import _config, _root, _say, command
 
 
 @command()
@@ -35,7 +35,7 @@ def benchmark(
 
     Example: ncx benchmark --tasks tasks.txt --json
     """
-    from ncx.benchmark import render_markdown, run_benchmark, tasks_from_headings
+    from ncx.query.benchmark import render_markdown, run_benchmark, tasks_from_headings
 
     root = _root()
     cfg = _config()

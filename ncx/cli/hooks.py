@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli_app import _config, _root, _say, app, command
+from ncx.cli.app import _config, _root, _say, app, command
 
 hook_app = typer.Typer(
     help="Entry points for pre-commit (see .pre-commit-hooks.yaml): they write derived files "
@@ -28,7 +28,7 @@ def hook_sync() -> None:
 
     Example (.pre-commit-config.yaml): hooks: [{id: ncx-sync}]
     """
-    from ncx.hooks import hook_sync as run
+    from ncx.tree.precommit import hook_sync as run
 
     raise typer.Exit(code=run(_root(), _config(), _say, _out))
 
@@ -36,7 +36,7 @@ def hook_sync() -> None:
 @command("check", target=hook_app)
 def hook_check() -> None:
     """Validate .neocortex/ like `ncx check`; never writes. For CI: pre-commit run --all-files."""
-    from ncx.hooks import hook_check as run
+    from ncx.tree.precommit import hook_check as run
 
     raise typer.Exit(code=run(_root(), _config(), _say, _out))
 
@@ -47,7 +47,7 @@ def hook_migrate() -> None:
     root = _root()
     if not (root / ".mlda").is_dir():
         raise typer.Exit(code=0)  # no v2 tree (any more): nothing to carry over
-    from ncx import migrate
+    from ncx.v2 import migrate
 
     raise typer.Exit(code=migrate.migrate_changed(root, _config(), _say, _out))
 
@@ -73,7 +73,7 @@ def review(
     Memories added / changed / superseded / removed with their text, docs re-chunked
     (which sections), and `ncx check` problems. Example: ncx review main..HEAD
     """
-    from ncx.review import build_review, render_markdown, resolve_range
+    from ncx.tree.review import build_review, render_markdown, resolve_range
 
     if fmt not in ("markdown", "json"):
         raise typer.BadParameter("use markdown or json", param_hint="--format")
@@ -81,7 +81,7 @@ def review(
     base, head = resolve_range(root, rev_range)
     rev = build_review(root, base, head)
     if not no_check and (root / ".neocortex" / "manifest.json").is_file():
-        from ncx.check import check_tree
+        from ncx.tree.check import check_tree
 
         rev.problems = [str(p) for p in check_tree(root, _config())]
     if fmt == "json":

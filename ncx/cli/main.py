@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ncx.cli_app import _config, _json_out, _root, _say, app, command
+from ncx.cli.app import _config, _json_out, _root, _say, app, command
 
 
 @command()
@@ -52,8 +52,8 @@ def init(
     existing files keep the user's text, and re-running changes nothing.
     Example: ncx init --agent claude --dry-run
     """
-    from ncx.agents import resolve_agents
-    from ncx.init import init_tree
+    from ncx.agents.install import resolve_agents
+    from ncx.tree.init import init_tree
 
     root = _root()
     agents = resolve_agents(agent) if agent else ()  # a bad name fails before any write
@@ -80,7 +80,7 @@ def init(
 def _install_agents(
     root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
 ) -> None:
-    from ncx.agents import apply_plan, diff_text, plan_install
+    from ncx.agents.install import apply_plan, diff_text, plan_install
 
     plan = plan_install(root, agents, workflow=len(agents) == 3)
     if dry_run:
@@ -131,7 +131,7 @@ def sync(
     Exit 1 if any doc could not be read (the rest is still synced).
     Example: ncx sync docs/
     """
-    from ncx.sync import sync as run_sync
+    from ncx.tree.sync import sync as run_sync
 
     report = run_sync(
         _root(),
@@ -183,7 +183,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
     Example: ncx status --json
     """
-    from ncx.status import tree_status
+    from ncx.tree.status import tree_status
 
     st = tree_status(_root(), _config())
     if as_json:
@@ -209,7 +209,7 @@ def check() -> None:
 
     Exit 1 with one line per problem. Example: ncx check
     """
-    from ncx.check import check_tree
+    from ncx.tree.check import check_tree
 
     problems = check_tree(_root(), _config())
     for p in problems:
@@ -226,7 +226,7 @@ def _filters(
     path: list[str] | None,
     include_superseded: bool,
 ) -> Any:
-    from ncx.retriever import Filters
+    from ncx.query.rank import Filters
 
     kinds = frozenset(kind or [])
     bad = kinds - {"chunk", "memory"}
@@ -286,7 +286,7 @@ def retrieve(
     """
     import time
 
-    from ncx.search import Searcher
+    from ncx.query.search import Searcher
 
     filters = _filters(kind, domain, path, include_superseded)
     searcher = Searcher.open(_root(), _config())
@@ -384,7 +384,7 @@ def assemble(
     Same tree + same task + same options => byte-identical frame; its id goes to stderr.
     Example: ncx assemble --task "add rate limiting to the login endpoint" --budget 8000
     """
-    from ncx.context import FrameRequest, build_frame
+    from ncx.query.context import FrameRequest, build_frame
 
     if fmt not in ("markdown", "json"):
         raise typer.BadParameter("use markdown or json", param_hint="--format")
@@ -438,24 +438,19 @@ def wakeup(
 
     Example: ncx wakeup
     """
-    from ncx.context import wakeup as make_wakeup
+    from ncx.query.context import wakeup as make_wakeup
 
     sys.stdout.write(make_wakeup(_root(), _config(), budget))
 
 
-def _register_command_modules() -> None:
-    """Import the modules whose commands live outside this file (they register on `app`)."""
-    import importlib
-
-    for name in ("cli_memory", "cli_migrate", "cli_hooks", "cli_agent", "cli_bench", "cli_model"):
-        try:
-            importlib.import_module(f"ncx.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"ncx.{name}":
-                raise
-
-
-_register_command_modules()
+# The command groups defined in their own modules register on `app` when imported; import
+# them here, explicitly, so `ncx --help` lists every command.
+import ncx.cli.agent  # noqa: E402
+import ncx.cli.bench  # noqa: E402
+import ncx.cli.hooks  # noqa: E402
+import ncx.cli.memory  # noqa: E402
+import ncx.cli.migrate  # noqa: E402
+import ncx.cli.model  # noqa: E402, F401
 
 
 def main() -> None:

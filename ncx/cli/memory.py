@@ -1,6 +1,6 @@
 """cli_memory: `ncx memory …` — capture, evolve, review and list atomic memories.
 
-Thin: parse flags, call one ncx.memory_ops function, print. stdout carries data (ids,
+Thin: parse flags, call one ncx.memory.ops function, print. stdout carries data (ids,
 paths, JSON, memory text); stderr carries what happened and why.
 """
 
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ncx.cli_app import _config, _json_out, _root, _say, app, command
+from ncx.cli.app import _config, _json_out, _root, _say, app, command
 from ncx.errors import UsageError
 
 memory_app = typer.Typer(
@@ -108,7 +108,7 @@ def add(
     Refused if it holds a credential-shaped value, or (without --force) if it repeats an
     existing memory. Example: ncx memory add "Token refresh needs the clock in UTC" --domain auth
     """
-    from ncx.memory_ops import NewMemory, add_memory, load_tree_model
+    from ncx.memory.ops import NewMemory, add_memory, load_tree_model
 
     root, cfg = _root(), _config()
     new = NewMemory(
@@ -167,7 +167,7 @@ def evolve(
     Examples: ncx memory evolve MEM-2026-11-21-k3f9q2 --useful
               ncx memory evolve k3f9q2 --incorrect "the limit is 100 requests, not 50"
     """
-    from ncx import memory_ops
+    from ncx.memory import ops as memory_ops
 
     chosen = sum((useful, incorrect is not None, supersede_by is not None))
     if chosen != 1:
@@ -197,7 +197,7 @@ def rm(
 
     Example: ncx memory rm MEM-2026-11-21-k3f9q2
     """
-    from ncx.memory_ops import find_memory, referrers, remove
+    from ncx.memory.ops import find_memory, referrers, remove
 
     root = _root()
     mid = find_memory(root, memory_id).stem
@@ -228,8 +228,8 @@ def extract(
     Review them with `ncx memory approve ID` / `reject ID`.
     Example: ncx memory extract session-notes.md --auto-save
     """
-    from ncx.memory_ops import extract as run_extract
-    from ncx.memory_ops import load_tree_model
+    from ncx.memory.ops import extract as run_extract
+    from ncx.memory.ops import load_tree_model
 
     notes = sys.stdin.read() if source == "-" else _read_text(None, Path(source))
     root = _root()
@@ -279,7 +279,7 @@ def approve(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="A proposed memory.")],
 ) -> None:
     """Make a proposed memory active. Example: ncx memory approve MEM-2026-11-21-k3f9q2"""
-    from ncx.memory_ops import approve as run_approve
+    from ncx.memory.ops import approve as run_approve
 
     _report(run_approve(_root(), memory_id, today=_today()), False, "approved")
 
@@ -289,7 +289,7 @@ def reject(
     memory_id: Annotated[str, typer.Argument(metavar="ID", help="A proposed memory.")],
 ) -> None:
     """Delete a proposed memory. Example: ncx memory reject MEM-2026-11-21-k3f9q2"""
-    from ncx.memory_ops import reject as run_reject
+    from ncx.memory.ops import reject as run_reject
 
     for p in run_reject(_root(), memory_id):
         print(f"removed {p}")
@@ -312,7 +312,7 @@ def list_(
 
     Example: ncx memory list --status proposed --json
     """
-    from ncx.memory_ops import list_memories
+    from ncx.memory.ops import list_memories
 
     root = _root()
     found, problems = list_memories(root)
@@ -345,8 +345,8 @@ def show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print a memory's file. Example: ncx memory show k3f9q2"""
-    from ncx.memories import read_memory
-    from ncx.memory_ops import find_memory
+    from ncx.memory.file import read_memory
+    from ncx.memory.ops import find_memory
 
     root = _root()
     path = find_memory(root, memory_id)

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli_app import _config, _json_out, _root, _say, command
+from ncx.cli.app import _config, _json_out, _root, _say, command
 
 
 @command()
@@ -41,7 +41,7 @@ def migrate(
     if rollback:
         if dry_run or archive:
             raise typer.BadParameter("--rollback cannot be combined with --dry-run or --archive")
-        from ncx.journal import rollback as run_rollback
+        from ncx.v2.journal import rollback as run_rollback
 
         res = run_rollback(root, force=force)
         if as_json:
@@ -66,7 +66,7 @@ def migrate(
     if force:
         raise typer.BadParameter("--force only goes with --rollback")
 
-    from ncx.migrate import apply_migration, build_plan, format_report, report_json
+    from ncx.v2.migrate import apply_migration, build_plan, format_report, report_json
 
     plan = build_plan(root)
     result = None

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli_app import _config, _root, _say, app, command
+from ncx.cli.app import _config, _root, _say, app, command
 
 model_app = typer.Typer(
     help="The tree's embedding model: show it, fetch a hub model on purpose, switch to another.",
@@ -25,9 +25,9 @@ def model_show(
     """Show the model of this tree (id, dim, sha256 of the weights, where it loads from)."""
     if ctx.invoked_subcommand is not None:
         return
-    from ncx.cli_app import _fail
+    from ncx.cli.app import _fail
     from ncx.errors import NcxError
-    from ncx.model_ops import model_info
+    from ncx.tree.model_ops import model_info
 
     try:
         info = model_info(_root(), _config())
@@ -58,7 +58,7 @@ def model_fetch(
 
     Example: ncx model fetch minishlab/potion-base-8M && ncx model use minishlab/potion-base-8M
     """
-    from ncx.model_ops import fetch_model
+    from ncx.tree.model_ops import fetch_model
 
     path = fetch_model(hub_id, _config(), timeout=timeout)
     print(path)
@@ -77,7 +77,7 @@ def model_use(
 
     Example: ncx model use ./models/my-model2vec
     """
-    from ncx.model_ops import switch_model
+    from ncx.tree.model_ops import switch_model
 
     report = switch_model(_root(), _config(), model)
     _say(

@@ -20,7 +20,7 @@ from ncx.embedder import Embedder, load_embedder, tree_model_id
 from ncx.errors import ModelMismatch, NcxError, UsageError
 from ncx.layout import manifest_path, memories_dir
 from ncx.manifest import load_manifest
-from ncx.memories import (
+from ncx.memory.file import (
     CONFIDENCES,
     STATUSES,
     TYPES,
@@ -156,7 +156,7 @@ def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[dict[str, An
     """Every unit of the cache with its cosine to `vec`, best first."""
     import numpy as np
 
-    from ncx.index import load_index
+    from ncx.query.cache import load_index
 
     index = load_index(root)
     if not index.units:
@@ -434,7 +434,7 @@ def extract(
 ) -> Extracted:
     """Propose memories from session notes; write them as `proposed` (high-confidence ones as
     `active` with `auto_save`). Proposals holding a secret or repeating a memory are skipped."""
-    from ncx.extract import propose_memories
+    from ncx.memory.extract import propose_memories
 
     added: list[Added] = []
     skipped: list[Skipped] = []

@@ -60,7 +60,7 @@ class BenchReport:
 
 def tasks_from_headings(root: Path, n: int) -> list[str]:
     """Deterministic sample of tasks: second-level headings spread across the tree."""
-    from ncx.index import load_index
+    from ncx.query.cache import load_index
 
     index = load_index(root)
     seen: list[str] = []
@@ -75,10 +75,10 @@ def tasks_from_headings(root: Path, n: int) -> list[str]:
 
 
 def run_benchmark(root: Path, cfg: Config, tasks: list[str], budget: int, runs: int) -> BenchReport:
-    from ncx.context import FrameRequest, build_frame, wakeup
     from ncx.manifest import load_manifest
-    from ncx.search import Searcher
-    from ncx.sync import list_sources
+    from ncx.query.context import FrameRequest, build_frame, wakeup
+    from ncx.query.search import Searcher
+    from ncx.tree.sync import list_sources
 
     rep = BenchReport()
     sources = list_sources(root, load_manifest(root))

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
-from ncx.lexical import LexIndex, build_index_from_terms, path_words, split_code, terms
-from ncx.memories import body_sections, memory_embed_text
+from ncx.memory.file import body_sections, memory_embed_text
+from ncx.query.lexical import LexIndex, build_index_from_terms, path_words, split_code, terms
 from ncx.store import read_unit, split_frontmatter
 
 if TYPE_CHECKING:

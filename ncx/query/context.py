@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncx import repo
-from ncx.assembler import Frame, FrameInput, Item, assemble
 from ncx.config import Config
 from ncx.errors import NcxError, UsageError
 from ncx.layout import ncx_dir
-from ncx.retriever import Filters, Hit
-from ncx.search import Searcher
+from ncx.query.assembler import Frame, FrameInput, Item, assemble
+from ncx.query.rank import Filters, Hit
+from ncx.query.search import Searcher
 from ncx.tokens import count_tokens
 
 MIN_BUDGET = 200
@@ -83,7 +83,7 @@ def _item(s: Searcher, h: Hit) -> Item:
 
 
 def _learning(body: str) -> str:
-    from ncx.memories import body_sections
+    from ncx.memory.file import body_sections
 
     sec = body_sections(body)
     text = sec.get("learning") or body
@@ -129,7 +129,7 @@ def _state_note(root: Path, given: Path | None) -> list[str]:
 
 def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
     """The session-start frame: identity, domains and their main docs, key memories."""
-    from ncx.index import load_index
+    from ncx.query.cache import load_index
 
     index = load_index(root)
     out = ["<!-- ncx wakeup -->", "## Project", ""]
@@ -156,7 +156,7 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
     )
     if memories:
         out += ["", "## Key memories", ""]
-        from ncx.memories import body_sections
+        from ncx.memory.file import body_sections
 
         for u in memories[:8]:
             body = index.body(index.units.index(u))

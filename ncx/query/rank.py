@@ -16,8 +16,8 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from ncx.config import RankWeights
-from ncx.index import Index
-from ncx.lexical import terms
+from ncx.query.cache import Index
+from ncx.query.lexical import terms
 
 if TYPE_CHECKING:
     import numpy as np

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from ncx.config import Config
 from ncx.embedder import Embedder, load_embedder, tree_model_id
 from ncx.errors import ModelMismatch
-from ncx.index import Index, load_index
 from ncx.layout import manifest_path
 from ncx.manifest import load_manifest
-from ncx.retriever import Filters, Hit, retrieve
+from ncx.query.cache import Index, load_index
+from ncx.query.rank import Filters, Hit, retrieve
 
 if TYPE_CHECKING:
     import numpy as np

@@ -17,7 +17,7 @@ from ncx.errors import NcxError
 from ncx.layout import chunks_dir, memories_dir
 from ncx.manifest import load_manifest
 from ncx.store import decode_source, parse_frontmatter, read_unit
-from ncx.sync import sync
+from ncx.tree.sync import sync
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +81,7 @@ def _model_problems(cfg: Config, model: dict[str, Any]) -> list[Problem]:
 
 def _memory_problems(md: Path, rel: str, meta: dict[str, Any]) -> list[Problem]:
     """Schema problems, and credentials a hand edit put in (with their line in the file)."""
-    from ncx.memories import memory_problems
+    from ncx.memory.file import memory_problems
     from ncx.secrets import find_secrets
 
     text = decode_source(md.read_bytes(), path=rel)

@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ncx.chunker import Chunk, ChunkSettings, chunk_markdown
 from ncx.layout import doc_chunk_dir
 from ncx.store import decode_source, dump_frontmatter, parse_frontmatter
+from ncx.tree.chunker import Chunk, ChunkSettings, chunk_markdown
 
 _DOC_ID = re.compile(r"^(DOC-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2,})$")
 # A DOC-ID declared in a doc's header lines (v2 styles: `**DOC-ID:** DOC-API-001` under the
@@ -44,7 +44,7 @@ STOPWORDS = frozenset(
 class DocMeta:
     """Metadata lent to every chunk of a doc by its sidecar (`<name>.meta.yaml` beside it).
 
-    Made by ncx.sidecar from the v2 sidecar format; values override the doc's frontmatter.
+    Made by ncx.tree.sidecar from the v2 sidecar format; values override the doc's frontmatter.
     """
 
     sidecar: str  # repo-relative path of the sidecar

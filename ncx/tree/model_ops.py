@@ -87,7 +87,7 @@ def fetch_model(hub_id: str, cfg: Config, *, timeout: float = 120.0) -> Path:
 
 def switch_model(root: Path, cfg: Config, model_id: str) -> Any:
     """Re-embed the whole tree with another model and record it in the manifest."""
-    from ncx.sync import sync
+    from ncx.tree.sync import sync
 
     load_embedder(model_id, cache_root=cfg.model_cache)  # fail before touching anything
     return sync(root, replace(cfg, model=model_id), reembed=True)

@@ -39,7 +39,7 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     if not (root / NCX_DIR / "manifest.json").is_file():
         say("ncx: no .neocortex/ here; run `ncx init` (hook skipped)")
         return 0
-    from ncx.sync import sync
+    from ncx.tree.sync import sync
 
     report = sync(root, cfg, paths=docs or [f"{NCX_DIR}/memories"], staged=True)
     for p in report.written:
@@ -60,7 +60,7 @@ def hook_check(root: Path, cfg: Config, say: Say, out: Say) -> int:
     if not (root / NCX_DIR / "manifest.json").is_file():
         say("ncx: no .neocortex/ here; nothing to check")
         return 0
-    from ncx.check import check_tree
+    from ncx.tree.check import check_tree
 
     problems = check_tree(root, cfg)
     for p in problems:

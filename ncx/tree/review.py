@@ -13,7 +13,7 @@ from typing import Any
 
 from ncx.errors import NcxError, UsageError
 from ncx.layout import NCX_DIR
-from ncx.memories import body_sections
+from ncx.memory.file import body_sections
 from ncx.store import parse_frontmatter
 
 CHUNKS = f"{NCX_DIR}/chunks/"

@@ -9,8 +9,8 @@ the chunks on the next commit with no second copy to drift. The same file works 
 
 from __future__ import annotations
 
-from ncx.docs import DocMeta
 from ncx.errors import BadSource
+from ncx.tree.chunkfile import DocMeta
 
 SUFFIX = ".meta.yaml"
 
@@ -26,7 +26,7 @@ def sidecar_path(doc_path: str) -> str | None:
 def read_doc_meta(rel: str, data: bytes) -> tuple[DocMeta | None, list[BadSource]]:
     """Parse sidecar bytes; (None, [error]) when it does not parse. Warnings are left to
     `ncx migrate`, which reports them; only what makes the sidecar unusable is an error here."""
-    from ncx.mlda import parse_sidecar  # yaml and the v2 reader only when a sidecar exists
+    from ncx.v2.reader import parse_sidecar  # yaml and the v2 reader only when a sidecar exists
 
     sc, problems = parse_sidecar(rel, data)
     errors = [

@@ -10,7 +10,7 @@ from ncx.config import Config
 from ncx.embedder import tree_model_id, unavailable
 from ncx.layout import chunks_dir, memories_dir
 from ncx.manifest import load_manifest
-from ncx.sync import sync
+from ncx.tree.sync import sync
 
 
 def tree_status(root: Path, cfg: Config) -> dict[str, Any]:

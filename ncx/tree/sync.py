@@ -20,7 +20,6 @@ from typing import Any
 
 from ncx import repo
 from ncx.config import Config
-from ncx.docs import ChunkFile, chunk_files, load_doc
 from ncx.embedder import Embedder, load_embedder, tree_model_id
 from ncx.errors import BadSource, ModelMismatch, NcxError
 from ncx.layout import (
@@ -32,9 +31,10 @@ from ncx.layout import (
     memories_dir,
 )
 from ncx.manifest import Manifest, load_manifest
-from ncx.memories import memory_embed_text, memory_hash
-from ncx.sidecar import read_doc_meta, sidecar_path
+from ncx.memory.file import memory_embed_text, memory_hash
 from ncx.store import dump_frontmatter, read_unit, remove_unit, write_if_changed
+from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
+from ncx.tree.sidecar import read_doc_meta, sidecar_path
 
 _HASH_LINE = re.compile(rb"^hash: ([0-9a-f]+)$", re.MULTILINE)
 _STATE = "sync-state.json"

@@ -21,11 +21,12 @@ from datetime import date
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Literal
 
-from ncx.docs import keywords
 from ncx.errors import NcxError
 from ncx.layout import NCX_DIR, memories_dir
-from ncx.memories import Memory, new_memory_id, read_memory, render_memory
-from ncx.mlda import (
+from ncx.memory.file import Memory, new_memory_id, read_memory, render_memory
+from ncx.tree.chunkfile import keywords
+from ncx.tree.sidecar import sidecar_path
+from ncx.v2.reader import (
     MLDA,
     Disagreement,
     LearningEntry,
@@ -36,13 +37,12 @@ from ncx.mlda import (
     V2Project,
     escapes_repo,
 )
-from ncx.sidecar import sidecar_path
 
 if TYPE_CHECKING:
     from ncx.config import Config
     from ncx.embedder import Embedder
-    from ncx.journal import Output
-    from ncx.sync import SyncReport
+    from ncx.tree.sync import SyncReport
+    from ncx.v2.journal import Output
 
 Fate = Literal["chunked", "memory", "metadata", "derived", "skipped", "failed"]
 # recreate: you deleted it, but its v2 source changed since, so the change comes back with it;
@@ -175,7 +175,7 @@ def plan_migration(
     earlier runs wrote, by provenance key or path (journal.py); `today`: the date for
     memories whose v2 entry has none.
     """
-    from ncx.sync import is_excluded
+    from ncx.tree.sync import is_excluded
 
     existing = existing or {}
     produced = produced or {}
@@ -751,9 +751,9 @@ def build_plan(root: Path, *, today: date | None = None) -> MigrationPlan:
     """Read the v2 tree and the git index, and plan. Reads only."""
     from ncx import repo
     from ncx.errors import NotInitialized
-    from ncx.journal import read_outputs
     from ncx.manifest import load_manifest
-    from ncx.mlda import read_v2
+    from ncx.v2.journal import read_outputs
+    from ncx.v2.reader import read_v2
 
     try:
         exclude: tuple[str, ...] = load_manifest(root).exclude
@@ -810,11 +810,11 @@ def apply_migration(
     """Carry out `plan`: init if needed, write sidecars/memories, sync, archive .mlda/ if asked.
 
     Every change is journaled first (journal.py), so `rollback` restores the tree exactly."""
-    from ncx.init import init_tree
-    from ncx.journal import Journal, Output, has_journal, journal_dir
-    from ncx.memories import memory_path
+    from ncx.memory.file import memory_path
     from ncx.store import write_atomic
-    from ncx.sync import sync
+    from ncx.tree.init import init_tree
+    from ncx.tree.sync import sync
+    from ncx.v2.journal import Journal, Output, has_journal, journal_dir
 
     if archive:
         if not (root / MLDA).is_dir():

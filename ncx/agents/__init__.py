@@ -1,0 +1,1 @@
+"""agents: wiring ncx into coding agents — instruction blocks, agent hooks, the MCP server."""

@@ -1,0 +1,1 @@
+"""query: the read side — cache -> ranking -> frames. Nothing here imports ncx.tree."""
