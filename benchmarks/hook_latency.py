@@ -20,7 +20,7 @@ import time
 
 from common import NCX, data_path, git_repo_from, run, table
 
-from ncx.cli_agent import DEFAULT_BUDGET
+from ncx.cli.agent import DEFAULT_BUDGET
 
 PROMPTS = [
     "Why was the ? operator chosen for error propagation instead of try!?",

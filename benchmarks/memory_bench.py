@@ -236,7 +236,7 @@ def context_of(f: Fact, bare: bool) -> str:
 
 def build_tree(facts: list[Fact], model: str, bare: bool) -> tuple[Path, dict[str, int], float]:
     from ncx.config import load_config
-    from ncx.memory_ops import NewMemory, add_memory, load_tree_model
+    from ncx.memory.ops import NewMemory, add_memory, load_tree_model
 
     root = Path(tempfile.mkdtemp(prefix="ncx-membench-")) / "repo"
     root.mkdir()

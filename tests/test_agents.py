@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import NCX_CMD, REPO, commit_all, ncx, write
+from conftest import NCX_CMD, REPO, commit_all, ncx, ncx_proc, write
 
 from ncx.agents.install import MD_END, MD_START, merge_hooks, merge_mcp, put_block, template_text
 from ncx.agents.prompt_hook import clip, parse_hook_input, task_line, wants_frame
@@ -277,7 +277,8 @@ def test_crlf_files_keep_their_line_endings() -> None:
 def hook(event: str, payload: object, *, env: dict[str, str] | None = None, cwd: Path | None = None,
          ) -> subprocess.CompletedProcess[str]:
     raw = payload if isinstance(payload, str) else json.dumps(payload)
-    return ncx("agent-hook", event, input=raw, env=env, cwd=cwd)  # ok=True: exit 0 always
+    # its own process: the hook's deadline ends the process (os._exit), as an agent sees it
+    return ncx_proc("agent-hook", event, input=raw, env=env, cwd=cwd)  # ok=True: exit 0 always
 
 
 def test_prompt_hook_prints_a_frame_within_budget(tree: Path) -> None:
