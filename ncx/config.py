@@ -23,6 +23,14 @@ class RankWeights:
     recency: float = 0.05
     usefulness: float = 0.05
     second_chunk: float = 0.6
+    # A document's later chunks compete with other documents at fused score x decay^rank
+    # (rank within the document: 1, 2, ...); 0 returns one chunk per document.
+    doc_decay: float = 0.7
+    # Share of a chunk's own heading covered by the query (idf-weighted) added to its score.
+    heading: float = 0.0
+    # BM25 saturation for long queries and for short ones (<= 3 terms), linear in between.
+    k1: float = 5.0
+    k1_short: float = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +98,10 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
             recency=_float(env, "NCX_W_RECENCY", w.recency),
             usefulness=_float(env, "NCX_W_USEFULNESS", w.usefulness),
             second_chunk=_float(env, "NCX_W_SECOND_CHUNK", w.second_chunk),
+            doc_decay=_float(env, "NCX_W_DOC_DECAY", w.doc_decay),
+            heading=_float(env, "NCX_W_HEADING", w.heading),
+            k1=_float(env, "NCX_K1", w.k1),
+            k1_short=_float(env, "NCX_K1_SHORT", w.k1_short),
         ),
         model_cache=Path(cache) if cache else Path.home() / ".cache" / "ncx" / "models",
     )

@@ -10,6 +10,7 @@ frame id is a hash of the body, and nothing in it reads the clock.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,10 @@ ZONE_TITLES = {
     "state": "Current State",
     "instructions": "Instructions",
 }
+WEAK_NOTE = (
+    "> Weak evidence: the best match shares few of the task's terms; the answer may not "
+    "be in the docs (look in the code)."
+)
 _MIN_ITEM_TOKENS = 40  # a trimmed item shorter than this is not worth its citation line
 _ID_SLACK = 8  # a 12-hex frame id costs at most 12 tokens; its placeholder costs 5
 
@@ -130,6 +135,7 @@ class FrameInput:
     learnings: tuple[Item, ...] = ()  # memories, best first
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
     instructions: tuple[str, ...] = ()
+    weak: bool = False  # the best knowledge is weak evidence: say so in the frame
 
 
 def assemble(inp: FrameInput, budget: int) -> Frame:
@@ -159,7 +165,8 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         "state": [],
         "instructions": [],
     }
-    body = _render(task_block, zones, state_block, tail)
+    note = WEAK_NOTE if inp.weak and relevant else ""
+    body = _render(task_block, zones, state_block, tail, note)
     # The zone estimates are sums; the rendered whole is authoritative. Drop the weakest
     # placed item until the frame fits (rarely more than once). _ID_SLACK covers the frame
     # id that replaces its placeholder after hashing.
@@ -170,7 +177,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         zone, idx = victim
         p = zones[zone].pop(idx)
         decisions.append(Decision(p.item.id, zone, p.item.score, "no room"))
-        body = _render(task_block, zones, state_block, tail)
+        body = _render(task_block, zones, state_block, tail, note)
     if count_tokens(body) + _ID_SLACK > budget:
         # A budget too small even for the task: cut state, instructions, then the task.
         for part in ("state", "tail", "task"):
@@ -183,11 +190,80 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
             else:
                 over = count_tokens(body) + _ID_SLACK - budget
                 task_block = _cut(task_block, max(0, count_tokens(task_block) - over))
-            body = _render(task_block, zones, state_block, tail)
+            body = _render(task_block, zones, state_block, tail, note)
     frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
     markdown = body.replace("{frame_id}", frame_id, 1)
     decisions.sort(key=lambda d: (-d.score, d.id))
     return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions)
+
+
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
+_MYST_LABEL = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
+_DIRECTIVE = re.compile(r"^ {0,3}(:{3,})\{([\w-]+)\}[ \t]*(.*)$")
+_DIRECTIVE_END = re.compile(r"^ {0,3}:{3,}[ \t]*$")
+_HEADING = re.compile(r"^(#{1,6})[ \t]")
+_LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[[^\]]+\]\([^)]*\)\s*$")
+_QUOTED_MIN_LEVEL = 4  # the frame's zones are ##, its items ###: quoted headings go below
+
+
+def tidy(text: str, section: Sequence[str] = ()) -> str:
+    """A chunk as the frame quotes it: without what carries nothing for the reader.
+
+    HTML comments (template boilerplate), MyST `(label)=` targets, toctree blocks and
+    directive fences go; a directive's name stays as a bold lead (`**note**`). Headings are
+    demoted below the frame's own (#### at least), so a quoted `## Setup` can never be
+    taken for a zone; leading headings that the citation's section trail already names
+    go. Fenced code is left exactly as it is.
+    """
+    text = _COMMENT.sub("", text)
+    lines = text.lstrip("\n").split("\n")
+    named = {" ".join(t.split()) for t in section}
+    while lines and _HEADING.match(lines[0]) and " ".join(lines[0].lstrip("#").split()) in named:
+        lines.pop(0)
+        while lines and not lines[0].strip():
+            lines.pop(0)
+    text = "\n".join(lines)
+    out: list[str] = []
+    fence: str | None = None
+    skipping = False  # inside a ```{toctree} block
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+                if skipping:
+                    skipping = False
+                    continue
+            if not skipping:
+                out.append(line)
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            skipping = stripped[3:].strip().startswith("{toctree}")
+            if not skipping:
+                out.append(line)
+            continue
+        if _MYST_LABEL.match(line) or _DIRECTIVE_END.match(line):
+            continue
+        d = _DIRECTIVE.match(line)
+        if d:
+            name, arg = d.group(2), d.group(3).strip()
+            if name not in ("tab-set", "grid", "toctree"):
+                out.append(f"**{name}**" + (f" {arg}" if arg else ""))
+            continue
+        h = _HEADING.match(line)
+        if h:
+            level = min(6, max(_QUOTED_MIN_LEVEL, len(h.group(1)) + 3))
+            line = "#" * level + line[len(h.group(1)) :]
+        out.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+def is_link_list(text: str) -> bool:
+    """A table of contents: most of its lines are list items that are only a link."""
+    lines = [ln for ln in text.split("\n") if ln.strip() and not _HEADING.match(ln)]
+    links = sum(1 for ln in lines if _LINK_ITEM.match(ln))
+    return links >= 3 and links >= 0.7 * len(lines)
 
 
 def _task_block(inp: FrameInput) -> str:
@@ -297,12 +373,16 @@ def _weakest(zones: dict[str, list[Placed]]) -> tuple[str, int] | None:
     return None if best is None else (best[1], best[2])
 
 
-def _render(task: str, zones: dict[str, list[Placed]], state: str, tail: str) -> str:
+def _render(
+    task: str, zones: dict[str, list[Placed]], state: str, tail: str, note: str = ""
+) -> str:
     out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
     for zone in ("relevant", "background", "learnings"):
         if not zones[zone]:
             continue
         out += [f"## {ZONE_TITLES[zone]}", ""]
+        if zone == "relevant" and note:
+            out += [note, ""]
         for p in zones[zone]:
             if p.item.kind == "memory":
                 m = p.item.meta

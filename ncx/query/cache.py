@@ -95,7 +95,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
     try:
         z = np.load(path, allow_pickle=False)
         meta = json.loads(bytes(z["meta"]).decode())
-        if meta.get("version") != CACHE_VERSION:
+        if meta.get("version") != CACHE_VERSION or meta.get("lex") != lex_params():
             return None
         if check and meta.get("signature") != signature(root, meta["sources"], meta["dirs"]):
             return None
@@ -113,6 +113,13 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         return None  # missing or corrupt: rebuilt by the caller
     except Exception:  # zipfile.BadZipFile and friends from a torn file
         return None
+
+
+def lex_params() -> str:
+    """The BM25F settings baked into the arrays: a cache built with others is rebuilt."""
+    from ncx.query import lexical
+
+    return json.dumps([lexical.FIELD_WEIGHTS, lexical.FIELD_B], sort_keys=True)
 
 
 def chunk_dirs(root: Path) -> list[str]:
@@ -277,6 +284,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     dirs = chunk_dirs(root)
     meta_out = {
         "version": CACHE_VERSION,
+        "lex": lex_params(),
         "model": manifest.model.get("sha256"),
         "units": units,
         "sources": sources,

@@ -15,7 +15,7 @@ from ncx import repo
 from ncx.config import Config
 from ncx.errors import NcxError, UsageError
 from ncx.layout import ncx_dir
-from ncx.query.assembler import Frame, FrameInput, Item, assemble
+from ncx.query.assembler import Frame, FrameInput, Item, assemble, is_link_list, tidy
 from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher
 from ncx.tokens import count_tokens
@@ -54,13 +54,18 @@ def build_frame(
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = s.search(query, k=60, filters=chunk_filters, per_doc=3)
     memories = s.search(query, k=12, filters=Filters(frozenset({"memory"}), req.filters.domains))
+    items = [_item(s, h) for h in knowledge]
+    # A table of contents points at sections the ranking can name itself; quoted, it is
+    # budget spent on links. Chunks that are nothing but markup after tidying go too.
+    items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
     inp = FrameInput(
         task=req.task,
         criteria=req.criteria,
-        knowledge=tuple(_item(s, h) for h in knowledge),
+        knowledge=tuple(items),
         learnings=tuple(_item(s, h) for h in memories),
         state=tuple(git_state(root) + _state_note(root, req.state_file)),
         instructions=INSTRUCTIONS,
+        weak=bool(knowledge) and knowledge[0].weak,
     )
     return assemble(inp, req.budget)
 
@@ -77,7 +82,7 @@ def _item(s: Searcher, h: Hit) -> Item:
         section=h.section,
         doc_id=h.doc_id,
         score=h.score,
-        text=s.text(h) if h.kind == "chunk" else _learning(s.text(h)),
+        text=tidy(s.text(h), h.section) if h.kind == "chunk" else _learning(s.text(h)),
         meta=meta,
     )
 
