@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, ncx, write
 
-from ncx.query.assembler import FrameInput, Item, assemble, is_link_list, tidy
+from ncx.query.assembler import FrameInput, Item, assemble, is_link_list, lead, tidy
 from ncx.query.rank import _overlaps
+from ncx.tokens import count_tokens
 
 SECTIONS = {
     "Installing": "Download the installer, check its signature and put the binary on your PATH.",
@@ -133,3 +134,12 @@ def test_frame_leaves_out_tables_of_contents(tree: Path) -> None:
     frame = json.loads(ncx("assemble", "--task", "guide contents index", "--format", "json").stdout)
     paths = [it["source_path"] for z in frame["zones"] for it in z["items"]]
     assert paths and "docs/index.md" not in paths
+
+
+def test_lead_is_the_opening_within_the_cap() -> None:
+    text = "First paragraph, short.\n\nSecond paragraph " + "word " * 200
+    assert lead(text, 30) == "First paragraph, short.\n[…]"
+    long_first = "A very long opening " + "sentence " * 100
+    cut = lead(long_first, 20)
+    assert cut.endswith("[…]") and count_tokens(cut) <= 20
+    assert lead("```\n" + "code = 1\n" * 50 + "```", 10) == ""  # code is never cut

@@ -38,7 +38,10 @@ WEAK_NOTE = (
     "> Weak evidence: the best match shares few of the task's terms; the answer may not "
     "be in the docs (look in the code)."
 )
-_MIN_ITEM_TOKENS = 40  # a trimmed item shorter than this is not worth its citation line
+_MIN_ITEM_TOKENS = 40
+# Background items are quoted by their lead only: past the strongest results, a pointer
+# and an opening line serve more questions per token than whole chunks (frame_recall.py).
+BACKGROUND_ITEM_TOKENS = 80  # a trimmed item shorter than this is not worth its citation line
 _ID_SLACK = 8  # a 12-hex frame id costs at most 12 tokens; its placeholder costs 5
 
 
@@ -155,7 +158,9 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     rest = [it for it in inp.knowledge if it.id not in {p.item.id for p in relevant}]
     rest_ids = {d.id for d in decisions if d.zone == "relevant" and d.outcome != "placed"}
     decisions = [d for d in decisions if not (d.zone == "relevant" and d.id in rest_ids)]
-    background, _ = _pack("background", rest, knowledge_room - used_r, decisions)
+    background, _ = _pack(
+        "background", rest, knowledge_room - used_r, decisions, item_cap=BACKGROUND_ITEM_TOKENS
+    )
 
     zones = {
         "task": [],
@@ -298,13 +303,28 @@ def _fit_lines(zone: str, lines: Sequence[str], cap: int) -> str:
 
 
 def _pack(
-    zone: str, items: Sequence[Item], cap: int, decisions: list[Decision]
+    zone: str,
+    items: Sequence[Item],
+    cap: int,
+    decisions: list[Decision],
+    item_cap: int = 0,
 ) -> tuple[list[Placed], int]:
+    """Place items best first; item_cap > 0 quotes each at most that long (its lead)."""
     placed: list[Placed] = []
     used = 0
     for it in items:
         head = count_tokens(it.citation()) + 6
         full = count_tokens(it.text)
+        if item_cap and full > item_cap:
+            text = lead(it.text, item_cap)
+            n = count_tokens(text)
+            if text and used + head + n <= cap:
+                placed.append(Placed(it, zone, text, n, True))
+                used += head + n
+                decisions.append(Decision(it.id, zone, it.score, "trimmed"))
+            else:
+                decisions.append(Decision(it.id, zone, it.score, "no room"))
+            continue
         if used + head + full <= cap:
             placed.append(Placed(it, zone, it.text, full, False))
             used += head + full
@@ -348,6 +368,20 @@ def trim_to_paragraphs(text: str, max_tokens: int) -> str:
         out = candidate
     out = out.rstrip()
     return out + "\n[…]" if out and out != text.rstrip() else out
+
+
+def lead(text: str, max_tokens: int) -> str:
+    """The opening of a text within max_tokens: whole paragraphs if any fit, else the first
+    prose paragraph cut at a word (code is never cut)."""
+    whole = trim_to_paragraphs(text, max_tokens)
+    if whole:
+        return whole
+    for para in text.split("\n\n"):
+        p = para.strip()
+        if p and not p.startswith(("```", "~~~", "#")):
+            cut = _cut(" ".join(p.split()), max(0, max_tokens - 2))
+            return cut + " […]" if cut else ""
+    return ""
 
 
 def _cut(text: str, max_tokens: int) -> str:
