@@ -115,6 +115,8 @@ def test_table_of_contents_is_recognised() -> None:
     assert not is_link_list(
         "Install it with [pip](https://pip.pypa.io).\n\n- one\n- two\n- three\n"
     )
+    refs = "## Links\n\n" + "".join(f"- [RFC {i}](https://a.org/{i})\n" for i in range(3))
+    assert not is_link_list(refs)  # references out to the web are content, not navigation
 
 
 def test_frame_says_when_evidence_is_weak() -> None:

@@ -207,7 +207,9 @@ _MYST_LABEL = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _DIRECTIVE = re.compile(r"^ {0,3}(:{3,})\{([\w-]+)\}[ \t]*(.*)$")
 _DIRECTIVE_END = re.compile(r"^ {0,3}:{3,}[ \t]*$")
 _HEADING = re.compile(r"^(#{1,6})[ \t]")
-_LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[[^\]]+\]\([^)]*\)\s*$")
+# A list item that is only a link into the docs themselves (not out to the web: a list of
+# references is content; a list of the docs' own pages and anchors is navigation).
+_LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[[^\]]+\]\((?!https?:)[^)]*\)\s*$")
 _QUOTED_MIN_LEVEL = 4  # the frame's zones are ##, its items ###: quoted headings go below
 
 

@@ -29,6 +29,7 @@ from ncx.query.search import Searcher
 from ncx.tokens import count_tokens
 
 MIN_BUDGET = 200
+FRAME_PER_DOC = 3  # chunks one document may put in a frame
 INSTRUCTIONS = (
     "Cite the sources above as `path:lines` when you rely on them.",
     "If the knowledge above disagrees with the code, trust the code and record the "
@@ -61,7 +62,9 @@ def build_frame(
     query = " ".join([req.task, *req.criteria])
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     # Enough candidates to fill the budget with short units (notes cost ~50 tokens each).
-    knowledge = s.search(query, k=max(60, req.budget // 50), filters=chunk_filters, per_doc=3)
+    knowledge = s.search(
+        query, k=max(60, req.budget // 50), filters=chunk_filters, per_doc=FRAME_PER_DOC
+    )
     memories = s.search(query, k=12, filters=Filters(frozenset({"memory"}), req.filters.domains))
     # Read only what could fit: the ranked chunks up to the budget, by their stored sizes.
     fitting, room = [], req.budget
