@@ -134,7 +134,10 @@ def read_memory(path: Path) -> Memory:
 
 
 def memory_path(root: Path, memory_id: str) -> Path:
-    return memories_dir(root) / f"{memory_id}.md"
+    """The file of a memory id; the id is checked first, so it can never name another path."""
+    from ncx.paths import memory_ref
+
+    return memories_dir(root) / f"{memory_ref(memory_id)}.md"
 
 
 def write_memory(root: Path, memory: Memory, vector: NDArray[np.float32]) -> list[Path]:
