@@ -81,6 +81,22 @@ def read_staged(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     return result
 
 
+def staged_sizes(root: Path, paths: Iterable[str]) -> dict[str, int]:
+    """The size of each path's staged blob (`git cat-file --batch-check`): nothing is read,
+    so a 500 MB doc is refused before its bytes cross the pipe."""
+    wanted = list(paths)
+    if not wanted:
+        return {}
+    req = "".join(f":{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
+    out = git(root, "cat-file", "--batch-check", input=req).decode("utf-8", "replace")
+    sizes: dict[str, int] = {}
+    for p, line in zip(wanted, out.splitlines(), strict=False):
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            sizes[p] = int(parts[2])
+    return sizes
+
+
 def head_info(root: Path) -> dict[str, str]:
     """Branch and short HEAD, or empty strings before the first commit."""
     branch = git(root, "rev-parse", "--abbrev-ref", "HEAD", check=False).decode().strip()

@@ -54,6 +54,12 @@ class Index:
 def load_index(root: Path, *, rebuild: bool = False) -> Index:
     """The current cache, rebuilt first if stale, missing or corrupt."""
     path = cache_dir(root) / _FILE
+    if path.is_dir() or path.is_symlink():
+        raise NcxError(
+            "is not the cache file ncx writes (a folder or a link)",
+            path=path,
+            hint="delete it (the cache is derived and rebuilt on the next query)",
+        )
     if not rebuild:
         idx = _try_load(root, path)
         if idx is not None:
@@ -303,8 +309,20 @@ def _parse_unit(
     """(unit metadata, field texts, vector, body) of one unit file, or None if unreadable."""
     try:
         meta, body = read_unit(md)
-    except NcxError:
-        return None
+        return _unit_fields(root, md, kind, dim, meta, body)
+    except (NcxError, ValueError, TypeError, OverflowError):
+        return None  # a hand edit made a field unusable: `ncx check` names it
+
+
+def _text(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _unit_fields(
+    root: Path, md: Path, kind: str, dim: int, meta: dict[str, Any], body: str
+) -> tuple[dict[str, Any], dict[str, str], Any, str]:
+    # Every value is coerced to the JSON type the index stores: a YAML date or list where a
+    # string belongs must not break the whole cache.
     rel = md.relative_to(root).as_posix()
     vec = _vector(md.with_suffix(".npy"), dim)
     unit: dict[str, Any] = {
@@ -312,12 +330,12 @@ def _parse_unit(
         "kind": kind,
         "file": rel,
         "tokens": int(meta.get("tokens") or 0),
-        "domain": meta.get("domain"),
+        "domain": _text(meta.get("domain")),
     }
     if kind == "chunk":
         src = str(meta.get("source_path") or "")
         trail = [str(t) for t in meta.get("source_section") or []]
-        unit.update(source_path=src, section=trail, doc_id=meta.get("source_doc"))
+        unit.update(source_path=src, section=trail, doc_id=_text(meta.get("source_doc")))
         prose, code = split_code(body)
         return unit, {"prose": prose, "code": code, "trail": " ".join(trail)}, vec, body
     sections = body_sections(body)
@@ -326,8 +344,8 @@ def _parse_unit(
         source_path=rel,
         section=[],
         status=str(meta.get("status") or "active"),
-        type=meta.get("type"),
-        confidence=meta.get("confidence"),
+        type=_text(meta.get("type")),
+        confidence=_text(meta.get("confidence")),
         updated=str(meta.get("updated") or meta.get("created") or ""),
         usefulness=_float(meta.get("usefulness")),
         keywords=[str(k) for k in meta.get("keywords") or []],
@@ -366,12 +384,15 @@ def _vector(npy: Path, dim: int) -> Any:
         header = data[10:end]
         fits = len(data) - end == 2 * dim
         if fits and b"'descr': '<f2'" in header and f"'shape': ({dim},)".encode() in header:
-            return np.frombuffer(data, dtype="<f2", offset=end)
+            v = np.frombuffer(data, dtype="<f2", offset=end)
+            return v if np.isfinite(v).all() else None
     try:
         v = np.load(io.BytesIO(data), allow_pickle=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         return None
-    return v if v.shape == (dim,) else None
+    if v.shape != (dim,) or v.dtype.kind != "f" or not np.isfinite(v).all():
+        return None  # NaN/inf would poison every score it touches
+    return v
 
 
 def _attach_lines(
@@ -395,6 +416,7 @@ def _attach_lines(
             text = text.replace("\r\n", "\n")
         except OSError:
             text = ""
+        found_bodies: list[str] = []
         for i in rows:
             u = units[i]
             if i in bodies:
@@ -404,10 +426,79 @@ def _attach_lines(
                     body = read_unit(root / u["file"])[1]
                 except NcxError:
                     body = ""
-            body = body.strip("\n")
-            pos = text.find(body) if body and text else -1
-            if pos < 0:
+            found_bodies.append(body.strip("\n"))
+        for i, body, pos in zip(rows, found_bodies, locate(text, found_bodies), strict=True):
+            u = units[i]
+            if pos is None:
                 u["start_line"] = u["end_line"] = None
                 continue
-            u["start_line"] = text.count("\n", 0, pos) + 1
-            u["end_line"] = u["start_line"] + body.count("\n")
+            u["start_line"] = pos[1]
+            u["end_line"] = pos[1] + body.count("\n")
+
+
+def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:
+    """(char offset, 1-based line) of the first occurrence of each body in `text`, or None.
+
+    Linear in the text plus the bodies for chunks that start at a line start or span one:
+    each body is keyed by its first line (the chunk starts at a line start) and by its
+    second line (it starts mid-line, as a sentence window does), the text's lines are
+    scanned once for those keys, and each candidate is verified in place. Only a one-line
+    body inside a longer line falls back to `str.find`. (A `find` per chunk from the start
+    plus a newline count up to it made a 50 MB doc's first retrieve take 92 s.)
+    """
+    from bisect import bisect_right
+
+    if not text:
+        return [None] * len(bodies)
+    starts = [0]
+    starts.extend(m + 1 for m in _newlines(text))
+    wanted: dict[str, list[tuple[int, int]]] = {}  # source line -> (body index, shift)
+    for b, body in enumerate(bodies):
+        lines = body.split("\n")
+        if len(lines) < 3:
+            continue
+        # Inner lines are whole source lines wherever the body starts (a sentence window
+        # starts mid-line); the longest is the least likely to repeat.
+        shift, best = 0, -1
+        off = len(lines[0]) + 1
+        for line in lines[1:-1]:
+            if len(line) > best:
+                shift, best = off, len(line)
+            off += len(line) + 1
+        wanted.setdefault(body[shift : shift + best], []).append((b, shift))
+    cands: dict[int, list[int]] = {}
+    crowded: set[int] = set()  # a key repeated all over the text: plain find is cheaper
+    if wanted:
+        for n, start in enumerate(starts):
+            end = starts[n + 1] - 1 if n + 1 < len(starts) else len(text)
+            hits = wanted.get(text[start:end])
+            if hits:
+                for b, shift in hits:
+                    got = cands.setdefault(b, [])
+                    if len(got) >= _MAX_CANDIDATES:
+                        crowded.add(b)
+                    elif start - shift >= 0:
+                        got.append(start - shift)
+    out: list[tuple[int, int] | None] = []
+    for b, body in enumerate(bodies):
+        pos = -1
+        if body and (body.count("\n") < 2 or b in crowded):
+            # One line, or two that may start and end mid-line: no whole line to key on.
+            pos = text.find(body)
+        elif body:
+            for c in sorted(set(cands.get(b, ()))):
+                if text.startswith(body, c):
+                    pos = c
+                    break
+        out.append(None if pos < 0 else (pos, bisect_right(starts, pos)))
+    return out
+
+
+_MAX_CANDIDATES = 64
+
+
+def _newlines(text: str) -> Iterator[int]:
+    i = text.find("\n")
+    while i >= 0:
+        yield i
+        i = text.find("\n", i + 1)
