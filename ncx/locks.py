@@ -18,13 +18,23 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 from ncx.layout import cache_dir
 
-_held: set[str] = set()  # re-entrant within one process (add -> cache rebuild -> ...)
+# Re-entrant within one thread (reject -> remove, sync -> ...); other threads of the same
+# process (the MCP server's) open their own file description and wait like processes do.
+_local = threading.local()
+
+
+def _held() -> set[str]:
+    held: set[str] | None = getattr(_local, "held", None)
+    if held is None:
+        held = _local.held = set()
+    return held
 
 
 @contextlib.contextmanager
@@ -32,7 +42,7 @@ def exclusive(root: Path, name: str = "memories") -> Iterator[None]:
     """Hold the repo-wide lock `name` (blocking) for the duration of the block."""
     folder = cache_dir(root)
     key = str(folder.resolve() / name)
-    if key in _held:
+    if key in _held():
         yield
         return
     try:
@@ -43,11 +53,11 @@ def exclusive(root: Path, name: str = "memories") -> Iterator[None]:
         return
     try:
         _acquire(f)
-        _held.add(key)
+        _held().add(key)
         try:
             yield
         finally:
-            _held.discard(key)
+            _held().discard(key)
     finally:
         f.close()  # closing releases the lock
 

@@ -79,8 +79,11 @@ def resolve_range(root: Path, spec: str | None) -> tuple[str, str]:
             base = "HEAD~1"
     for ref in (base, head):
         try:
+            # `HEAD:README.md` names a file, not a commit: refused here, not deep in a diff.
+            if r.rev_parse(ref).type not in ("commit", "tag"):
+                raise ValueError(ref)
             r.commit(ref)
-        except (git.BadName, ValueError, git.GitCommandError):
+        except (git.BadName, ValueError, TypeError, git.GitCommandError, AttributeError):
             raise UsageError(
                 f"unknown git revision {ref!r}", hint="give a range like main..HEAD"
             ) from None
