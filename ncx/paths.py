@@ -23,7 +23,7 @@ from ncx.layout import NCX_DIR
 # 255 per name; a chunk path adds `.neocortex/chunks/` and a slug, so a doc path near the
 # limit would fail on write with ENAMETOOLONG after its chunks were half planned.
 MAX_REL_PATH = 1024
-MAX_NAME = 200
+MAX_NAME = 255
 
 
 class UnsafePath(NcxError):
@@ -138,9 +138,12 @@ def _has_link(root: Path, rel: str) -> bool:
 
 
 def check_write(root: Path, path: Path) -> None:
-    """Refuse a write or delete that would land outside `.neocortex/` (via `..` or a link)."""
+    """Refuse a write or delete that would land outside `.neocortex/` (via `..` or a linked
+    folder at any level, `.neocortex/` itself included)."""
     ncx = root / NCX_DIR
-    if not is_within(path.parent, ncx) or (path.is_symlink() and not is_within(path, ncx)):
+    # Only the folders count: the file itself is replaced by rename or unlinked, and neither
+    # follows a link in its place (a linked unit becomes a regular file, its target untouched).
+    if not is_within(ncx, root) or not is_within(path.parent, ncx):
         raise UnsafePath(
             "would be written outside .neocortex/ (a symlinked folder or a `..` path); refused",
             path=path,

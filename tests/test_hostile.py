@@ -207,6 +207,25 @@ def test_symlinks_are_not_followed_out_or_into_secrets(repo: Path, tmp_path: Pat
     os.symlink(target, chunks)
     proc = ncx("sync", ok=False)
     record("symlinks", "chunk folder linked outside", not any(target.iterdir()) and no_trace(proc))
+    chunks.unlink()
+    ncx("sync", "-q", ok=False)
+    # a chunk file replaced by a link to an outside file: the link is replaced, never written
+    unit = next((repo / ".neocortex/chunks/docs/ok").glob("*.md"))
+    unit.unlink()
+    os.symlink(outside, unit)
+    ncx("sync", "-q", ok=False)
+    record("symlinks", "linked chunk file: target untouched", secret in outside.read_text())
+    # memories/ linked outside: memory add refuses to write there
+    mem = repo / ".neocortex/memories"
+    subprocess.run(["rm", "-rf", str(mem)], check=True)
+    os.symlink(target, mem)
+    proc = ncx("memory", "add", "Release builds run on linux", ok=False)
+    record("symlinks", "memories/ linked outside", clean_fail(proc) and not any(target.iterdir()))
+    # a linked CLAUDE.md read by `init --agent`
+    os.symlink(outside, repo / "CLAUDE.md")
+    proc = ncx("init", "--agent", "claude", ok=False)
+    record("symlinks", "init --agent with CLAUDE.md linked outside", clean_fail(proc))
+    assert secret in outside.read_text() and "ncx" not in outside.read_text()
 
 
 # --- 2. one file never takes the tree down ------------------------------------------------------

@@ -69,7 +69,7 @@ def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -
     mcp = json.loads(template_text("mcp.json"))
 
     def add(rel: str, make: Any) -> None:
-        before = _read(root / rel)
+        before = _read(root, rel)
         after = make(before)
         if after is not None and after != before:
             changes.append(Change(rel, before, after))
@@ -93,7 +93,7 @@ def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -
         add("AGENTS.md", lambda t: put_block(t or "", block, MD_START, MD_END, rel="AGENTS.md"))
         toml = template_text("codex-config.toml")
         rel = ".codex/config.toml"
-        current = _read(root / rel) or ""
+        current = _read(root, rel) or ""
         if _OWN_TOML_TABLE.search(_outside_block(current, TOML_START, TOML_END)):
             notes.append(f"{rel} already defines [mcp_servers.ncx]; left as it is")
         else:
@@ -106,7 +106,7 @@ def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -
     if workflow:
         rel = ".github/workflows/ncx-review.yml"
         wf = template_text("github/ncx-review.yml")
-        current_wf = _read(root / rel)
+        current_wf = _read(root, rel)
         if current_wf is None:
             changes.append(Change(rel, None, wf))
         elif current_wf != wf:
@@ -177,7 +177,19 @@ def _outside_block(text: str, start: str, end: str) -> str:
 # --- JSON settings --------------------------------------------------------------------------
 
 
-def _read(path: Path) -> str | None:
+def _read(root: Path, rel: str) -> str | None:
+    from ncx.paths import read_problem
+
+    path = root / rel
+    # A linked CLAUDE.md (or .claude/ folder) could point outside the repository: its text
+    # would be read into the plan and the merged file written over the link's target.
+    bad = read_problem(root, rel)
+    if bad is not None or (path.is_symlink() and not path.exists()):
+        raise BadAgentFile(
+            bad or "is a dangling symlink",
+            path=rel,
+            hint="replace the link with a regular file, then re-run",
+        )
     try:
         data = path.read_bytes()
     except FileNotFoundError:

@@ -144,7 +144,10 @@ def write_memory(root: Path, memory: Memory, vector: NDArray[np.float32]) -> lis
     """Write the vector, then the markdown (a crash in between is healed by `ncx sync`)."""
     import numpy as np
 
+    from ncx.paths import check_write
+
     md = memory_path(root, memory.id)
+    check_write(root, md)  # a linked memories/ folder must not carry the write elsewhere
     buf = io.BytesIO()
     np.save(buf, np.asarray(vector, dtype=np.float16), allow_pickle=False)
     write_atomic(md.with_suffix(".npy"), buf.getvalue())

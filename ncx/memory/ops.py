@@ -35,7 +35,7 @@ from ncx.memory.file import (
     render_memory,
     write_memory,
 )
-from ncx.paths import memory_ref
+from ncx.paths import check_write, memory_ref
 from ncx.secrets import SecretFinding, find_secrets
 from ncx.store import remove_unit, write_atomic
 
@@ -347,6 +347,7 @@ def list_memories(root: Path) -> tuple[list[Memory], list[NcxError]]:
 def _rewrite(root: Path, path: Path, memory: Memory, meta: Mapping[str, Any]) -> str:
     """Write a memory whose Learning/Context did not change: the vector stays as it is."""
     updated = Memory(memory.id, memory.learning, memory.context, meta, memory.related_lines)
+    check_write(root, path)
     write_atomic(path, render_memory(updated))
     return path.relative_to(root).as_posix()
 
@@ -445,6 +446,7 @@ def reject(root: Path, ref: str) -> list[str]:
 @_locked
 def remove(root: Path, ref: str) -> list[str]:
     path = find_memory(root, ref)
+    check_write(root, path)
     return [p.relative_to(root).as_posix() for p in remove_unit(path)]
 
 

@@ -222,7 +222,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         stored_terms.append({f: terms(fields[f]) for f in _STORED})
         vec_rows.append(vec)
 
-    for dirpath, dirs, names in os.walk(chunks_dir(root)):
+    for dirpath, dirs, names in os.walk(chunks_dir(root)) if _owned(root, chunks_dir(root)) else ():
         dirs.sort()
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         stats[rel_dir] = _stat_str(Path(dirpath))
@@ -233,7 +233,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
             if n.endswith(".md"):
                 parse(Path(dirpath) / n, "chunk")
     mem = memories_dir(root)
-    if mem.is_dir():
+    if mem.is_dir() and _owned(root, mem):
         for md in sorted(mem.glob("*.md")):
             rel = md.relative_to(root).as_posix()
             stats[rel] = _stat_str(md)
@@ -301,6 +301,15 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         "vectors": vectors,
         "group": np.asarray(group, dtype=np.int32),
     }
+
+
+def _owned(root: Path, folder: Path) -> bool:
+    """`folder` really lies inside .neocortex/ inside the repo: a chunks/ or memories/
+    folder linked elsewhere is never indexed (nor served)."""
+    from ncx.layout import ncx_dir
+    from ncx.paths import is_within
+
+    return is_within(folder, ncx_dir(root)) and is_within(ncx_dir(root), root)
 
 
 def _parse_unit(

@@ -8,6 +8,7 @@ collected and the rest of the run continues; a broken doc keeps its existing chu
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
@@ -121,7 +122,7 @@ class _Out:
 
     def _gate(self, path: Path) -> None:
         # Every write and delete stays inside .neocortex/, links at any level included.
-        if path.parent not in self._safe or path.is_symlink():
+        if path.parent not in self._safe:
             check_write(self.root, path)
             self._safe.add(path.parent)
 
@@ -163,25 +164,14 @@ def sync(
     """`_sync` under the memory lock (ncx.locks) unless it is a dry run: a sync rewrites
     memories' hash lines and sweeps vectors without markdown, which must not interleave
     with a `memory add` or `evolve` in another process."""
-    if dry_run:
+    with contextlib.nullcontext() if dry_run else exclusive(root):
         return _sync(
             root,
             cfg,
             paths=paths,
             staged=staged,
             reembed=reembed,
-            dry_run=True,
-            embedder=embedder,
-            progress=progress,
-        )
-    with exclusive(root):
-        return _sync(
-            root,
-            cfg,
-            paths=paths,
-            staged=staged,
-            reembed=reembed,
-            dry_run=False,
+            dry_run=dry_run,
             embedder=embedder,
             progress=progress,
         )
@@ -226,7 +216,7 @@ def _sync(
         in_scope = [
             p
             for p in sources
-            if p in wanted or any(p.startswith(w.rstrip("/") + "/") for w in wanted)
+            if p in wanted or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
         ]
         gone_scope = {w for w in wanted if w not in set(sources) and rel_problem(w) is None}
     else:
