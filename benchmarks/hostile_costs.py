@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ncx.query.cache import locate  # noqa: E402
-from ncx.tree.chunker import ChunkSettings, chunk_markdown  # noqa: E402
+from ncx.query.cache import locate
+from ncx.tree.chunker import ChunkSettings, chunk_markdown
 
 
 def old_attach(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:
