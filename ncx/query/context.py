@@ -96,9 +96,9 @@ def git_state(root: Path) -> list[str]:
     """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible."""
     try:
         info = repo.head_info(root)
-        if not info["head"]:
+        if not info.head:
             return ["- git: no commits yet"]
-        lines = [f"- branch `{info['branch']}` at `{info['head']}`"]
+        lines = [f"- branch `{info.branch}` at `{info.head}`"]
         log = repo.git(root, "log", "-5", "--format=%h %s").decode("utf-8", "replace").splitlines()
         lines += ["- recent commits:"] + [f"  - {ln}" for ln in log]
         status = repo.git(root, "status", "--porcelain", "--untracked-files=normal")
