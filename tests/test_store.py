@@ -8,7 +8,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncx.store import dump_frontmatter, parse_frontmatter, parse_simple_frontmatter, split_frontmatter
+from ncx.store import (
+    dump_frontmatter,
+    parse_frontmatter,
+    parse_simple_frontmatter,
+    split_frontmatter,
+)
 
 # Scalars as they reach frontmatter: ids, paths, headings, hashes, numbers, YAML's trick words.
 TRICKY = ["yes", "No", "on", "null", "~", "1e3", "0x1F", "0755", "1:20", "2026-11-21", ".inf",
