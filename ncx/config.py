@@ -33,6 +33,9 @@ class Config:
     token_budget: int = 15_000
     weights: RankWeights = field(default_factory=RankWeights)
     model_cache: Path = field(default_factory=lambda: Path.home() / ".cache" / "ncx" / "models")
+    # Answer from a cache that is out of date rather than rebuild it first (agent hooks: a
+    # prompt after a pull gets context at once; the rebuild runs in the background).
+    stale_cache_ok: bool = False
 
 
 def _int(env: Mapping[str, str], name: str) -> int | None:

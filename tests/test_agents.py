@@ -279,6 +279,25 @@ def hook(event: str, payload: object, *, env: dict[str, str] | None = None, cwd:
     return ncx_proc("agent-hook", event, input=raw, env=env, cwd=cwd)  # ok=True: exit 0 always
 
 
+def test_prompt_hook_answers_from_an_out_of_date_cache_and_rebuilds_it(tree: Path) -> None:
+    from ncx.query.cache import cache_is_current
+
+    ncx("retrieve", "token refresh")  # builds the cache
+    assert cache_is_current(tree)
+    write(tree, "docs/billing.md", "# Billing\n\nInvoices are sent on the first day of each month.\n")
+    commit_all(tree)
+    ncx("sync")  # as after a pull: the cache is now out of date
+    assert not cache_is_current(tree)
+    out = hook("prompt", {"prompt": "why does the client retry after a 401 on token refresh?", "cwd": str(tree)},
+               env={"NCX_HOOK_TIMEOUT": "30"})
+    assert "docs/auth.md:" in out.stdout  # answered from the old cache, at once
+    for _ in range(200):  # and the background rebuild catches up
+        if cache_is_current(tree):
+            break
+        time.sleep(0.1)
+    assert cache_is_current(tree)
+
+
 def test_prompt_hook_prints_a_frame_within_budget(tree: Path) -> None:
     payload = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "cwd": str(tree),
                "prompt": "why does the client retry after a 401 on token refresh?"}

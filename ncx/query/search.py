@@ -38,7 +38,7 @@ class Searcher:
     @classmethod
     def open(cls, root: Path, cfg: Config) -> Searcher:
         manifest = load_manifest(root)
-        s = cls(root, cfg, load_index(root))
+        s = cls(root, cfg, load_index(root, stale_ok=cfg.stale_cache_ok))
         s._model_id, s._model_origin = tree_model_id(cfg.model, manifest.model)
         s._dim = int(manifest.model.get("dim", 0))
         return s
