@@ -152,7 +152,7 @@ def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[dict[str, An
     index = load_index(root)
     if not index.units:
         return []
-    sims = index.vectors.astype(np.float32) @ np.asarray(vec, dtype=np.float32)
+    sims = index.cosines(vec)
     order = np.lexsort((np.arange(len(sims)), -sims))
     return [(index.units[int(i)], float(sims[int(i)])) for i in order]
 
