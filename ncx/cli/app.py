@@ -14,12 +14,15 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 import typer
 
 from ncx.errors import NcxError
+
+if TYPE_CHECKING:
+    from ncx.config import Config
 
 app = typer.Typer(
     name="ncx",
@@ -152,7 +155,7 @@ def _root() -> Path:
     return find_root(Path.cwd())
 
 
-def _config() -> Any:
+def _config() -> Config:
     from ncx.config import load_config
 
     return load_config()
