@@ -196,6 +196,11 @@ def test_symlinks_are_not_followed_out_or_into_secrets(repo: Path, tmp_path: Pat
     os.symlink(outside, repo / ".neocortex/memories/MEM-2026-01-01-aaaaaa.md")
     hits = ncx("retrieve", "Outside", "--json", ok=False)
     record("symlinks", "linked memory not served", secret not in hits.stdout and no_trace(hits))
+    # a state note linked to a secret: never quoted into a frame
+    os.symlink("../.env", repo / ".neocortex/state.md")
+    frame = ncx("assemble", "--task", "change the settings", ok=False)
+    record("symlinks", "linked state.md not quoted", secret not in frame.stdout and no_trace(frame))
+    (repo / ".neocortex/state.md").unlink()
     # a chunk folder linked outside: sync writes nothing there
     (repo / ".neocortex/memories/MEM-2026-01-01-aaaaaa.md").unlink()
     chunks = repo / ".neocortex/chunks/docs/ok"
@@ -506,12 +511,28 @@ def test_staged_size_checked_before_reading(tree: Path, monkeypatch: pytest.Monk
 # --- 6. property test ---------------------------------------------------------------------------
 
 
+DAMAGE: list[bytes | None] = [
+    b"",  # replaced by an inf vector in the test
+    b"",
+    b"\x93NUMPY\x01\x00garbage",
+    b"---\ntokens: abc\nsource_section: 5\nid: [1, 2]\ndomain: 2024-01-01\n---\n\nx\n",
+    b"---\na: &a [*a]\n---\n\n## Learning\n\nx\n",
+    b"\xff\xfe\x00\x01",
+    b'{"model": {"dim": "x"}, "chunker": {}}',
+    b"---\nstatus: [\n---\n",
+    None,
+]
+
+
 def test_random_trees_and_arguments(repo: Path) -> None:
+    import numpy as np
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
     ncx("init", "-q")
     commit_all(repo, "init")
+    manifest = repo / ".neocortex/manifest.json"
+    good_manifest = manifest.read_bytes()
     base = repo.parent / "outside-sentinel.md"
     base.write_text("untouched")
 
@@ -550,7 +571,7 @@ def test_random_trees_and_arguments(repo: Path) -> None:
     )
 
     @settings(
-        max_examples=15,
+        max_examples=int(os.environ.get("NCX_HOSTILE_EXAMPLES", "15")),
         deadline=None,
         database=None,
         suppress_health_check=list(HealthCheck),
@@ -559,8 +580,28 @@ def test_random_trees_and_arguments(repo: Path) -> None:
         files=st.lists(st.tuples(name, body), max_size=4),
         link=st.sampled_from([None, "../outside-sentinel.md", "docs", ".git/config", "self"]),
         cmds=st.lists(args, min_size=1, max_size=2),
+        damage=st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(DAMAGE)), max_size=2),
     )
-    def run(files: list[tuple[str, str]], link: str | None, cmds: list[tuple[str, ...]]) -> None:
+    def run(
+        files: list[tuple[str, str]],
+        link: str | None,
+        cmds: list[tuple[str, ...]],
+        damage: list[tuple[int, bytes | None]],
+    ) -> None:
+        # Damage what earlier examples built under .neocortex/ (the repo lives across them);
+        # the manifest is restored first, or one damaged manifest would end all exploration.
+        subprocess.run(["rm", "-rf", str(manifest)], check=True)
+        manifest.write_bytes(good_manifest)
+        units = sorted(
+            p for p in (repo / ".neocortex").rglob("*") if p.is_file() and "cache" not in p.parts
+        )
+        for pick, payload in damage if units else []:
+            victim = units[pick % len(units)]
+            if payload is None:  # a folder where a file was
+                victim.unlink()
+                victim.mkdir()
+            else:
+                victim.write_bytes(payload)
         for rel, text in files:
             p = repo / rel
             if any(x in ("..", ".") for x in rel.split("/")) or rel.startswith(".git"):
@@ -582,6 +623,9 @@ def test_random_trees_and_arguments(repo: Path) -> None:
         assert base.read_text() == "untouched"
 
     st_suffix = [".md", ".markdown", ".MD", "", ".md.md"]
+    nan = io.BytesIO()
+    np.save(nan, np.full(32, np.inf, dtype=np.float16))
+    DAMAGE[0] = nan.getvalue()
     t = time.perf_counter()
     run()
     record("fuzz", "15 random trees x random commands", True)
