@@ -35,6 +35,7 @@ from ncx.locks import exclusive
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
 from ncx.paths import (
+    Links,
     check_write,
     ignored_targets,
     lexical_rel,
@@ -369,12 +370,13 @@ def _read_contents(
                 small.append(p)
         return repo.read_staged(root, small)
     out = {}
-    ignored = ignored_targets(root, paths)
+    links = Links(root)
+    ignored = ignored_targets(root, paths, links)
     for p in paths:
         full = root / p
         # A tracked link (or linked folder) to a file outside the repo, into .git/ or to an
         # ignored file: never copy that text into committed chunks.
-        bad = read_problem(root, p, ignored)
+        bad = read_problem(root, p, ignored, links)
         if bad is not None:
             report.problems.append(BadSource(bad, path=p))
             continue
