@@ -407,7 +407,8 @@ def _read_sidecars(
     if not wanted:
         return {}
     if staged:
-        data = repo.read_staged(root, sorted(wanted.values()))
+        sizes = repo.staged_sizes(root, sorted(wanted.values()))
+        data = repo.read_staged(root, [sc for sc, n in sizes.items() if n <= _MAX_SIDECAR])
         return {p: (sc, data[sc]) for p, sc in wanted.items() if sc in data}
     out = {}
     ignored = ignored_targets(root, wanted.values())
