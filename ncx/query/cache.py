@@ -41,6 +41,13 @@ class Index:
     root: Path
     memo: dict[Any, Any] = field(default_factory=dict)  # per-process derived values (masks)
 
+    def cosines(self, vec: Any) -> NDArray[np.float32]:
+        """Cosine of every unit to a unit vector (rows are unit-length, or zero): the one
+        dense similarity, for ranking and for related / near-duplicate memories."""
+        import numpy as np
+
+        return self.vectors @ np.asarray(vec, dtype=np.float32)
+
     def body(self, i: int) -> str:
         """The unit's markdown body, read from its file (only top results need it)."""
         try:

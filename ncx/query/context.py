@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncx import repo
-from ncx.config import Config
+from ncx.config import DEFAULT_TOKEN_BUDGET, Config
 from ncx.errors import NcxError, UsageError
 from ncx.layout import ncx_dir
 from ncx.query.assembler import Frame, FrameInput, Item, assemble
@@ -34,7 +34,7 @@ STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 class FrameRequest:
     task: str
     criteria: tuple[str, ...] = ()
-    budget: int = 15_000
+    budget: int = DEFAULT_TOKEN_BUDGET
     state_file: Path | None = None
     filters: Filters = Filters()
 

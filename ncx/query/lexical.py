@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from ncx.tree.chunkfile import STOPWORDS
+from ncx.words import STOPWORDS
 
 if TYPE_CHECKING:
     import numpy as np
