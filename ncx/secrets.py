@@ -23,7 +23,7 @@ import math
 import re
 import string
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -812,9 +812,7 @@ def _rule_reason(rule: _Rule, m: re.Match[str]) -> str:
     )
 
 
-def _rule_hits(
-    text: str, rules: Iterator[tuple[int, _Rule]] | tuple[tuple[int, _Rule], ...]
-) -> Iterator[_Hit]:
+def _rule_hits(text: str, rules: Iterable[tuple[int, _Rule]]) -> Iterator[_Hit]:
     for rank, rule in rules:
         for m in rule.pattern.finditer(text):
             start = m.start()
