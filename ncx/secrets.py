@@ -24,7 +24,7 @@ import re
 import string
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 __all__ = ["SecretFinding", "find_secrets"]
@@ -996,7 +996,8 @@ def _joined_hits(view: _View) -> Iterator[tuple[_Hit, _View]]:
         # Only what a join made: a hit within one line was found on that line.
         k = bisect.bisect_right(joins, hit.start)
         if k < len(joins) and joins[k] < hit.end and _random_tail(joined.text[hit.start : hit.end]):
-            yield hit, joined
+            note = "Joined across a line break, this"
+            yield replace(hit, reason=hit.reason.replace("This", note, 1)), joined
 
 
 _B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
@@ -1039,10 +1040,24 @@ def _decoded_hits(text: str, depth: int = 0) -> Iterator[_Hit]:
         if best.kind == "url_password":
             what = "a URL with a password"
         reason = (
-            f'This base64 value ("{_preview(m[0], 0)}", {len(m[0])} characters) decodes to '
-            f"{what}; remove it or replace it with a placeholder."
+            f"This base64 value ({len(m[0])} characters) decodes to {what}; remove it or "
+            "replace it with a placeholder."
         )
         yield _Hit(best.kind, m.start(), m.end(), best.rank, reason)
+
+
+def _in_original(text: str, hit: _Hit, view: _View, normalised: bool) -> _Hit:
+    """`hit` with the offsets of the original text; a value that only showed once invisible
+    or look-alike characters were undone says so (the reader sees no such value)."""
+    start, end = view.origin(hit.start), view.origin(hit.end - 1) + 1
+    reason = hit.reason
+    if normalised and len(view.text) and text[start:end] != view.text[hit.start : hit.end]:
+        reason += " It is disguised with invisible, look-alike or fullwidth characters."
+    return _Hit(hit.kind, start, end, hit.rank, reason)
+
+
+def _precedence(hit: _Hit) -> tuple[int, int]:
+    return hit.rank, hit.start
 
 
 def find_secrets(text: str) -> list[SecretFinding]:
@@ -1065,13 +1080,7 @@ def find_secrets(text: str) -> list[SecretFinding]:
         )
     ]
     found += _joined_hits(view)
-    hits = sorted(
-        (
-            _Hit(h.kind, v.origin(h.start), v.origin(h.end - 1) + 1, h.rank, h.reason)
-            for h, v in found
-        ),
-        key=lambda h: (h.rank, h.start),
-    )
+    hits = sorted((_in_original(text, h, v, v is view) for h, v in found), key=_precedence)
     kept: list[_Hit] = []  # disjoint, sorted by start
     starts: list[int] = []
     for hit in hits:

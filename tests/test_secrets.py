@@ -136,6 +136,19 @@ def test_positions_point_into_the_original_text(text: str, line: int, column: in
     assert [(f.line, f.column) for f in find_secrets(text)] == [(line, column)]
 
 
+def test_reasons_say_how_a_value_was_hidden() -> None:
+    (disguised,) = find_secrets(f"token {GH2[:10]}{ZWSP}{GH2[10:]}")
+    assert disguised.reason.endswith(
+        "disguised with invisible, look-alike or fullwidth characters."
+    )
+    (wrapped,) = find_secrets(f"{GH2[:SPLIT_AT]}\n{GH2[SPLIT_AT:]}")
+    assert wrapped.reason.startswith("Joined across a line break, this looks like a GitHub token")
+    (encoded,) = find_secrets(b64(GH2))
+    assert encoded.reason.startswith("This base64 value (56 characters) decodes to a GitHub token")
+    (plain,) = find_secrets(GH2)
+    assert "disguised" not in plain.reason and "Joined" not in plain.reason
+
+
 def test_a_disguised_key_and_its_plain_twin_are_two_findings() -> None:
     text = f"{GOOGLE}\n{GOOGLE[:5]}{ZWSP}{GOOGLE[5:]}"
     assert [(f.kind, f.line) for f in find_secrets(text)] == [
