@@ -716,12 +716,15 @@ def _passphrase(text: str, m: re.Match[str], group: str) -> int | None:
 # --- Passwords in sentences ----------------------------------------------------------------
 
 _PROSE_PASSWORD = re.compile(
-    r"(?i)(?<![\w$.-])(?:password|passwd|passphrase|pwd)s?(?![\w(-])"
+    r"(?i)(?<![\w$.-])(?:password|passwd|passphrase|pwd|passwort|kennwort|contraseña|senha"
+    r"|mot de passe|пароль)s?(?![\w(-])"
     r"(?:[ \t]+(?:for|of|on)[ \t]+(?:the[ \t]+)?[\w.@-]+)?"
-    r"(?:[\"'`*]*[ \t]*[:=][ \t]*|[ \t]+(?:is|was|remains|equals)[ \t]+(?:now[ \t]+|still[ \t]+)?"
+    r"(?:[\"'`*]*[ \t]*[:=][ \t]*"
+    r"|[ \t]+(?:is|was|remains|equals|ist|lautet|est|es|é)[ \t]+(?:now[ \t]+|still[ \t]+)?"
     r"|[ \t]+(?:(?:is|was)[ \t]+)?(?:set|changed)?[ \t]*to[ \t]+)"
     r"[\"'`]?(?P<v>[^\s\"'`]+)"
 )
+_PROSE_ANCHORS = ("pass", "pwd", "kennwort", "contraseña", "senha", "mot de passe", "пароль")
 # Tokens that mix letters and digits and still name something: algorithms, encodings.
 _TECH_TERMS = frozenset({
     "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "argon2", "argon2id", "argon2i",
@@ -748,7 +751,7 @@ def _looks_like_prose_password(value: str) -> bool:
 
 
 def _prose_hits(text: str, low: str, lines: _Lines) -> Iterator[_Hit]:
-    found = (_PROSE_PASSWORD.match(text, i, lines.end(i)) for i in _anchors(low, ("pass", "pwd")))
+    found = (_PROSE_PASSWORD.match(text, i, lines.end(i)) for i in _anchors(low, _PROSE_ANCHORS))
     for m in found:
         if m is None:
             continue
@@ -992,7 +995,8 @@ def _joined_hits(view: _View) -> Iterator[tuple[_Hit, _View]]:
     if not joins:
         return
     joined = out.view(view)
-    for hit in _rule_hits(joined.text, _PREFIXED):
+    # Base64 wrapped at a fixed width (Kubernetes manifests, mail) is decoded here too.
+    for hit in itertools.chain(_rule_hits(joined.text, _PREFIXED), _decoded_hits(joined.text)):
         # Only what a join made: a hit within one line was found on that line.
         k = bisect.bisect_right(joins, hit.start)
         if k < len(joins) and joins[k] < hit.end and _random_tail(joined.text[hit.start : hit.end]):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import random
 import string
+import textwrap
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -328,6 +329,19 @@ SHAPES = [
         1,
     ),
     (
+        "password in a German sentence",
+        "Das Passwort ist " + "Zq8wLm2pX4" + " seit gestern",
+        "assigned_password",
+        1,
+    ),
+    ("password in Russian", "пароль: " + "hunter2-Blue", "assigned_password", 1),
+    (
+        "base64 wrapped at 20 columns",
+        "data: |\n" + "\n".join(textwrap.wrap(b64("config: token=" + GH2 + " and more"), 20)),
+        "github_token",
+        2,
+    ),
+    (
         "password changed to",
         "I changed the root password to " + "Zx9kL2mQ7" + " yesterday",
         "assigned_password",
@@ -476,6 +490,8 @@ BENIGN = [
     "docker run -u 1000:1000 and git push -u origin main",
     "hf_hub_download(repo_id='org/model') and npm_package_version are set by the tools.",
     "Twilio account ids are AC followed by 32 hex characters.",
+    "Das Passwort muss mindestens 12 Zeichen haben; пароль хранится в хранилище.",
+    "La contraseña es segura y el mot de passe est stocké dans le coffre.",
     "Café menu — prices in € … see （notes）; ﬁle names may use ligatures.",
     "Docker image ghcr.io/org/app:v1.2.3 was built from main.",
 ]
