@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncx.config import Config
@@ -40,9 +40,7 @@ def init_tree(root: Path, cfg: Config, *, model: str | None, exclude: list[str])
         manifest = load_manifest(root)
         if exclude:
             merged = tuple(sorted(set(manifest.exclude) | set(exclude)))
-            manifest = Manifest(
-                manifest.model, manifest.chunk, merged, manifest.format, manifest.extra
-            )
+            manifest = replace(manifest, exclude=merged)
     except NotInitialized:
         model_id = model or cfg.model or BUNDLED_MODEL
         origin = ENV_ORIGIN if not model and cfg.model else None
