@@ -94,7 +94,10 @@ def test_rst_adornment_levels_follow_first_appearance() -> None:
 def test_rst_chunks_cite_the_original_lines() -> None:
     doc = load_doc("docs/guide.rst", RST.encode())
     files = chunk_files(doc, ChunkSettings(max_tokens=120, min_tokens=10, overlap_tokens=0))
-    assert [f.chunk.trail for f in files][:2] == [("Cluster Guide",), ("Cluster Guide", "Installing")]
+    assert [f.chunk.trail for f in files][:2] == [
+        ("Cluster Guide",),
+        ("Cluster Guide", "Installing"),
+    ]
     for f in files:
         cited = lines_of(RST, f.chunk.start_line, f.chunk.end_line)
         first_words = f.chunk.text.split("\n")[0].lstrip("# ").split()[:2]
@@ -104,15 +107,24 @@ def test_rst_chunks_cite_the_original_lines() -> None:
 
 
 def test_broken_rst_still_reads() -> None:
-    broken = ".. code-block::\n\nno indent\n\nTitle\n=\n\n.. note::\n\n``unclosed :ref:`x\n====\n"
+    broken = (
+        ".. code-block::\n\nno indent\n\nTitle\n=\n\n.. note::\n\n``unclosed :ref:`x\n====\n\n"
+        "# a shell comment left unindented\n"
+    )
     view = read_rst(broken)
     assert "no indent" in view.text and "unclosed" in view.text
+    assert "\\# a shell comment" in view.text  # prose, not a markdown heading
     assert len(view.lines or ()) == len(view.text.split("\n"))
 
 
 def notebook(cells: list[dict[str, object]], **extra: object) -> str:
-    nb = {"cells": cells, "metadata": {"kernelspec": {"language": "python"}}, "nbformat": 4,
-          "nbformat_minor": 5, **extra}
+    nb = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        **extra,
+    }
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -121,17 +133,26 @@ def md_cell(text: str) -> dict[str, object]:
 
 
 def code_cell(text: str, outputs: list[object] | None = None) -> dict[str, object]:
-    return {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": outputs or [],
-            "source": text.splitlines(keepends=True)}
+    return {
+        "cell_type": "code",
+        "execution_count": 1,
+        "metadata": {},
+        "outputs": outputs or [],
+        "source": text.splitlines(keepends=True),
+    }
 
 
-NB = notebook([
-    md_cell("# Tuning a model\n\n" + PROSE),
-    code_cell("import ray\nfrom ray import tune\n", [{"output_type": "stream", "name": "stdout",
-                                                      "text": ["SECRET OUTPUT LOG\n"]}]),
-    md_cell("## Search spaces\n\n(spaces)=\n\nUse {func}`tune.grid_search` here. " + PROSE),
-    code_cell("space = {'lr': tune.loguniform(1e-4, 1e-1)}\nprint(space)"),
-])
+NB = notebook(
+    [
+        md_cell("# Tuning a model\n\n" + PROSE),
+        code_cell(
+            "import ray\nfrom ray import tune\n",
+            [{"output_type": "stream", "name": "stdout", "text": ["SECRET OUTPUT LOG\n"]}],
+        ),
+        md_cell("## Search spaces\n\n(spaces)=\n\nUse {func}`tune.grid_search` here. " + PROSE),
+        code_cell("space = {'lr': tune.loguniform(1e-4, 1e-1)}\nprint(space)"),
+    ]
+)
 
 
 def test_notebook_view_keeps_cells_drops_outputs() -> None:
@@ -300,7 +321,9 @@ def test_sync_reads_every_format_reports_broken_files_and_goes_on(repo: Path) ->
     assert set(problems) == {"docs/broken.ipynb", "docs/heavy.ipynb"}
     assert "not JSON" in problems["docs/broken.ipynb"]["message"]
     assert "--clear-output" in problems["docs/heavy.ipynb"]["hint"]
-    assert report["skipped"] == [{"path": "docs/manual.adoc", "reason": "AsciiDoc is not read by ncx yet"}]
+    assert report["skipped"] == [
+        {"path": "docs/manual.adoc", "reason": "AsciiDoc is not read by ncx yet"}
+    ]
     assert (repo / ".neocortex/chunks/docs/guide.rst").is_dir()
     assert (repo / ".neocortex/chunks/docs/tune.ipynb").is_dir()
 
@@ -318,7 +341,12 @@ def test_retrieve_cites_rst_and_notebook_lines(repo: Path) -> None:
     commit_all(repo)
     ncx("init")
     ncx("sync")
-    hits = [json.loads(x) for x in ncx("retrieve", "--json", "-k", "10", "ray start head loguniform").stdout.splitlines()]
+    hits = [
+        json.loads(x)
+        for x in ncx(
+            "retrieve", "--json", "-k", "10", "ray start head loguniform"
+        ).stdout.splitlines()
+    ]
     by_path: dict[str, list[dict[str, object]]] = {}
     for h in hits:
         by_path.setdefault(str(h["path"]), []).append(h)
@@ -371,5 +399,6 @@ def test_sync_of_every_format_is_deterministic(repo: Path) -> None:
 def subprocess_status(root: Path) -> str:
     import subprocess
 
-    return subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True,
-                          text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
