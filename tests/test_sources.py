@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, ncx, write
+from conftest import commit_all, git, ncx, write
 
 from ncx.errors import BadSource
 from ncx.tree.chunker import ChunkSettings
@@ -402,3 +402,47 @@ def subprocess_status(root: Path) -> str:
     return subprocess.run(
         ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
     ).stdout.strip()
+
+
+def chunk_bytes(root: Path, folder: str) -> dict[str, bytes]:
+    base = root / ".neocortex/chunks" / folder
+    return {p.name: p.read_bytes() for p in sorted(base.glob("*.md"))}
+
+
+def test_rst_and_notebook_edits_rewrite_only_their_section(repo: Path) -> None:
+    sections = "".join(f"Part {n}\n======\n\n{PROSE} Part {n}.\n\n" for n in range(1, 5))
+    write(repo, "docs/guide.rst", "Guide\n#####\n\n" + PROSE + "\n\n" + sections)
+    cells = [md_cell(f"## Step {n}\n\n{PROSE} Step {n}.") for n in range(1, 5)]
+    write(repo, "docs/nb.ipynb", notebook([md_cell("# Notebook\n\n" + PROSE), *cells]))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    rst_before, nb_before = chunk_bytes(repo, "docs/guide.rst"), chunk_bytes(repo, "docs/nb.ipynb")
+    assert len(rst_before) == 5 and len(nb_before) == 5
+    write(repo, "docs/guide.rst", "Guide\n#####\n\n" + PROSE + "\n\n" + sections.replace("Part 3.", "Part 3 edited."))
+    # A new cell on top and an edit in one: cell numbers move, chunk files must not.
+    write(repo, "docs/nb.ipynb", notebook([code_cell("import ray"), md_cell("# Notebook\n\n" + PROSE),
+                                           *cells[:2], md_cell(f"## Step 3\n\n{PROSE} Step 3 edited."), cells[3]]))
+    ncx("sync")
+    rst_after, nb_after = chunk_bytes(repo, "docs/guide.rst"), chunk_bytes(repo, "docs/nb.ipynb")
+    assert [k for k in rst_before if rst_before[k] != rst_after.get(k)] == ["guide--part-3.md"]
+    changed_nb = [k for k in nb_after if nb_before.get(k) != nb_after[k]]
+    # The new code cell joins the intro (too small to stand alone); steps 1, 2 and 4 stay.
+    assert sorted(changed_nb) == ["notebook--step-3.md", "notebook.md"]
+    assert set(nb_after) == set(nb_before)
+
+
+def test_review_and_hook_follow_rst_docs(repo: Path) -> None:
+    write(repo, "docs/guide.rst", RST)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, "docs/guide.rst", RST.replace("Nodes need port 6379 open.", "Nodes need port 6380 open."))
+    git(repo, "add", "docs/guide.rst")
+    hook = ncx("hook", "sync", ok=False)
+    assert hook.returncode == 1 and ".neocortex/chunks/docs/guide.rst/" in hook.stdout + hook.stderr
+    commit_all(repo, "feature")
+    review = ncx("review", "main..feature").stdout
+    assert "`docs/guide.rst`" in review and "Cluster Guide > Installing" in review
