@@ -285,7 +285,7 @@ def test_plain_markdown_view_is_the_file() -> None:
 
 def test_workflow_template_watches_every_source_suffix() -> None:
     root = Path(__file__).resolve().parent.parent
-    for tpl in ("templates/github/ncx-review.yml", "ncx/agents/templates/github/ncx-review.yml"):
+    for tpl in ("templates/github/ncx-review.yml",):
         body = (root / tpl).read_text()
         for suffix in suffixes():
             assert f'"**/*{suffix}"' in body, (tpl, suffix)
