@@ -219,8 +219,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     if st["problems"]:
         line += f"; {st['problems']} problems (run `ncx check`)"
     print(line)
-    for p, why in st["skipped"][:5]:
-        print(f"not indexed: {p}: {why}")
+    for s in st["skipped"][:5]:
+        print(f"not indexed: {s['path']}: {s['reason']}")
     if len(st["skipped"]) > 5:
         print(f"... and {len(st['skipped']) - 5} more not indexed (ncx status --json lists all)")
     if st.get("v2"):

@@ -26,7 +26,7 @@ def tree_status(root: Path, cfg: Config) -> dict[str, Any]:
     return {
         "docs": plan.docs,  # the dry run already listed the sources
         "formats": dict(sorted(plan.by_format.items())),
-        "skipped": [[p, why] for p, why in plan.skipped],
+        "skipped": [{"path": p, "reason": why} for p, why in plan.skipped],
         "chunks": chunks,
         "memories": memories,
         "model": {
