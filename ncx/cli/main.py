@@ -210,7 +210,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     model = st["model"]
     kinds = describe(st["formats"])
     line = (
-        f"ncx: {st['docs']} docs" + (f" ({kinds})" if kinds else "")
+        f"ncx: {st['docs']} docs"
+        + (f" ({kinds})" if kinds else "")
         + f", {st['chunks']} chunks, {st['memories']} memories; "
         f"model {model['id']} ({model['dim']}d"
         + ("); " if model["available"] else ", not available here: run `ncx check`); ")
