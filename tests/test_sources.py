@@ -449,3 +449,16 @@ def test_review_and_hook_follow_rst_docs(repo: Path) -> None:
     commit_all(repo, "feature")
     review = ncx("review", "main..feature").stdout
     assert "`docs/guide.rst`" in review and "Cluster Guide > Installing" in review
+
+
+def test_init_skip_format_switches_notebooks_off(repo: Path) -> None:
+    write(repo, "docs/guide.rst", RST)
+    write(repo, "docs/tune.ipynb", NB)
+    commit_all(repo)
+    ncx("init", "--skip-format", "ipynb")
+    manifest = json.loads((repo / ".neocortex/manifest.json").read_text())
+    assert manifest["sources"]["skip_formats"] == ["notebook"]
+    report = json.loads(ncx("sync", "--json").stdout)
+    assert set(report["formats"]) == {"rst"} and report["skipped"][0]["path"] == "docs/tune.ipynb"
+    bad = ncx("init", "--skip-format", "pdf", ok=False)
+    assert bad.returncode != 0 and "unknown source format 'pdf'" in bad.stderr and "notebook" in bad.stderr

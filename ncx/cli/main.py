@@ -35,6 +35,13 @@ def init(
             "--exclude", help="Glob of docs never to index (repeatable), e.g. 'vendor/**'."
         ),
     ] = None,
+    skip_format: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--skip-format",
+            help="A source format never to index (repeatable): markdown, rst, notebook or mdx.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
     agent: Annotated[
         list[str] | None,
@@ -67,7 +74,9 @@ def init(
         if not manifest_path(root).exists():
             _say("ncx: would create .neocortex/ (manifest, chunks/, memories/)")
     else:
-        tree = init_tree(root, _config(), model=model, exclude=exclude or []).written
+        tree = init_tree(
+            root, _config(), model=model, exclude=exclude or [], skip_formats=skip_format or []
+        ).written
     if agents:
         _install_agents(root, agents, dry_run=dry_run, quiet=quiet, tree=tree)
     elif not quiet and not dry_run:
