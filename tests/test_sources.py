@@ -277,6 +277,49 @@ def test_myst_directives_roles_and_labels() -> None:
             assert line.split()[0].strip("`") in src, (line, src)
 
 
+ADOC = f"""\
+= Operator Manual
+:toc: left
+:icons: font
+
+{PROSE}
+
+// a comment nobody reads
+
+== Installing
+
+See <<tuning,the tuning section>> and link:https://example.com[the site].
+
+NOTE: Port 6379 must be open.
+
+[source,bash]
+----
+ray start --head
+----
+
+[[tuning]]
+=== Tuning
+
+{PROSE}
+"""
+
+
+def test_asciidoc_sections_code_and_citations() -> None:
+    from ncx.tree.sources.asciidoc import read_asciidoc
+
+    view = read_asciidoc(ADOC)
+    lines = view.text.split("\n")
+    assert "# Operator Manual" in lines and "## Installing" in lines and "### Tuning" in lines
+    assert ":toc:" not in view.text and "comment" not in view.text and "[[tuning]]" not in view.text
+    assert "See the tuning section and the site." in view.text
+    assert "**Note:** Port 6379 must be open." in view.text
+    assert "```bash\nray start --head\n```" in view.text
+    doc = load_doc("docs/manual.adoc", ADOC.encode())
+    for f in chunk_files(doc, ChunkSettings(max_tokens=120, min_tokens=10, overlap_tokens=0)):
+        cited = lines_of(ADOC, f.chunk.start_line, f.chunk.end_line)
+        assert f.chunk.text.split("\n")[-1].strip("`*")[:20] in cited, (f.chunk.name, cited)
+
+
 def test_plain_markdown_view_is_the_file() -> None:
     text = "# Title\n\nPlain text with {braces} and a dict {'a': 1}.\n"
     view = read_view("a.md", text)
@@ -307,7 +350,8 @@ def test_sync_reads_every_format_reports_broken_files_and_goes_on(repo: Path) ->
     write(repo, "docs/install.md", MYST + "\n" + PROSE + "\n")
     write(repo, "docs/broken.ipynb", '{"cells": [ {"cell_type": "markdown", ')
     write(repo, "docs/heavy.ipynb", big_notebook(50))
-    write(repo, "docs/manual.adoc", "= Manual\n\ntext\n")
+    write(repo, "docs/manual.adoc", ADOC)
+    write(repo, "docs/notes.org", "* Notes\n\ntext\n")
     commit_all(repo)
     ncx("init")
     proc = ncx("sync", "--json", ok=False)
@@ -322,20 +366,21 @@ def test_sync_reads_every_format_reports_broken_files_and_goes_on(repo: Path) ->
     assert "not JSON" in problems["docs/broken.ipynb"]["message"]
     assert "--clear-output" in problems["docs/heavy.ipynb"]["hint"]
     assert report["skipped"] == [
-        {"path": "docs/manual.adoc", "reason": "AsciiDoc is not read by ncx yet"}
+        {"path": "docs/notes.org", "reason": "Org mode is not read by ncx yet"}
     ]
+    assert report["formats"]["asciidoc"] == {"docs": 1, "chunks": 2}
     assert (repo / ".neocortex/chunks/docs/guide.rst").is_dir()
     assert (repo / ".neocortex/chunks/docs/tune.ipynb").is_dir()
 
     human = ncx("sync", ok=False)
-    assert "skipped docs/manual.adoc: AsciiDoc" in human.stderr
+    assert "skipped docs/notes.org: Org mode" in human.stderr
     assert "docs/broken.ipynb" in human.stderr and "docs/heavy.ipynb" in human.stderr
     status = ncx("status").stdout
     assert "1 rst" in status and "3 notebook" in status and "1 mdx" in status
-    assert "not indexed: docs/manual.adoc" in status
+    assert "not indexed: docs/notes.org" in status
     st = json.loads(ncx("status", "--json").stdout)
-    assert st["formats"] == {"markdown": 1, "mdx": 1, "notebook": 3, "rst": 1}
-    assert st["skipped"] == [{"path": "docs/manual.adoc", "reason": "AsciiDoc is not read by ncx yet"}]
+    assert st["formats"] == {"asciidoc": 1, "markdown": 1, "mdx": 1, "notebook": 3, "rst": 1}
+    assert st["skipped"] == [{"path": "docs/notes.org", "reason": "Org mode is not read by ncx yet"}]
 
 
 def test_retrieve_cites_rst_and_notebook_lines(repo: Path) -> None:
@@ -380,7 +425,7 @@ def test_skip_formats_in_the_manifest_switches_a_format_off(repo: Path) -> None:
     assert report["skipped"][0]["path"] == "docs/tune.ipynb"
     assert "switched off" in report["skipped"][0]["reason"]
     assert not (repo / ".neocortex/chunks/docs/tune.ipynb").exists()
-    data["sources"]["skip_formats"] = ["asciidoc"]
+    data["sources"]["skip_formats"] = ["pdf"]
     manifest.write_text(json.dumps(data))
     bad = ncx("sync", ok=False)
     assert bad.returncode != 0 and "unknown format" in bad.stderr and "notebook" in bad.stderr

@@ -39,7 +39,7 @@ def init(
         list[str] | None,
         typer.Option(
             "--skip-format",
-            help="A source format never to index (repeatable): markdown, rst, notebook or mdx.",
+            help="A source format never to index (repeatable): markdown, rst, notebook, mdx or asciidoc.",
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,

@@ -30,11 +30,10 @@ FORMATS: tuple[Format, ...] = (
     Format("rst", (".rst", ".rest"), "reStructuredText", False),
     Format("notebook", (".ipynb",), "Jupyter notebook", False),
     Format("mdx", (".mdx",), "MDX", True),
+    Format("asciidoc", (".adoc", ".asciidoc"), "AsciiDoc", False),
 )
 # Doc formats seen in repositories that ncx does not read: reported, never silently passed.
 UNREAD: dict[str, str] = {
-    ".adoc": "AsciiDoc is not read by ncx yet",
-    ".asciidoc": "AsciiDoc is not read by ncx yet",
     ".org": "Org mode is not read by ncx yet",
 }
 # Part of sync's state key: a reader change re-reads every doc once (MyST docs synced
@@ -88,6 +87,10 @@ def read_view(path: str, text: str) -> View:
         from ncx.tree.sources.notebook import read_notebook
 
         return read_notebook(text, path)
+    if name == "asciidoc":
+        from ncx.tree.sources.asciidoc import read_asciidoc
+
+        return read_asciidoc(text)
     if name == "mdx":
         from ncx.tree.sources.mdx import read_mdx
 
