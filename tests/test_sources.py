@@ -254,6 +254,10 @@ a
 b
 ```
 
+```{mermaid}
+graph LR; A-->B
+```
+
 See {ref}`the guide <guide>` and {class}`ray.actor.ActorClass`.
 
 ```python
@@ -269,6 +273,7 @@ def test_myst_directives_roles_and_labels() -> None:
     assert "(install-label)=" not in text and "**Note:**" in text and "Python 3.9" in text
     assert "```bash\npip install ray\n```" in text and ":caption:" not in text
     assert "toctree" not in text and "\na\n" not in text
+    assert "```mermaid\ngraph LR; A-->B\n```" in text
     assert "See the guide and `ray.actor.ActorClass`." in text
     assert "(not_a_label)=" in text and "{ref}`kept verbatim in code`" in text
     for view_no, line in enumerate(text.split("\n"), start=1):

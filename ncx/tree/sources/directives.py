@@ -16,6 +16,8 @@ CODE = frozenset(
     """code-block code sourcecode testcode testoutput doctest ipython jupyter-execute
     code-cell literal-block""".split()
 )
+# Diagrams and formulas: kept whole as code in their own language, never reflowed as prose.
+NAMED_CODE = frozenset("mermaid graphviz plantuml math".split())
 DROP = frozenset(
     """toctree contents include literalinclude image raw index meta highlight testsetup
     testcleanup currentmodule module default-role role sectnum header footer title youtube
@@ -76,6 +78,8 @@ def directive(
         if short in ("ipython", "doctest", "jupyter-execute", "testcode") and not lang:
             lang = "python"
         return fenced(lang, content, at)
+    if short in NAMED_CODE:
+        return fenced(short, content or [(arg, at)], at)
     inner = trim_blank(render(content)) if content else []
     if short in ADMONITIONS:
         label = ADMONITIONS[short]
