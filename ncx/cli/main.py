@@ -143,7 +143,7 @@ def sync(
     Exit 1 if any doc could not be read (the rest is still synced).
     Example: ncx sync docs/
     """
-    from ncx.tree.sources import describe
+    from ncx.sources import describe
     from ncx.tree.sync import sync as run_sync
 
     report = run_sync(
@@ -214,7 +214,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     if as_json:
         _json_out(st)
         return
-    from ncx.tree.sources import describe
+    from ncx.sources import describe
 
     model = st["model"]
     kinds = describe(st["formats"])

@@ -32,10 +32,10 @@ from ncx.layout import (
 )
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
+from ncx.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
 from ncx.store import dump_frontmatter, read_unit, remove_unit, write_if_changed
 from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
-from ncx.tree.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
 
 _HASH_LINE = re.compile(rb"^hash: ([0-9a-f]+)$", re.MULTILINE)
 _STATE = "sync-state.json"
@@ -73,7 +73,7 @@ class _Pending:
 def list_sources(
     root: Path, manifest: Manifest, *, tracked: Sequence[str] | None = None
 ) -> list[str]:
-    """Docs ncx indexes: tracked files of a format it reads (ncx.tree.sources) outside
+    """Docs ncx indexes: tracked files of a format it reads (ncx.sources) outside
     .neocortex/, minus excludes and formats switched off in the manifest.
 
     Tracked means in the git index, which is also what the next commit will hold, so the
