@@ -212,28 +212,27 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
     st = tree_status(_root(), _config())
     if as_json:
-        _json_out(st)
+        _json_out(st.to_json())
         return
     from ncx.sources import describe
 
-    model = st["model"]
-    kinds = describe(st["formats"])
+    kinds = describe(st.formats)
     line = (
-        f"ncx: {st['docs']} docs"
+        f"ncx: {st.docs} docs"
         + (f" ({kinds})" if kinds else "")
-        + f", {st['chunks']} chunks, {st['memories']} memories; "
-        f"model {model['id']} ({model['dim']}d"
-        + ("); " if model["available"] else ", not available here: run `ncx check`); ")
+        + f", {st.chunks} chunks, {st.memories} memories; "
+        f"model {st.model.id} ({st.model.dim}d"
+        + ("); " if st.model.available else ", not available here: run `ncx check`); ")
     )
-    line += f"{st['stale']} stale (run `ncx sync`)" if st["stale"] else "up to date"
-    if st["problems"]:
-        line += f"; {st['problems']} problems (run `ncx check`)"
+    line += f"{st.stale} stale (run `ncx sync`)" if st.stale else "up to date"
+    if st.problems:
+        line += f"; {st.problems} problems (run `ncx check`)"
     print(line)
-    for s in st["skipped"][:5]:
-        print(f"not indexed: {s['path']}: {s['reason']}")
-    if len(st["skipped"]) > 5:
-        print(f"... and {len(st['skipped']) - 5} more not indexed (ncx status --json lists all)")
-    if st.get("v2"):
+    for path, why in st.skipped[:5]:
+        print(f"not indexed: {path}: {why}")
+    if len(st.skipped) > 5:
+        print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
+    if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
 
 
