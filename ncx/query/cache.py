@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: notebook units carry `cell`; non-markdown sources cited
 _FILE = "index.npz"
 
 
@@ -432,10 +432,15 @@ def _attach_lines(
 ) -> None:
     """Each chunk's current line range in its source, found by its verbatim text.
 
-    Chunk files hold no line numbers (they would churn on every edit above them). Ranges of
-    reused units stand unless their source changed; a chunk whose text is no longer in the
-    source (edited, not yet synced) gets no range.
+    Chunk files hold no line numbers (they would churn on every edit above them). The text
+    is found in the source's markdown view (the file itself for plain markdown; reST,
+    notebooks, MDX and MyST read by ncx.sources, stdlib-only and fast) and mapped to
+    the file's own lines; a notebook chunk also gets its `cell`. Ranges of reused units
+    stand unless their source changed; a chunk whose text is no longer in the source
+    (edited, not yet synced) gets no range.
     """
+    from ncx.sources import View, read_view
+
     by_source: dict[str, list[int]] = {}
     for i, u in enumerate(units):
         if u["kind"] != "chunk":
@@ -448,6 +453,10 @@ def _attach_lines(
             text = text.replace("\r\n", "\n")
         except OSError:
             text = ""
+        try:
+            view = read_view(src, text) if text else View(text)
+        except NcxError:
+            view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
         found_bodies: list[str] = []
         for i in rows:
             u = units[i]
@@ -459,24 +468,31 @@ def _attach_lines(
                 except NcxError:
                     body = ""
             found_bodies.append(body.strip("\n"))
-        for i, body, pos in zip(rows, found_bodies, locate(text, found_bodies), strict=True):
+        found = locate(view.text, found_bodies)
+        for i, body, pos in zip(rows, found_bodies, found, strict=True):
             u = units[i]
+            u.pop("cell", None)
             if pos is None:
                 u["start_line"] = u["end_line"] = None
                 continue
-            u["start_line"] = pos[1]
-            u["end_line"] = pos[1] + body.count("\n")
+            first = pos[1]
+            last = first + body.count("\n")
+            u["start_line"], u["end_line"] = view.source_span(first, last)
+            cell = view.cell_span(first, last)
+            if cell is not None:
+                u["cell"] = cell
 
 
 def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:
     """(char offset, 1-based line) of the first occurrence of each body in `text`, or None.
 
-    Linear in the text plus the bodies for chunks that start at a line start or span one:
-    each body is keyed by its first line (the chunk starts at a line start) and by its
-    second line (it starts mid-line, as a sentence window does), the text's lines are
-    scanned once for those keys, and each candidate is verified in place. Only a one-line
-    body inside a longer line falls back to `str.find`. (A `find` per chunk from the start
-    plus a newline count up to it made a 50 MB doc's first retrieve take 92 s.)
+    Linear in the text plus the bodies: a body of three or more lines is keyed by its longest
+    inner line (a whole line of the text wherever the body starts, even mid-line as a
+    sentence window does), the text's lines are scanned once for those keys, and each
+    candidate is verified in place; the earliest verified one is the first occurrence. A
+    body of one or two lines, or one whose key repeats all over the text, falls back to
+    `str.find`. (A `find` per chunk from the start plus a newline count up to it made a
+    50 MB doc's first retrieve take 92 s; benchmarks/hostile_costs.py.)
     """
     from bisect import bisect_right
 
