@@ -621,7 +621,7 @@ def test_random_trees_and_arguments(repo: Path) -> None:
         assert files_outside_ncx(repo) == before
         assert base.read_text() == "untouched"
 
-    st_suffix = [".md", ".markdown", ".MD", "", ".md.md"]
+    st_suffix = [".md", ".markdown", ".MD", "", ".md.md", ".rst", ".ipynb", ".mdx"]
     nan = io.BytesIO()
     np.save(nan, np.full(32, np.inf, dtype=np.float16))
     DAMAGE[0] = nan.getvalue()
