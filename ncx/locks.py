@@ -42,8 +42,8 @@ def exclusive(root: Path, name: str = "memories") -> Iterator[None]:
     """Hold the repo-wide lock `name` (blocking) for the duration of the block."""
     folder = cache_dir(root)
     key = str(folder.resolve() / name)
-    if key in _held():
-        yield
+    if key in _held() or not folder.parent.is_dir():
+        yield  # held already, or no .neocortex/ yet: the command fails on that, not on a lock
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)

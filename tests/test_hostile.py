@@ -441,13 +441,18 @@ def test_sweeps_spare_live_temp_files(tree: Path) -> None:
     live_mem = tree / f".neocortex/memories/.tmp-{os.getpid()}-abc.npy"
     dead_pid = 2**22 + 12345  # above pid_max on most systems: no such process
     dead = chunk_dir / f".tmp-{dead_pid}-abc.md"
-    for p in (live, live_mem, dead):
+    dead_mem = tree / f".neocortex/memories/.tmp-{dead_pid}-abc.npy"
+    for p in (live, live_mem, dead, dead_mem):
         p.write_bytes(b"half-written")
     # a memory's vector written a moment before its markdown (an add in progress)
     ncx("sync")
     record("concurrency", "live temp file in a chunk folder kept", live.exists())
     record("concurrency", "live temp file in memories kept", live_mem.exists())
-    record("concurrency", "dead process's temp file swept", not dead.exists())
+    record(
+        "concurrency",
+        "dead process's temp files swept",
+        not dead.exists() and not dead_mem.exists(),
+    )
 
 
 # --- 5. linear costs ----------------------------------------------------------------------------

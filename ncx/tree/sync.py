@@ -595,6 +595,8 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
         pending.append(_Pending(md, new_bytes, memory_embed_text(body)))
     for npy in sorted(folder.glob("*.npy")):
         if is_temp(npy.name):
+            if not out.dry and stale_temp(npy):  # a killed add's leftover, never a live one
+                npy.unlink(missing_ok=True)
             continue
         if not npy.with_suffix(".md").exists():
             out.remove(npy)
