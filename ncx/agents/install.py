@@ -61,6 +61,9 @@ def resolve_agents(names: Sequence[str]) -> tuple[str, ...]:
     return AGENTS if "all" in wanted else tuple(a for a in AGENTS if a in wanted)
 
 
+WORKFLOWS = ("ncx-review.yml", "ncx-review-comment.yml")
+
+
 def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -> Plan:
     """Every file change installing `agents` needs; reads files, writes nothing."""
     changes: list[Change] = []
@@ -103,9 +106,10 @@ def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -
                 f"Codex reads {rel} only in a trusted project; to use ncx in every project, "
                 "add the [mcp_servers.ncx] lines of that block to ~/.codex/config.toml"
             )
-    if workflow:
-        rel = ".github/workflows/ncx-review.yml"
-        wf = template_text("github/ncx-review.yml")
+    # the PR review: a read-only pull_request workflow and the workflow_run one that comments
+    for name in WORKFLOWS if workflow else ():
+        rel = f".github/workflows/{name}"
+        wf = template_text(f"github/{name}")
         current_wf = _read(root / rel)
         if current_wf is None:
             changes.append(Change(rel, None, wf))
