@@ -455,3 +455,58 @@ def test_mcp_round_trip(tree: Path) -> None:
     assert seen["secret"].is_error and "refused" in seen["secret"].content[0].text
     assert seen["status"].structured_content["memories"] == 1
     assert seen["bad"].is_error
+
+
+# --- commands that run whatever the install ------------------------------------------------------
+
+
+def test_claude_md_importing_agents_md_gets_no_second_block(repo: Path) -> None:
+    write(repo, "CLAUDE.md", "@AGENTS.md\n")
+    out = ncx("init", "--agent", "claude")
+    assert (repo / "CLAUDE.md").read_text() == "@AGENTS.md\n"
+    assert (repo / "AGENTS.md").read_text().count(MD_START) == 1
+    assert "CLAUDE.md imports AGENTS.md" in out.stderr
+    ncx("init", "--agent", "all")
+    assert (repo / "CLAUDE.md").read_text() == "@AGENTS.md\n"
+    assert (repo / "AGENTS.md").read_text().count(MD_START) == 1
+
+
+def test_an_interpreter_command_is_written_everywhere_and_recognised_again(repo: Path) -> None:
+    from ncx.agents.install import apply_plan, plan_install
+
+    cmd = ["/opt/my env/bin/python3", "-m", "ncx"]
+    apply_plan(repo, plan_install(repo, ("claude", "cursor", "codex"), command=cmd))
+    settings = json.loads((repo / ".claude/settings.json").read_text())
+    prompt = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert prompt == "'/opt/my env/bin/python3' -m ncx agent-hook prompt"
+    for rel in (".mcp.json", ".cursor/mcp.json"):
+        entry = json.loads((repo / rel).read_text())["mcpServers"]["ncx"]
+        assert entry["command"] == cmd[0] and entry["args"][:3] == ["-m", "ncx", "mcp"]
+    toml = (repo / ".codex/config.toml").read_text()
+    assert 'command = "/opt/my env/bin/python3"\nargs = ["-m", "ncx", "mcp"]' in toml
+    # re-running (the same or another install) replaces ncx's entries, never adds a second
+    before = snapshot(repo)
+    assert plan_install(repo, ("claude", "cursor", "codex"), command=cmd).changes == ()
+    apply_plan(repo, plan_install(repo, ("claude",), command=["ncx"]))
+    settings = json.loads((repo / ".claude/settings.json").read_text())
+    assert len(settings["hooks"]["UserPromptSubmit"]) == 1
+    assert snapshot(repo)[".mcp.json"] == before[".mcp.json"]  # the user's executable is kept
+
+
+@pytest.mark.e2e
+def test_agent_configs_run_from_a_shell_without_ncx_on_path(repo: Path) -> None:
+    """ncx not on PATH (a venv nobody activated): the files name this interpreter, init runs
+    one through them and says so, and the written hook starts with a minimal PATH."""
+    write(repo, "README.md", "# Shop\n\nInstall with pip.\n")
+    commit_all(repo)
+    env = {"PATH": "/usr/bin:/bin"}
+    out = ncx_proc("init", "--agent", "claude", cwd=repo, env=env)
+    assert f"checked: `{sys.executable} -m ncx --version` -> ncx " in out.stderr, out.stderr
+    settings = json.loads((repo / ".claude/settings.json").read_text())
+    start = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert start.startswith(f"{sys.executable} -m ncx agent-hook session-start")
+    mcp = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["ncx"]
+    assert [mcp["command"], *mcp["args"]] == [sys.executable, "-m", "ncx", "mcp"]
+    ran = subprocess.run(["/bin/sh", "-c", start], cwd=repo, input="{}", capture_output=True,
+                         text=True, env={**os.environ, **env})
+    assert ran.returncode == 0, ran.stderr
