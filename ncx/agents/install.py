@@ -383,10 +383,11 @@ def merge_mcp(config: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
     entry = dict(ours["mcpServers"]["ncx"])
     old = servers.get("ncx")
     if isinstance(old, dict):
-        old_args = old.get("args") if isinstance(old.get("args"), list) else []
+        args = old.get("args")
+        old_args: list[Any] = args if isinstance(args, list) else []
         exe = _kept_exe(_argv_text([old.get("command"), *old_args]))
         entry = {**old, **entry}
-        if exe:  # the user's own ncx executable, still there: keep it
+        if exe:  # the user's own ncx executable: keep it
             argv = [entry["command"], *entry["args"]]
             rest = argv[len(shlex.split(_ncx_exe(_argv_text(argv)) or "ncx")) :]
             prefix = shlex.split(exe)
