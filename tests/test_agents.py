@@ -451,10 +451,49 @@ def test_mcp_round_trip(tree: Path) -> None:
     assert added["status"] == "proposed"
     md = (tree / added["written"][0]).read_text()
     assert "status: proposed" in md and "provenance: mcp" in md and "ten calls per minute" in md
-    assert seen["again"].is_error and "already remembered" in seen["again"].content[0].text
+    again = seen["again"].content[0].text
+    assert seen["again"].is_error and "already remembered" in again
+    assert "force=true" in again and "--force" not in again  # what an MCP client can pass
     assert seen["secret"].is_error and "refused" in seen["secret"].content[0].text
     assert seen["status"].structured_content["memories"] == 1
     assert seen["bad"].is_error
+
+
+def test_cli_hints_are_restated_for_mcp_clients() -> None:
+    from ncx.agents.mcp_server import mcp_hint
+
+    assert mcp_hint('give --task "what you are about to do"', ("task",)) == 'give task="what you are about to do"'
+    assert mcp_hint("give --budget 200 or more", ("budget",)) == "give budget=200 or more"
+    assert mcp_hint("or add it anyway with --force", ("force",)) == "or add it anyway with force=true"
+    shell = mcp_hint("run `ncx sync --reembed`, or unset NCX_EMBEDDING_MODEL", ("force",))
+    assert shell.startswith("run `ncx sync --reembed`") and "ask the user" in shell
+
+
+@pytest.mark.e2e
+def test_mcp_outside_a_repository_answers_with_an_error(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    params = StdioServerParameters(command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(outside),
+                                   env=dict(os.environ))
+    seen: dict[str, object] = {}
+
+    async def session() -> None:
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write_), ClientSession(read, write_) as s:
+                await s.initialize()
+                seen["status"] = await s.call_tool("status", {})
+                seen["retrieve"] = await s.call_tool("retrieve", {"query": "x"})
+
+    anyio.run(session)
+    for name in ("status", "retrieve"):
+        res = seen[name]
+        assert res.is_error, name
+        text = res.content[0].text
+        assert "not inside a git repository" in text and '"--root"' in text
 
 
 # --- commands that run whatever the install ------------------------------------------------------
