@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import SHARED, commit_all, git, ncx
+from conftest import SHARED, commit_all, git, ncx, write
 
 from ncx.config import load_config
 from ncx.tree.chunkfile import header_doc_id
@@ -807,3 +807,14 @@ def test_a_run_that_stops_halfway_still_owns_the_memories_it_wrote(
     assert len(written) == 2
     out = ncx("migrate", "--rollback")
     assert out.returncode == 0 and not any(p.exists() for p in written)
+
+
+def test_without_v2_files_there_is_nothing_to_migrate(repo: Path) -> None:
+    for i in range(3):
+        write(repo, f"docs/d{i}.md", f"# Doc {i}\n\nSome text about topic {i}.\n")
+    commit_all(repo)
+    for args in (("--dry-run",), ()):
+        out = ncx("migrate", *args)
+        assert out.stdout == "" and "nothing to migrate" in out.stderr
+    assert not (repo / ".neocortex").exists()
+    assert json.loads(ncx("migrate", "--dry-run", "--json").stdout)["nothing_to_migrate"] is True
