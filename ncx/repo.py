@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncx.errors import NcxError, NotARepo
@@ -81,8 +82,15 @@ def read_staged(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     return result
 
 
-def head_info(root: Path) -> dict[str, str]:
-    """Branch and short HEAD, or empty strings before the first commit."""
+@dataclass(frozen=True, slots=True)
+class Head:
+    """Branch and short HEAD; both empty before the first commit."""
+
+    branch: str
+    head: str
+
+
+def head_info(root: Path) -> Head:
     branch = git(root, "rev-parse", "--abbrev-ref", "HEAD", check=False).decode().strip()
     head = git(root, "rev-parse", "--short", "HEAD", check=False).decode().strip()
-    return {"branch": branch if head else "", "head": head}
+    return Head(branch=branch if head else "", head=head)

@@ -136,11 +136,14 @@ def test_wheel_and_sdist_carry_the_model_and_templates(tmp_path: Path) -> None:
     assert wheel.is_file() and sdist.is_file()
     names = set(zipfile.ZipFile(wheel).namelist())
     model = REPO / "ncx" / "models" / "ncx-static-v2"
-    templates = REPO / "ncx" / "agents" / "templates"
-    for folder in (model, templates):
-        for f in folder.rglob("*"):
-            if f.is_file():
-                assert f.relative_to(REPO).as_posix() in names
+    for f in model.rglob("*"):
+        if f.is_file():
+            assert f.relative_to(REPO).as_posix() in names
+    # templates/ ships as the package ncx.agents.templates
+    for f in (REPO / "templates").rglob("*"):
+        if f.is_file() and "__pycache__" not in f.parts:
+            rel = f.relative_to(REPO / "templates").as_posix()
+            assert f"ncx/agents/templates/{rel}" in names, rel
     assert f"ncx-{version}.dist-info/entry_points.txt" in names
     if (
         subprocess.run([sys.executable, "-m", "twine", "--version"], capture_output=True).returncode

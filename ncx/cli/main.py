@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ncx.cli.app import _config, _json_out, _root, _say, app, command
+
+if TYPE_CHECKING:
+    from ncx.query.rank import Filters
 
 
 @command()
@@ -237,7 +240,7 @@ def _filters(
     domain: list[str] | None,
     path: list[str] | None,
     include_superseded: bool,
-) -> Any:
+) -> Filters:
     from ncx.query.rank import Filters
 
     kinds = frozenset(kind or [])

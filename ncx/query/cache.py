@@ -41,6 +41,13 @@ class Index:
     root: Path
     memo: dict[Any, Any] = field(default_factory=dict)  # per-process derived values (masks)
 
+    def cosines(self, vec: Any) -> NDArray[np.float32]:
+        """Cosine of every unit to a unit vector (rows are unit-length, or zero): the one
+        dense similarity, for ranking and for related / near-duplicate memories."""
+        import numpy as np
+
+        return self.vectors @ np.asarray(vec, dtype=np.float32)
+
     def body(self, i: int) -> str:
         """The unit's markdown body, read from its file (only top results need it)."""
         try:
@@ -51,11 +58,12 @@ class Index:
         return split_frontmatter(text.replace("\r\n", "\n"))[1].strip()
 
 
-def load_index(root: Path, *, rebuild: bool = False) -> Index:
-    """The current cache, rebuilt first if stale, missing or corrupt."""
+def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> Index:
+    """The current cache, rebuilt first if stale, missing or corrupt (with `stale_ok`, an
+    out-of-date cache is returned as it is; only a missing or corrupt one is rebuilt)."""
     path = cache_dir(root) / _FILE
     if not rebuild:
-        idx = _try_load(root, path)
+        idx = _try_load(root, path, check=not stale_ok)
         if idx is not None:
             return idx
     with _lock(cache_dir(root)):
@@ -113,6 +121,21 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         return None  # missing or corrupt: rebuilt by the caller
     except Exception:  # zipfile.BadZipFile and friends from a torn file
         return None
+
+
+def cache_is_current(root: Path) -> bool:
+    """Whether the cache exists and matches the tree (stat() only: no parse, no build)."""
+    import numpy as np
+
+    try:
+        z = np.load(cache_dir(root) / _FILE, allow_pickle=False)
+        meta = json.loads(bytes(z["meta"]).decode())
+        return bool(
+            meta.get("version") == CACHE_VERSION
+            and meta.get("signature") == signature(root, meta["sources"], meta["dirs"])
+        )
+    except Exception:  # missing, torn or foreign
+        return False
 
 
 def chunk_dirs(root: Path) -> list[str]:

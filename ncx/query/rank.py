@@ -89,7 +89,7 @@ def retrieve(
     dense = np.zeros(n, dtype=np.float32)
     use_dense = query_vec is not None and weights.dense > 0 and bool(np.any(query_vec))
     if use_dense:
-        dense = index.vectors @ np.asarray(query_vec, dtype=np.float32)
+        dense = index.cosines(query_vec)
         dense[~mask] = -1.0
 
     cand = set(_top(lex, LEX_POOL, positive=True).tolist())

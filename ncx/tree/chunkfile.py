@@ -16,6 +16,7 @@ from typing import Any
 from ncx.layout import doc_chunk_dir
 from ncx.store import decode_source, dump_frontmatter, parse_frontmatter
 from ncx.tree.chunker import Chunk, ChunkSettings, chunk_markdown
+from ncx.words import STOPWORDS
 
 _DOC_ID = re.compile(r"^(DOC-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2,})$")
 # A DOC-ID declared in a doc's header lines (v2 styles: `**DOC-ID:** DOC-API-001` under the
@@ -25,19 +26,6 @@ _HEADER_ID = re.compile(
     r"^\*\*(?:DOC-ID|Doc ID|Document ID|ID):\*\*\s*`?([^\s`|]+)`?|^\*\*(DOC-[^*\s]+)\*\*"
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his
-    how i if in into is it its itself just me more most my myself no nor not now of off
-    on once only or other our ours ourselves out over own same she should so some such
-    than that the their theirs them themselves then there these they this those through
-    to too under until up very was we were what when where which while who whom why will
-    with would you your yours yourself yourselves use used using may might must shall
-    one two new see via e.g i.e etc per let lets get gets got make makes made
-    """.split()
-)
 
 
 @dataclass(frozen=True, slots=True)

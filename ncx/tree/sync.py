@@ -20,8 +20,8 @@ from typing import Any
 
 from ncx import repo
 from ncx.config import Config
-from ncx.embedder import Embedder, load_embedder, tree_model_id
-from ncx.errors import BadSource, ModelMismatch, NcxError
+from ncx.embedder import Embedder, check_tree_model, load_tree_model, model_mismatch
+from ncx.errors import BadSource, NcxError
 from ncx.layout import (
     cache_dir,
     chunks_dir,
@@ -243,20 +243,16 @@ class _ModelSlot:
 
     def get(self) -> Embedder:
         if self._model is None:
-            model_id, origin = tree_model_id(self._cfg.model, self._manifest.model)
-            self._model = load_embedder(model_id, cache_root=self._cfg.model_cache, named_in=origin)
-        info = self._model.info
-        want = self._manifest.model
-        if info.sha256 != want.get("sha256") or info.dim != want.get("dim"):
-            if not self._reembed:
-                raise ModelMismatch(
-                    f"this tree was embedded by {want.get('id')!r} "
-                    f"(sha256 {str(want.get('sha256'))[:12]}…), but the model loaded is "
-                    f"{info.id!r} (sha256 {info.sha256[:12]}…)",
-                    path=manifest_path(self._root),
-                    hint="run `ncx sync --reembed` to re-embed the whole tree with the new model, "
-                    "or unset NCX_EMBEDDING_MODEL",
-                )
+            self._model = load_tree_model(
+                self._root,
+                self._manifest.model,
+                self._cfg.model,
+                self._cfg.model_cache,
+                allow_mismatch=self._reembed,
+            )
+        if model_mismatch(self._model.info, self._manifest.model) is not None:
+            if not self._reembed:  # a model handed in by the caller
+                check_tree_model(self._root, self._model.info, self._manifest.model)
             self.switched = True
         return self._model
 
