@@ -191,9 +191,8 @@ def plan_install(
         elif current_wf != wf:
             notes.append(f"{rel} differs from ncx's template; left as it is")
     if agents and cmd != ["ncx"]:
-        notes.append(
-            f"`ncx` on PATH is not this ncx; the agents' files name it as {shlex.join(cmd)}"
-        )
+        where = "is not on PATH here" if shutil.which("ncx") is None else "on PATH is another ncx"
+        notes.append(f"`ncx` {where}; the agents' files start this one: {shlex.join(cmd)}")
     return Plan(tuple(changes), tuple(notes))
 
 
