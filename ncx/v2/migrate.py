@@ -841,32 +841,33 @@ def apply_migration(
     for rel in _INIT_WRITES:
         journal.remember(rel)
     result.written += init_tree(root, cfg, model=None, exclude=list(EXCLUDES)).written
+    for rel in _INIT_WRITES:
+        if rel in result.written or rel not in journal.written:
+            journal.record_written(rel)
     for w, target in zip(plan.writes, targets, strict=True):
         if w.action == "keep-deleted":
             continue
+        if not (target.is_file() and target.read_bytes() == w.data):
+            journal.remember(w.path)
+            write_atomic(target, w.data)
+            journal.record_written(w.path)
+            result.written.append(w.path)
         journal.record_output(w.path, Output(w.path, _data_digest(w.data)))
-        if target.is_file() and target.read_bytes() == w.data:
-            continue
-        journal.remember(w.path)
-        write_atomic(target, w.data)
-        result.written.append(w.path)
     for pm in plan.memories:
         if pm.action == "keep-deleted":
             continue
         md = memory_path(root, pm.memory.id)
+        output = Output(md.relative_to(root).as_posix(), pm.digest)
         # "keep" too: journals from before this record existed learn what the memories are.
-        journal.record_output(pm.key, Output(md.relative_to(root).as_posix(), pm.digest))
-        if pm.action == "keep":
-            continue
-        data = render_memory(pm.memory)
-        if md.is_file() and md.read_bytes() == data:
-            continue
-        journal.record_memory(md.name, data)
-        write_atomic(md, data)
-        # A new text needs a new vector: drop the old one so sync embeds it again.
-        if md.with_suffix(".npy").exists():
-            md.with_suffix(".npy").unlink()
-        result.written.append(md.relative_to(root).as_posix())
+        data = None if pm.action == "keep" else render_memory(pm.memory)
+        if data is not None and not (md.is_file() and md.read_bytes() == data):
+            journal.record_memory(md.name, data)  # first: rollback knows the file is migrate's
+            write_atomic(md, data)
+            # A new text needs a new vector: drop the old one so sync embeds it again.
+            if md.with_suffix(".npy").exists():
+                md.with_suffix(".npy").unlink()
+            result.written.append(md.relative_to(root).as_posix())
+        journal.record_output(pm.key, output)  # last: only what exists counts as produced
     journal.save()
     result.sync = sync(root, cfg, embedder=embedder, progress=progress)
     if archive:
