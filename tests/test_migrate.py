@@ -699,6 +699,17 @@ def test_hook_function_carries_edits_then_is_quiet(v2: Path) -> None:
     assert migrate_changed(v2, cfg) == 0
 
 
+def test_without_v2_files_there_is_nothing_to_migrate(repo: Path) -> None:
+    for i in range(3):
+        write(repo, f"docs/d{i}.md", f"# Doc {i}\n\nSome text about topic {i}.\n")
+    commit_all(repo)
+    for args in (("--dry-run",), ()):
+        out = ncx("migrate", *args)
+        assert out.stdout == "" and "nothing to migrate" in out.stderr
+    assert not (repo / ".neocortex").exists()
+    assert json.loads(ncx("migrate", "--dry-run", "--json").stdout)["nothing_to_migrate"] is True
+
+
 def test_archive_refuses_an_existing_archive(v2: Path) -> None:
     (v2 / ".mlda.archive").mkdir()
     proc = ncx("migrate", "--archive", ok=False)
@@ -872,12 +883,18 @@ def test_the_journal_is_written_once_per_run_not_once_per_memory(
     assert len(saves) <= 3  # open, the first run's memory record, the end: a fixed number
 
 
-def test_without_v2_files_there_is_nothing_to_migrate(repo: Path) -> None:
-    for i in range(3):
-        write(repo, f"docs/d{i}.md", f"# Doc {i}\n\nSome text about topic {i}.\n")
-    commit_all(repo)
-    for args in (("--dry-run",), ()):
-        out = ncx("migrate", *args)
-        assert out.stdout == "" and "nothing to migrate" in out.stderr
-    assert not (repo / ".neocortex").exists()
-    assert json.loads(ncx("migrate", "--dry-run", "--json").stdout)["nothing_to_migrate"] is True
+def test_a_learning_entry_holding_a_secret_is_refused_and_the_rest_migrates(v2: Path) -> None:
+    key_id = "AKIA" + "Z7QW2M4N6P8R1T3V"  # assembled: a fake, correctly shaped AWS key id
+    path = v2 / ".mlda/topics/auth/learning.yaml"
+    path.write_text(path.read_text().replace(
+        "Expiry comes from the identity provider config, never hard-code it",
+        f"The staging deploy key is {key_id}, rotate it monthly"))
+    commit_all(v2, "a secret in v2")
+    out = ncx("migrate", "--json", ok=False)
+    assert out.returncode == 1
+    report = json.loads(out.stdout)
+    refused = [i for i in report["items"] if i["fate"] == "failed"]
+    assert len(refused) == 1 and "credential-shaped" in refused[0]["detail"]
+    assert refused[0]["entry"].startswith("verification_notes")
+    mems = list((v2 / ".neocortex/memories").glob("*.md"))
+    assert len(mems) >= 4 and not any(key_id in m.read_text() for m in mems)

@@ -218,7 +218,16 @@ def add_memory(
 ) -> Added:
     """Write a new memory; refuse secrets always and near-duplicates unless `force`."""
     _validate(new)
-    guard_secrets(learning=new.learning, context=new.context, keywords=" ".join(new.keywords))
+    # every free-text field that ends up in the committed file, not only the learning
+    guard_secrets(
+        learning=new.learning,
+        context=new.context,
+        keywords=" ".join(new.keywords),
+        domain=new.domain or "",
+        source_task=new.source_task or "",
+        related_docs="\n".join(new.related_docs),
+        provenance=new.provenance or "",
+    )
     load_manifest(root)  # a clear "run ncx init" before any work
     learning, context = new.learning.strip(), new.context.strip()
     mid = new_memory_id(learning, context, today)

@@ -266,7 +266,15 @@ def plan_migration(
                 _sidecar_item(path, by_sidecar.get(path), orphans.get(path), tracked, writes)
             )
             sc = orphans.get(path)
-            if sc is not None:
+            if sc is not None and _secret_in(*_orphan_memory(sc)[:3]) is not None:
+                items[-1] = Item(
+                    path,
+                    kind,
+                    "failed",
+                    f"not migrated: it holds {_secret_in(*_orphan_memory(sc)[:3])}; secrets never "
+                    f"enter memory (remove the value from {path}, then run ncx migrate again)",
+                )
+            elif sc is not None:
                 learning, context, meta, day = _orphan_memory(sc)
                 pm = add_memory(f"{path}#sidecar", path, learning, context, meta, day)
                 items[-1] = Item(
@@ -296,6 +304,19 @@ def plan_migration(
                 learning, context, meta = _entry_memory(
                     e, docs_known={d.doc_id for d in project.docs if d.doc_id}
                 )
+                secret = _secret_in(learning, context, meta)
+                if secret is not None:
+                    items.append(
+                        Item(
+                            path,
+                            e.kind,
+                            "failed",
+                            f"not migrated: it holds {secret}; secrets never enter memory "
+                            f"(remove the value from {path}, then run ncx migrate again)",
+                            entry=f"{e.list_key}[{e.index}]",
+                        )
+                    )
+                    continue
                 day = e.date or _topic_date(project, e)
                 pm = add_memory(keys[e.key], e.source, learning, context, meta, day, e.docs)
                 items.append(
@@ -531,6 +552,15 @@ def _day(value: str | None, today: date) -> date:
         return date.fromisoformat((value or "")[:10])
     except ValueError:
         return today
+
+
+def _secret_in(*values: object) -> str | None:
+    """What credential-shaped value a v2 entry holds (the one scanner memories pass), or None."""
+    from ncx.secrets import find_secrets
+
+    text = "\n".join(v if isinstance(v, str) else json.dumps(v, default=str) for v in values)
+    found = find_secrets(text)
+    return None if not found else f"a credential-shaped value ({found[0].kind}: {found[0].reason})"
 
 
 def _digest(value: object) -> str:
