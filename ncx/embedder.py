@@ -4,7 +4,7 @@ The only module that touches model weights. It reads a model2vec folder directly
 (tokenizer.json + model.safetensors through `tokenizers` and `safetensors`), which
 reproduces StaticModel.encode (ids without special tokens, unknown ids dropped, mean of
 rows, optional per-token weights and mapping, L2-normalised) at a third of the cold
-cost: `from_pretrained` imports the hub client even for a local folder (deps.md §2.4).
+cost: `from_pretrained` imports the hub client even for a local folder (docs/decisions.md §4).
 """
 
 from __future__ import annotations

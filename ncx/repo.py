@@ -1,7 +1,7 @@
 """repo: the git facts ncx needs, via the git command line.
 
 Plain `git` subprocesses, not GitPython, on every hot path: listing staged files costs
-22 ms cold this way against 89 ms through GitPython (research/deps.md §5), and hooks
+22 ms cold this way against 89 ms through GitPython (docs/decisions.md §2), and hooks
 run on every commit. Raises NotARepo outside a work tree.
 """
 

@@ -1,4 +1,4 @@
-"""ncx migrate: a synthetic v2 tree with every quirk of research/mlda-v2-formats.md, in real git
+"""ncx migrate: a synthetic v2 tree with every quirk of docs/v2-format.md, in real git
 repos, through the installed CLI; plus the two real trees in ../shared/fixtures/mlda-v2
 (skipped where that folder is absent)."""
 

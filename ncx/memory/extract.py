@@ -1,9 +1,10 @@
 """extract: propose atomic memories from free-form session notes, without a model.
 
-Pure: notes text in, Proposals out; no I/O. The seed's formation heuristics (§4.2.2): explicit
-markers ("remember this", "lesson learned", TIL…), error → resolution pairs, verified facts,
-and procedural patterns ("always run X before Y"). Proposals are suggestions for a human (or
---auto-save for the high-confidence ones); saving them is the caller's business.
+Pure: notes text in, Proposals out; no I/O. The v3 proposal's formation triggers
+(docs/decisions.md §13): explicit markers ("remember this", "lesson learned", TIL…),
+error → resolution pairs, verified facts, and procedural patterns ("always run X before Y").
+Proposals are suggestions for a human (or --auto-save for the high-confidence ones); saving
+them is the caller's business.
 """
 
 from __future__ import annotations

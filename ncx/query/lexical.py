@@ -1,6 +1,6 @@
 """lexical: BM25F over chunk fields, as flat numpy arrays (no scipy at query time).
 
-Fields (research/lexical-levers.md §2): prose, code, heading trail, doc title, path.
+Fields (docs/decisions.md §6): prose, code, heading trail, doc title, path.
 Each field's term frequency is length-normalised on its own and weighted, then the sum
 is saturated once (BM25F). Identifiers are split (snake_case, camelCase: the compound
 and its parts), English stopwords dropped, words Snowball-stemmed.

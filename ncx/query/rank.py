@@ -1,9 +1,9 @@
 """retriever: rank chunks and memories for a query. Pure over a loaded Index.
 
 BM25F is the backbone; the static-embedding cosine is fused by weighted score fusion
-(normalised scores, small dense weight: equal-weight rank fusion hurt, deps.md §4).
+(normalised scores, small dense weight: equal-weight rank fusion hurt, docs/decisions.md §8).
 Documents are ranked by their best chunk plus a share of their second best, then each
-contributes its best chunks (lexical-levers.md §4). Recency and usefulness come from
+contributes its best chunks (docs/decisions.md §7). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
 """
 

@@ -2,7 +2,7 @@
 
 A chunk file depends only on its own section's text and the identity of its document
 (path, DOC-ID, domain): no line numbers, no position, no whole-document hash, so an edit
-in one section rewrites only that section's files (DESIGN.md invariant 2).
+in one section rewrites only that section's files (docs/design.md invariant 2).
 """
 
 from __future__ import annotations

@@ -57,7 +57,8 @@ _SAYS: dict[str, str] = {
 ARCHIVE = ".mlda.archive"
 PROVENANCE = "mlda-v2"
 # v2 files that are not project knowledge and must not be chunked: tooling, templates, the
-# stale derived brief (spec §1, §10). Listed for the archive too, so archiving needs no change.
+# stale derived brief (v2-format §1, §10). Listed for the archive too, so archiving needs no
+# change.
 EXCLUDES = tuple(
     f"{top}/{sub}"
     for top in (MLDA, ARCHIVE)
