@@ -209,7 +209,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
-                return dict(tree_status(tree.root, tree.cfg))
+                return tree_status(tree.root, tree.cfg).to_json()
         except NcxError as exc:
             raise _tool_error(exc) from None
 

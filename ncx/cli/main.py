@@ -35,6 +35,13 @@ def init(
             "--exclude", help="Glob of docs never to index (repeatable), e.g. 'vendor/**'."
         ),
     ] = None,
+    skip_format: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--skip-format",
+            help="A source format never to index (repeatable): markdown, rst, notebook, mdx or asciidoc.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
     agent: Annotated[
         list[str] | None,
@@ -67,7 +74,9 @@ def init(
         if not manifest_path(root).exists():
             _say("ncx: would create .neocortex/ (manifest, chunks/, memories/)")
     else:
-        tree = init_tree(root, _config(), model=model, exclude=exclude or []).written
+        tree = init_tree(
+            root, _config(), model=model, exclude=exclude or [], skip_formats=skip_format or []
+        ).written
     if agents:
         _install_agents(root, agents, dry_run=dry_run, quiet=quiet, tree=tree)
     elif not quiet and not dry_run:
@@ -146,6 +155,7 @@ def sync(
     Exit 1 if any doc could not be read (the rest is still synced).
     Example: ncx sync docs/
     """
+    from ncx.sources import describe
     from ncx.tree.sync import sync as run_sync
 
     report = run_sync(
@@ -166,6 +176,11 @@ def sync(
                 "docs": report.docs,
                 "chunks": report.chunks,
                 "memories": report.memories,
+                "formats": {
+                    name: {"docs": n, "chunks": report.chunks_by_format.get(name, 0)}
+                    for name, n in sorted(report.by_format.items())
+                },
+                "skipped": [{"path": p, "reason": why} for p, why in report.skipped],
                 "problems": [
                     {"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems
                 ],
@@ -181,13 +196,20 @@ def sync(
                 print(f"{'would remove' if dry_run else 'removed'} {p}")
         for exc in report.problems:
             _say(exc.report())
+        if quiet and report.skipped:
+            _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")
+        elif report.skipped:
+            for p, why in report.skipped:
+                _say(f"ncx: skipped {p}: {why}")
+        kinds = describe(report.by_format)
+        docs = f"{report.docs} docs" + (f": {kinds};" if kinds else ",")
         if report.changed:
             _say(
                 f"ncx: {len(report.written)} written, {len(report.removed)} removed, "
-                f"{report.embedded} embedded ({report.docs} docs, {report.chunks} chunks)"
+                f"{report.embedded} embedded ({docs} {report.chunks} chunks)"
             )
         else:
-            _say(f"ncx: up to date ({report.docs} docs, {report.chunks} chunks); nothing written")
+            _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
     if report.problems:
         raise typer.Exit(code=1)
 
@@ -202,19 +224,27 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
     st = tree_status(_root(), _config())
     if as_json:
-        _json_out(st)
+        _json_out(st.to_json())
         return
-    model = st["model"]
+    from ncx.sources import describe
+
+    kinds = describe(st.formats)
     line = (
-        f"ncx: {st['docs']} docs, {st['chunks']} chunks, {st['memories']} memories; "
-        f"model {model['id']} ({model['dim']}d"
-        + ("); " if model["available"] else ", not available here: run `ncx check`); ")
+        f"ncx: {st.docs} docs"
+        + (f" ({kinds})" if kinds else "")
+        + f", {st.chunks} chunks, {st.memories} memories; "
+        f"model {st.model.id} ({st.model.dim}d"
+        + ("); " if st.model.available else ", not available here: run `ncx check`); ")
     )
-    line += f"{st['stale']} stale (run `ncx sync`)" if st["stale"] else "up to date"
-    if st["problems"]:
-        line += f"; {st['problems']} problems (run `ncx check`)"
+    line += f"{st.stale} stale (run `ncx sync`)" if st.stale else "up to date"
+    if st.problems:
+        line += f"; {st.problems} problems (run `ncx check`)"
     print(line)
-    if st.get("v2"):
+    for path, why in st.skipped[:5]:
+        print(f"not indexed: {path}: {why}")
+    if len(st.skipped) > 5:
+        print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
+    if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
 
 
@@ -335,6 +365,7 @@ def retrieve(
         return
     for rank, h in enumerate(hits, 1):
         where = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
+        where += f" (cell {h.cell})" if h.cell else ""
         print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
         if explain:
             print("      " + ", ".join(f"{k}={v}" for k, v in h.why.items()))

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: notebook units carry `cell`; non-markdown sources cited
 _FILE = "index.npz"
 
 
@@ -402,10 +402,15 @@ def _attach_lines(
 ) -> None:
     """Each chunk's current line range in its source, found by its verbatim text.
 
-    Chunk files hold no line numbers (they would churn on every edit above them). Ranges of
-    reused units stand unless their source changed; a chunk whose text is no longer in the
-    source (edited, not yet synced) gets no range.
+    Chunk files hold no line numbers (they would churn on every edit above them). The text
+    is found in the source's markdown view (the file itself for plain markdown; reST,
+    notebooks, MDX and MyST read by ncx.sources, stdlib-only and fast) and mapped to
+    the file's own lines; a notebook chunk also gets its `cell`. Ranges of reused units
+    stand unless their source changed; a chunk whose text is no longer in the source
+    (edited, not yet synced) gets no range.
     """
+    from ncx.sources import View, read_view
+
     by_source: dict[str, list[int]] = {}
     for i, u in enumerate(units):
         if u["kind"] != "chunk":
@@ -418,6 +423,10 @@ def _attach_lines(
             text = text.replace("\r\n", "\n")
         except OSError:
             text = ""
+        try:
+            view = read_view(src, text) if text else View(text)
+        except NcxError:
+            view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
         for i in rows:
             u = units[i]
             if i in bodies:
@@ -428,9 +437,14 @@ def _attach_lines(
                 except NcxError:
                     body = ""
             body = body.strip("\n")
-            pos = text.find(body) if body and text else -1
+            pos = view.text.find(body) if body and view.text else -1
+            u.pop("cell", None)
             if pos < 0:
                 u["start_line"] = u["end_line"] = None
                 continue
-            u["start_line"] = text.count("\n", 0, pos) + 1
-            u["end_line"] = u["start_line"] + body.count("\n")
+            first = view.text.count("\n", 0, pos) + 1
+            last = first + body.count("\n")
+            u["start_line"], u["end_line"] = view.source_span(first, last)
+            cell = view.cell_span(first, last)
+            if cell is not None:
+                u["cell"] = cell

@@ -67,7 +67,7 @@ def build_frame(
 
 def _item(s: Searcher, h: Hit) -> Item:
     unit = s.index.units[h.unit]
-    meta = {k: unit.get(k) for k in ("type", "confidence", "status") if unit.get(k)}
+    meta = {k: unit.get(k) for k in ("type", "confidence", "status", "cell") if unit.get(k)}
     return Item(
         id=h.id,
         kind=h.kind,

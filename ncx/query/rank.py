@@ -50,6 +50,7 @@ class Hit:
     score: float
     tokens: int
     why: dict[str, float] = field(default_factory=dict)
+    cell: str | None = None  # notebook cell(s) the chunk comes from
 
     def as_json(self, text: str) -> dict[str, Any]:
         return {
@@ -64,6 +65,7 @@ class Hit:
             "score": round(self.score, 6),
             "tokens": self.tokens,
             "text": text,
+            **({"cell": self.cell} if self.cell else {}),
         }
 
 
@@ -161,6 +163,7 @@ def _hit(index: Index, u: int, score: float, lex: float, dense: float, prior: fl
         score=score,
         tokens=int(unit.get("tokens") or 0),
         why={"bm25f": round(lex, 4), "dense": round(dense, 4), "prior": round(prior, 4)},
+        cell=unit.get("cell"),
     )
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ncx.layout import doc_chunk_dir
+from ncx.sources import View, format_of, read_view
 from ncx.store import decode_source, dump_frontmatter, parse_frontmatter
 from ncx.tree.chunker import Chunk, ChunkSettings, chunk_markdown
 from ncx.words import STOPWORDS
@@ -71,8 +72,9 @@ class SourceDoc:
     domain: str | None
     title: str | None
     body: str
-    first_line: int  # source line where body starts (after frontmatter)
+    first_line: int  # view line where body starts (after frontmatter)
     meta: DocMeta | None = None
+    view: View | None = None  # the source as markdown; maps view lines to the file's lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +90,14 @@ class ChunkFile:
 def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDoc:
     """Decode and split a source doc; raise BadSource / BadFrontmatter naming `path`.
 
-    The DOC-ID comes from the sidecar, else the frontmatter, else the header lines."""
-    text = decode_source(data, path=path)
-    meta, body, first_line = parse_frontmatter(text, path=path)
+    Any source format is first read as markdown (ncx.sources); the DOC-ID comes from
+    the sidecar, else the frontmatter, else the header lines."""
+    view = read_view(path, decode_source(data, path=path))
+    fmt = format_of(path)
+    if fmt is None or fmt.frontmatter:
+        meta, body, first_line = parse_frontmatter(view.text, path=path)
+    else:
+        meta, body, first_line = {}, view.text, 1
     sc = sidecar or DocMeta(sidecar="")
     doc_id = sc.doc_id or _str(meta.get("id") or meta.get("doc_id") or meta.get("doc-id"))
     if doc_id is None:
@@ -99,7 +106,7 @@ def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDo
     if domain is None and doc_id and doc_id.count("-") >= 2:
         domain = doc_id.split("-")[1]
     title = sc.title or _str(meta.get("title"))
-    return SourceDoc(path, doc_id, domain, title, body, first_line, sidecar)
+    return SourceDoc(path, doc_id, domain, title, body, first_line, sidecar, view)
 
 
 def header_doc_id(body: str) -> str | None:
@@ -133,6 +140,9 @@ def chunk_files(doc: SourceDoc, settings: ChunkSettings) -> list[ChunkFile]:
     for chunk in chunk_markdown(
         doc.body, settings=settings, first_line=doc.first_line, title=doc.title
     ):
+        if doc.view is not None and doc.view.lines is not None:
+            start, end = doc.view.source_span(chunk.start_line, chunk.end_line)
+            chunk = replace(chunk, start_line=start, end_line=end)
         embed_text = embed_text_for(chunk.trail, chunk.text)
         digest = hashlib.sha256(embed_text.encode()).hexdigest()[:16]
         cid = f"{doc.path}#{chunk.name}"

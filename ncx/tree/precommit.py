@@ -14,9 +14,10 @@ from pathlib import Path
 from ncx import repo
 from ncx.config import Config
 from ncx.layout import NCX_DIR, is_inside_ncx
+from ncx.sources import suffixes
 
 Say = Callable[[str], None]
-MARKDOWN = (".md", ".markdown")
+MARKDOWN = suffixes()  # every source format ncx reads (ncx.sources)
 
 
 def staged_changes(root: Path) -> list[tuple[str, str]]:

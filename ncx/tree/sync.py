@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +32,13 @@ from ncx.layout import (
 )
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
+from ncx.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
 from ncx.store import dump_frontmatter, read_unit, remove_unit, write_if_changed
 from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
 
 _HASH_LINE = re.compile(rb"^hash: ([0-9a-f]+)$", re.MULTILINE)
 _STATE = "sync-state.json"
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 Progress = Callable[[str], None]
 
@@ -52,6 +52,9 @@ class SyncReport:
     chunks: int = 0
     memories: int = 0
     problems: list[NcxError] = field(default_factory=list)
+    by_format: dict[str, int] = field(default_factory=dict)  # docs in scope per format
+    chunks_by_format: dict[str, int] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why not indexed)
 
     @property
     def changed(self) -> bool:
@@ -70,19 +73,37 @@ class _Pending:
 def list_sources(
     root: Path, manifest: Manifest, *, tracked: Sequence[str] | None = None
 ) -> list[str]:
-    """Markdown docs ncx indexes: tracked files outside .neocortex/, minus excludes.
+    """Docs ncx indexes: tracked files of a format it reads (ncx.sources) outside
+    .neocortex/, minus excludes and formats switched off in the manifest.
 
     Tracked means in the git index, which is also what the next commit will hold, so the
     same list serves a working-tree sync and the pre-commit hook's staged one.
     """
     paths = repo.tracked_files(root) if tracked is None else tracked
+    wanted = suffixes(manifest.skip_formats)
     return [
         p
         for p in paths
-        if p.lower().endswith(MARKDOWN_SUFFIXES)
+        if p.lower().endswith(wanted)
         and not is_inside_ncx(p)
         and not is_excluded(p, manifest.exclude)
     ]
+
+
+def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[str, str]]:
+    """Tracked docs not indexed for their format, with the reason: a format switched off
+    in the manifest, or one ncx does not read. Excluded paths are the user's own choice and
+    not listed."""
+    out = []
+    for p in tracked:
+        if is_inside_ncx(p) or is_excluded(p, manifest.exclude):
+            continue
+        fmt = format_of(p)
+        if fmt is not None and fmt.name in manifest.skip_formats:
+            out.append((p, f"{fmt.label} is switched off (manifest sources.skip_formats)"))
+        elif fmt is None and (why := UNREAD.get(Path(p).suffix.lower())):
+            out.append((p, why))
+    return out
 
 
 def is_excluded(path: str, patterns: Iterable[str]) -> bool:
@@ -163,6 +184,10 @@ def sync(
     else:
         in_scope, gone_scope = sources, set()
     report.docs = len(in_scope)
+    for p in in_scope:
+        name = _format_name(p)
+        report.by_format[name] = report.by_format.get(name, 0) + 1
+    report.skipped = skipped_sources(manifest, tracked)
 
     state = _load_state(root, manifest) if not reembed else {}
     docs_state: dict[str, Any] = state.setdefault("docs", {})
@@ -183,6 +208,7 @@ def sync(
         prev = docs_state.get(path)
         if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files", [])):
             all_chunks += len(prev["files"])
+            _count(report.chunks_by_format, path, len(prev["files"]))
             continue
         meta = None
         if sidecar is not None:
@@ -195,6 +221,7 @@ def sync(
             continue
         files = chunk_files(doc, manifest.chunk)
         all_chunks += len(files)
+        _count(report.chunks_by_format, path, len(files))
         pending.extend(_plan_doc(out, folder, files, force=reembed))
         docs_state[path] = {"sig": sig, "files": sorted(Path(f.rel_path).name for f in files)}
 
@@ -217,13 +244,7 @@ def sync(
         _write_pending(out, pending, vectors)
         report.embedded = len(pending)
     if reembed or model.switched:
-        manifest = Manifest(
-            model=model.get().info.as_manifest(),
-            chunk=manifest.chunk,
-            exclude=manifest.exclude,
-            format=manifest.format,
-            extra=manifest.extra,
-        )
+        manifest = replace(manifest, model=model.get().info.as_manifest())
         out.write(manifest_path(root), manifest.to_json().encode())
     _save_state(root, manifest, state)
     report.written.sort()
@@ -263,6 +284,16 @@ def _apply_settings(root: Path, manifest: Manifest, cfg: Config, out: _Out) -> M
         manifest = manifest.with_chunk(cfg.chunk)
         out.write(manifest_path(root), manifest.to_json().encode())
     return manifest
+
+
+def _format_name(path: str) -> str:
+    fmt = format_of(path)
+    return fmt.name if fmt else FORMATS[0].name
+
+
+def _count(counts: dict[str, int], path: str, n: int) -> None:
+    name = _format_name(path)
+    counts[name] = counts.get(name, 0) + n
 
 
 def _norm(root: Path, p: str) -> str:
@@ -335,10 +366,14 @@ def _read_sidecars(
 
 
 def _too_big(path: str, size: int, cfg: Config) -> BadSource:
+    fix = "exclude it (`ncx init --exclude PATH`) or raise NCX_MAX_DOC_BYTES"
+    if path.lower().endswith(".ipynb"):
+        # Outputs (images, logs) make a notebook big; ncx drops them anyway.
+        fix = f"clear its outputs (`jupyter nbconvert --clear-output --inplace {path}`), " + fix
     return BadSource(
         f"is {size / 1e6:.1f} MB, over the {cfg.max_doc_bytes / 1e6:.1f} MB limit for a doc",
         path=path,
-        hint="exclude it (`ncx init --exclude PATH`) or raise NCX_MAX_DOC_BYTES",
+        hint=fix,
     )
 
 
@@ -401,7 +436,7 @@ def _remove_orphans(
         return
     if scope is not None:
         # A limited run only cleans up after the paths it was given.
-        folders = {root / doc_chunk_dir(p) for p in gone if p.lower().endswith(MARKDOWN_SUFFIXES)}
+        folders = {root / doc_chunk_dir(p) for p in gone if format_of(p) is not None}
         for p in gone:
             docs_state.pop(p, None)
     else:
@@ -473,6 +508,7 @@ def _state_key(manifest: Manifest) -> str:
             manifest.chunk.max_tokens,
             manifest.chunk.min_tokens,
             manifest.chunk.overlap_tokens,
+            READER_VERSION,
         ],
         sort_keys=True,
     )
