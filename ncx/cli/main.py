@@ -92,9 +92,10 @@ def init(
 def _install_agents(
     root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
 ) -> None:
-    from ncx.agents.install import apply_plan, diff_text, plan_install
+    from ncx.agents.install import apply_plan, diff_text, ncx_command, plan_install, verify_command
 
-    plan = plan_install(root, agents, workflow=len(agents) == 3)
+    command = ncx_command()
+    plan = plan_install(root, agents, workflow=len(agents) == 3, command=command)
     if dry_run:
         for change in plan.changes:
             sys.stdout.write(diff_text(change))
@@ -114,6 +115,17 @@ def _install_agents(
         if written
         else f"ncx: {who}: already installed; nothing to do"
     )
+    if not dry_run:  # the agents will start ncx this way: prove it starts
+        import shlex
+
+        worked, said = verify_command(command)
+        shown = shlex.join([*command, "--version"])
+        _say(
+            f"ncx: checked: `{shown}` -> {said}"
+            if worked
+            else f"ncx: warning: `{shown}` failed ({said}); the agents cannot start ncx "
+            "this way: install ncx with pipx or uv tool, then re-run `ncx init --agent`"
+        )
     if tree:
         _say("next: `ncx sync` to chunk and embed your docs")
 
