@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
-import click
 import typer
 
 from ncx.errors import NcxError
@@ -122,12 +121,8 @@ def as_ncx_error(exc: BaseException) -> NcxError | None:
 
     Every known failure is already an NcxError; this is the net under them, so a missed
     case is still one line naming the file, not a traceback."""
-    if isinstance(exc, (click.exceptions.ClickException, click.exceptions.Exit, click.Abort)):
-        return None
-    if isinstance(exc, (typer.BadParameter, typer.Exit, typer.Abort)):
-        return None
-    if type(exc).__module__.startswith(("click", "typer")):
-        return None  # the CLI framework's own usage errors print themselves
+    if any(c.__module__.startswith(("click", "typer")) for c in type(exc).__mro__):
+        return None  # the CLI framework's own exits and usage errors print themselves
     if isinstance(exc, (SystemExit, KeyboardInterrupt, GeneratorExit)):
         return None
     if isinstance(exc, OSError):
