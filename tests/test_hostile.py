@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import NCX_CMD, commit_all, git, ncx, write
 
 HOSTILE: list[tuple[str, str, bool]] = []
 TIMINGS: list[tuple[str, float, float]] = []
@@ -433,6 +433,40 @@ def test_racing_near_duplicate_adds_write_one(tree: Path) -> None:
         t.join()
     written = list((tree / ".neocortex/memories").glob("MEM-*.md"))
     record("concurrency", "racing near-duplicate adds", len(written) == 1)
+
+
+@pytest.mark.e2e
+def test_concurrent_processes_lose_nothing(tree: Path) -> None:
+    """The issue's own scenario with real processes (flock across processes): five
+    `memory evolve --useful` at once, and a `memory add` racing a `sync`."""
+    mid = add_memory("Release builds run the tests on linux and windows")
+    md = tree / f".neocortex/memories/{mid}.md"
+    md.write_text(md.read_text().replace("usefulness: 0.5", "usefulness: 0.0"))
+    env = {**os.environ}
+    procs = [
+        subprocess.Popen([*NCX_CMD, "memory", "evolve", mid, "--useful"], cwd=tree, env=env)
+        for _ in range(5)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert "usefulness: 0.5" in md.read_text()
+    for text in (
+        "the cache index is rebuilt after every commit",
+        "deploy the server from the release branch only",
+        "login sessions expire after the token refresh timeout",
+    ):
+        add = subprocess.Popen(
+            [*NCX_CMD, "memory", "add", text],
+            cwd=tree,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        sync = subprocess.Popen([*NCX_CMD, "sync", "-q"], cwd=tree, env=env)
+        out, _ = add.communicate(timeout=120)
+        assert sync.wait(timeout=120) == 0 and add.returncode == 0
+        new = tree / f".neocortex/memories/{out.strip()}.md"
+        assert new.is_file() and new.with_suffix(".npy").is_file()
+    record("concurrency", "5 evolve processes + 3 add/sync races", True)
 
 
 def test_sweeps_spare_live_temp_files(tree: Path) -> None:
