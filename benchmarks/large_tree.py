@@ -219,6 +219,9 @@ def build_tree(b: Bench, shared: Path, root: Path, sets: Sequence[str],
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     b.git(root, "init", "-q", "-b", "main")
+    # no background `gc --auto` after the big commits: it would race the measured gc and steal
+    # a core from the timings; packing is done explicitly in packed_bytes()
+    b.git(root, "config", "gc.auto", "0")
     b.git(root, "add", "-A")
     b.git(root, "commit", "-q", "--no-verify", "-m", "docs + code", timeout=900)
     docs = [p for p in root.rglob("*") if p.suffix in (".md", ".markdown")]
