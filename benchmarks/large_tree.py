@@ -1,4 +1,4 @@
-"""Large-tree benchmark (issue 13): what ncx costs on a tree of 40,000 chunks, hooks included.
+"""Large-tree benchmark (issue 13): what ncx costs on a tree of ~40,000 chunks, hooks included.
 
 How the tree is built (`build_tree`): a fresh git repo at WORKDIR/tree (outside any repo) holds
 the markdown doc trees of five shared data sets, `bench-data/<set>/corpus/all/`, for
@@ -7,7 +7,7 @@ repo-cisagov-manage.get.gov, once verbatim under `copy1/<set>/` and once more un
 `copy2/<set>/` with every ASCII letter of the body ROT13-ed (a doc's leading frontmatter block is
 kept as is). The cipher copy has the same headings, code fences, sizes and token counts as the
 original but shares no text with it, so git can neither dedupe nor delta it against copy1 and
-the footprint numbers stay honest. Both copies (3,498 docs, ~45 MB) give about 40,000 chunks
+the footprint numbers stay honest. Both copies (3,498 docs, 34 MB) give 40,772 chunks
 (`--copies 1` gives about 20,000). Three small code files (`src/app.py`, `src/util.py`,
 `pyproject.toml`) make a code-only commit possible. Everything is committed with --no-verify.
 
@@ -565,7 +565,9 @@ def main() -> None:
     floors = {"A": fa.median(), "B": fb.median()}
     header = [
         f"Machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-        f"; load average at start {load:.2f}; ncx: {ncx}; runs: {runs}"
+        f"; load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f} (other processes "
+        f"on the machine inflate every row; floors are measured in the same run); ncx: {ncx}; "
+        f"runs: {runs}"
         + ("; tree reused (build, first sync and footprint from its first run)" if reused else ""),
         "",
         *footprint_lines(st),
