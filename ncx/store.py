@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,55 @@ def _yaml() -> Any:
     import yaml
 
     return yaml
+
+
+# Limits of what ncx parses. A unit (chunk or memory) is a few KB; 2 MB leaves room for a
+# long hand-written memory while a file that size is still read and parsed in milliseconds.
+MAX_UNIT_BYTES = 2_000_000
+MAX_YAML_CHARS = 256_000
+# YAML aliases expand: nine lines of `&a [*b, *b, ...]` make 10^9 nodes (a "billion laughs").
+# ncx never writes an alias; a hand-written sidecar may share a few values. The whole
+# document may expand to at most this many nodes, counted before anything is built.
+MAX_YAML_NODES = 50_000
+# A temp file of an atomic write older than this is left over from a killed process.
+STALE_TEMP_S = 600
+TEMP_PREFIX = ".tmp-"
+
+
+def yaml_problem(yaml_text: str) -> str | None:
+    """Why a YAML text must not be loaded (too big, alias bomb, recursive alias), or None.
+
+    Walks the parser's events only (no objects are built), so a bomb costs its own size."""
+    if len(yaml_text) > MAX_YAML_CHARS:
+        return f"YAML is {len(yaml_text):,} characters, over the {MAX_YAML_CHARS:,} limit"
+    if "&" not in yaml_text and "*" not in yaml_text:
+        return None  # no anchor, no alias: nothing can expand (the common case, no 2nd pass)
+    yaml = _yaml()
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = [[None, 0]]  # [anchor, nodes so far] of each open collection
+    try:
+        for ev in yaml.parse(yaml_text, Loader=loader):
+            if isinstance(ev, yaml.AliasEvent):
+                if ev.anchor not in sizes:
+                    return f"alias *{ev.anchor} refers to itself or to no anchor"
+                stack[-1][1] += sizes[ev.anchor]
+            elif isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                stack.append([ev.anchor, 1])
+            elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                anchor, n = stack.pop()
+                if anchor is not None:
+                    sizes[anchor] = n
+                stack[-1][1] += n
+            elif isinstance(ev, yaml.ScalarEvent):
+                if ev.anchor is not None:
+                    sizes[ev.anchor] = 1
+                stack[-1][1] += 1
+            if stack[-1][1] > MAX_YAML_NODES or sum(x[1] for x in stack) > MAX_YAML_NODES:
+                return f"YAML aliases expand to over {MAX_YAML_NODES:,} values (an alias bomb)"
+    except yaml.YAMLError:
+        return None  # the real parse reports it with its line
+    return None
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
@@ -42,15 +93,114 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
     return None, text, 1  # an opening fence with no closing fence is just text
 
 
+# The frontmatter ncx writes itself (chunk files: a dozen `key: scalar` lines and lists of
+# scalars) is read without the YAML library: on a 10,916-chunk tree, YAML was 1.7 s of a 7 s
+# cache build. Only an unambiguous subset is taken; anything else (quotes with escapes,
+# flow or block collections, anchors, scalars YAML would read as bool/float/date, ...)
+# returns None and goes through YAML, so the result is always the one YAML gives.
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
+_PLAIN_OK = re.compile(r"[A-Za-z0-9_/(][^\t]*\Z")  # no indicator character first
+
+
+@functools.cache
+def _implicit() -> dict[str, list[Any]]:
+    """YAML's own rules for plain scalars that are not strings (bool, float, date, ...)."""
+    return dict(_yaml().resolver.Resolver.yaml_implicit_resolvers)
+
+
+def _plain_is_str(raw: str) -> bool:
+    return not any(rx.match(raw) for _tag, rx in _implicit().get(raw[0], ()))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # keywords and headings recur across thousands of files
+def _simple_scalar(raw: str) -> tuple[bool, Any]:
+    """(understood, value) of one scalar in the simple subset (values are immutable)."""
+    if raw == "null" or raw == "~":
+        return True, None
+    if _INT.match(raw):
+        return True, int(raw)
+    if len(raw) >= 2 and raw[0] == "'" and raw[-1] == "'":
+        inner = raw[1:-1]
+        if "'" in inner.replace("''", ""):
+            return False, None
+        return True, inner.replace("''", "'")
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        inner = raw[1:-1]
+        return ("\\" not in inner and '"' not in inner), inner
+    if (
+        _PLAIN_OK.match(raw)
+        and raw == raw.strip()
+        and ": " not in raw
+        and " #" not in raw
+        and not raw.endswith(":")
+        and _plain_is_str(raw)
+    ):
+        return True, raw
+    return False, None
+
+
+def parse_simple_frontmatter(yaml_text: str) -> dict[str, Any] | None:
+    """The mapping of a frontmatter in ncx's own simple subset, or None (use YAML)."""
+    meta: dict[str, Any] = {}
+    bare: list[str] = []  # `key:` lines: a list follows, or YAML's null if nothing does
+    current: list[Any] | None = None
+    for line in yaml_text.split("\n"):
+        if line.startswith("- "):
+            if current is None:
+                return None
+            ok, value = _simple_scalar(line[2:])
+            if not ok:
+                return None
+            current.append(value)
+            continue
+        key, sep, rest = line.partition(":")
+        if not sep or not _KEY.match(key) or key in meta:
+            return None
+        if rest == "":
+            current = meta[key] = []
+            bare.append(key)
+            continue
+        if rest[0] != " ":
+            return None
+        current = None
+        rest = rest[1:]
+        if rest == "[]":
+            meta[key] = []
+            continue
+        ok, value = _simple_scalar(rest)
+        if not ok:
+            return None
+        meta[key] = value
+    for key in bare:
+        if not meta[key]:
+            meta[key] = None
+    return meta
+
+
 def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], str, int]:
     """Parse a markdown text into (metadata, body, body_start_line); raise BadFrontmatter."""
     yaml_text, body, start = split_frontmatter(text)
     if yaml_text is None:
         return {}, body, start
+    simple = parse_simple_frontmatter(yaml_text)
+    if simple is not None:
+        return simple, body, start
     yaml = _yaml()
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    bomb = yaml_problem(yaml_text)
+    if bomb is not None:
+        raise BadFrontmatter(
+            f"frontmatter refused: {bomb}",
+            path=path,
+            hint="write plain `key: value` lines (no &anchors / *aliases); ncx never writes them",
+        )
     try:
         meta = yaml.load(yaml_text, Loader=loader)
+    except RecursionError:
+        raise BadFrontmatter(
+            "frontmatter nests too deep", path=path, hint="flatten the YAML"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         # A mark past the last YAML line (an unclosed bracket) points at that last line.
@@ -104,7 +254,7 @@ def dump_frontmatter(meta: Mapping[str, Any], body: str) -> str:
 
 def decode_source(data: bytes, *, path: Path | str) -> str:
     """Bytes of a markdown source -> text, or BadSource naming the file and the fix."""
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data:  # anywhere, not just the first 8 KB: a NUL poisons every consumer
         raise BadSource(
             "looks binary (NUL bytes), not markdown",
             path=path,
@@ -125,8 +275,25 @@ def decode_source(data: bytes, *, path: Path | str) -> str:
 
 
 def read_unit(path: Path) -> tuple[dict[str, Any], str]:
-    """Read one .neocortex unit (chunk or memory): (metadata, body)."""
+    """Read one .neocortex unit (chunk or memory): (metadata, body).
+
+    ncx writes units as regular files; a symlink in their place (to a file outside the
+    repository, or to a secret) is refused, and so is a file over MAX_UNIT_BYTES, before
+    its bytes are read."""
     try:
+        if path.is_symlink():
+            raise BadSource(
+                "is a symlink; ncx units are regular files, and a link may point anywhere",
+                path=path,
+                hint="delete it and run `ncx sync`",
+            )
+        size = path.stat().st_size
+        if size > MAX_UNIT_BYTES:
+            raise BadSource(
+                f"is {size / 1e6:.1f} MB, over the {MAX_UNIT_BYTES / 1e6:.0f} MB limit for a unit",
+                path=path,
+                hint="shorten it (a memory is one learning), or delete it",
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise BadSource(f"cannot be read: {exc.strerror}", path=path) from None
@@ -138,7 +305,10 @@ def read_unit(path: Path) -> tuple[dict[str, Any], str]:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` via a temp file in the same folder and os.replace."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    # The pid in the name lets a sweep tell a live process's temp file from a dead one's.
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=path.suffix
+    )
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -146,6 +316,36 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def is_temp(name: str) -> bool:
+    return name.startswith(TEMP_PREFIX)
+
+
+def stale_temp(path: Path) -> bool:
+    """A temp file of write_atomic whose writer is gone (dead pid, or older than STALE_TEMP_S).
+    Sweeps remove only these, never a live process's file about to be renamed into place."""
+    name = path.name
+    if not is_temp(name):
+        return False
+    try:
+        age = time.time() - path.stat().st_mtime
+    except OSError:
+        return False
+    if age > STALE_TEMP_S:
+        return True
+    pid_text = name[len(TEMP_PREFIX) :].split("-", 1)[0]
+    if not pid_text.isdigit() or os.name == "nt":
+        # An older ncx's temp name, or Windows (where os.kill(pid, 0) is not a probe):
+        # wait for the file to age out.
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return False
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:

@@ -101,12 +101,13 @@ def _fail_open(
             sys.stdout.flush()
 
 
-def _warm_in_background() -> bool:
+def _warm_in_background(root: Path | None = None) -> bool:
     import subprocess
 
     try:
         subprocess.Popen(
             [sys.executable, "-m", "ncx", "agent-hook", "warm"],
+            cwd=root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -137,10 +138,20 @@ def hook_prompt(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> None:
     tokens = int(_number(budget, "NCX_HOOK_BUDGET", DEFAULT_BUDGET))
 
     def produce() -> str:
+        import dataclasses
+
         from ncx.agents.prompt_hook import parse_hook_input, prompt_context
+        from ncx.query.cache import cache_is_current
 
         hook = parse_hook_input(_stdin())
-        return prompt_context(_hook_root(hook.cwd), _config(), hook.prompt, tokens)
+        root = _hook_root(hook.cwd)
+        # After a pull or a sync the cache is out of date, and rebuilding it on a large tree
+        # takes longer than the hook may. Answer from the old cache now (chunk text is read
+        # from the files, so a changed chunk shows its new text) and rebuild in the background.
+        if not cache_is_current(root):
+            _warm_in_background(root)
+        cfg = dataclasses.replace(_config(), stale_cache_ok=True)
+        return prompt_context(root, cfg, hook.prompt, tokens)
 
     _fail_open("prompt", limit, produce)
 
@@ -195,10 +206,24 @@ def mcp(
         _say("  hint: pip install 'ncx[mcp]'  (with pipx: pipx inject ncx mcp)")
         raise typer.Exit(code=1) from None
     from ncx.agents.mcp_server import build_server
+    from ncx.errors import NcxError
     from ncx.repo import find_root
 
     # Cursor expands ${workspaceFolder} in mcp.json; a client that does not passes it verbatim.
     where = root if root is not None and "${" not in str(root) else None
-    tree_root = find_root(where) if where is not None else _root()
+    try:
+        tree_root = find_root(where) if where is not None else _root()
+        problem: NcxError | None = None
+    except NcxError as exc:
+        # Dying here shows the client only a closed pipe; serve, and answer every tool with
+        # this error and how to point the server at a repository.
+        problem = NcxError(
+            exc.message,
+            path=exc.path,
+            hint="start the MCP server inside the repository: set the server's cwd, or add "
+            '"--root", "<repo path>" to its args in the MCP config',
+        )
+        tree_root = where or Path.cwd()
+        _say(f"ncx: warning: {exc}")
     _say(f"ncx: MCP server for {tree_root} on stdio")
-    build_server(tree_root, _config()).run("stdio")
+    build_server(tree_root, _config(), problem=problem).run("stdio")

@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ncx.cli.app import _config, _json_out, _root, _say, app, command
+
+if TYPE_CHECKING:
+    from ncx.query.rank import Filters
 
 
 @command()
@@ -30,6 +33,13 @@ def init(
         list[str] | None,
         typer.Option(
             "--exclude", help="Glob of docs never to index (repeatable), e.g. 'vendor/**'."
+        ),
+    ] = None,
+    skip_format: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--skip-format",
+            help="A source format never to index (repeatable): markdown, rst, notebook, mdx or asciidoc.",
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
@@ -64,7 +74,9 @@ def init(
         if not manifest_path(root).exists():
             _say("ncx: would create .neocortex/ (manifest, chunks/, memories/)")
     else:
-        tree = init_tree(root, _config(), model=model, exclude=exclude or []).written
+        tree = init_tree(
+            root, _config(), model=model, exclude=exclude or [], skip_formats=skip_format or []
+        ).written
     if agents:
         _install_agents(root, agents, dry_run=dry_run, quiet=quiet, tree=tree)
     elif not quiet and not dry_run:
@@ -80,9 +92,10 @@ def init(
 def _install_agents(
     root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
 ) -> None:
-    from ncx.agents.install import apply_plan, diff_text, plan_install
+    from ncx.agents.install import apply_plan, diff_text, ncx_command, plan_install, verify_command
 
-    plan = plan_install(root, agents, workflow=len(agents) == 3)
+    command = ncx_command()
+    plan = plan_install(root, agents, workflow=len(agents) == 3, command=command)
     if dry_run:
         for change in plan.changes:
             sys.stdout.write(diff_text(change))
@@ -102,6 +115,17 @@ def _install_agents(
         if written
         else f"ncx: {who}: already installed; nothing to do"
     )
+    if not dry_run:  # the agents will start ncx this way: prove it starts
+        import shlex
+
+        worked, said = verify_command(command)
+        shown = shlex.join([*command, "--version"])
+        _say(
+            f"ncx: checked: `{shown}` -> {said}"
+            if worked
+            else f"ncx: warning: `{shown}` failed ({said}); the agents cannot start ncx "
+            "this way: install ncx with pipx or uv tool, then re-run `ncx init --agent`"
+        )
     if tree:
         _say("next: `ncx sync` to chunk and embed your docs")
 
@@ -131,6 +155,7 @@ def sync(
     Exit 1 if any doc could not be read (the rest is still synced).
     Example: ncx sync docs/
     """
+    from ncx.sources import describe
     from ncx.tree.sync import sync as run_sync
 
     report = run_sync(
@@ -151,6 +176,11 @@ def sync(
                 "docs": report.docs,
                 "chunks": report.chunks,
                 "memories": report.memories,
+                "formats": {
+                    name: {"docs": n, "chunks": report.chunks_by_format.get(name, 0)}
+                    for name, n in sorted(report.by_format.items())
+                },
+                "skipped": [{"path": p, "reason": why} for p, why in report.skipped],
                 "problems": [
                     {"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems
                 ],
@@ -166,13 +196,20 @@ def sync(
                 print(f"{'would remove' if dry_run else 'removed'} {p}")
         for exc in report.problems:
             _say(exc.report())
+        if quiet and report.skipped:
+            _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")
+        elif report.skipped:
+            for p, why in report.skipped:
+                _say(f"ncx: skipped {p}: {why}")
+        kinds = describe(report.by_format)
+        docs = f"{report.docs} docs" + (f": {kinds};" if kinds else ",")
         if report.changed:
             _say(
                 f"ncx: {len(report.written)} written, {len(report.removed)} removed, "
-                f"{report.embedded} embedded ({report.docs} docs, {report.chunks} chunks)"
+                f"{report.embedded} embedded ({docs} {report.chunks} chunks)"
             )
         else:
-            _say(f"ncx: up to date ({report.docs} docs, {report.chunks} chunks); nothing written")
+            _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
     if report.problems:
         raise typer.Exit(code=1)
 
@@ -187,19 +224,27 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
     st = tree_status(_root(), _config())
     if as_json:
-        _json_out(st)
+        _json_out(st.to_json())
         return
-    model = st["model"]
+    from ncx.sources import describe
+
+    kinds = describe(st.formats)
     line = (
-        f"ncx: {st['docs']} docs, {st['chunks']} chunks, {st['memories']} memories; "
-        f"model {model['id']} ({model['dim']}d"
-        + ("); " if model["available"] else ", not available here: run `ncx check`); ")
+        f"ncx: {st.docs} docs"
+        + (f" ({kinds})" if kinds else "")
+        + f", {st.chunks} chunks, {st.memories} memories; "
+        f"model {st.model.id} ({st.model.dim}d"
+        + ("); " if st.model.available else ", not available here: run `ncx check`); ")
     )
-    line += f"{st['stale']} stale (run `ncx sync`)" if st["stale"] else "up to date"
-    if st["problems"]:
-        line += f"; {st['problems']} problems (run `ncx check`)"
+    line += f"{st.stale} stale (run `ncx sync`)" if st.stale else "up to date"
+    if st.problems:
+        line += f"; {st.problems} problems (run `ncx check`)"
     print(line)
-    if st.get("v2"):
+    for path, why in st.skipped[:5]:
+        print(f"not indexed: {path}: {why}")
+    if len(st.skipped) > 5:
+        print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
+    if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
 
 
@@ -225,7 +270,7 @@ def _filters(
     domain: list[str] | None,
     path: list[str] | None,
     include_superseded: bool,
-) -> Any:
+) -> Filters:
     from ncx.query.rank import Filters
 
     kinds = frozenset(kind or [])
@@ -296,8 +341,10 @@ def retrieve(
                 continue
             try:
                 req = json.loads(line)
-                q, qk = str(req["query"]), int(req.get("k", k))
-            except (ValueError, KeyError, TypeError) as exc:
+                q, qk = str(req["query"]), req.get("k", k)
+                if isinstance(qk, bool) or not isinstance(qk, int) or not 1 <= qk <= 10_000:
+                    raise ValueError(f"k must be a whole number from 1 to 10000, not {qk!r}")
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
             t = time.perf_counter()
             hits = searcher.search(q, k=qk, filters=filters)
@@ -320,6 +367,7 @@ def retrieve(
         return
     for rank, h in enumerate(hits, 1):
         where = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
+        where += f" (cell {h.cell})" if h.cell else ""
         print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
         if explain:
             parts = [f"{k}={v}" for k, v in h.why.items()]
@@ -402,6 +450,12 @@ def assemble(
             raise typer.BadParameter(
                 f"{task_file}: {exc.strerror}", param_hint="--task-file"
             ) from None
+        except UnicodeDecodeError as exc:
+            raise typer.BadParameter(
+                f"{task_file}: not UTF-8 (bad byte at offset {exc.start}); "
+                "re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)",
+                param_hint="--task-file",
+            ) from None
         items = [ln.strip()[2:].strip() for ln in lines if ln.strip().startswith(("- ", "* "))]
         prose = [
             ln.strip().lstrip("# ")
@@ -412,6 +466,14 @@ def assemble(
         crit += items
     if not task:
         raise typer.BadParameter('give --task "..." or --task-file FILE')
+    if budget is not None and budget <= 0:
+        raise typer.BadParameter(
+            f"{budget} is not a budget; give a positive number of tokens", param_hint="--budget"
+        )
+    if out is not None and not out.parent.is_dir():
+        raise typer.BadParameter(
+            f"{out.parent} is not a folder; create it first", param_hint="--out"
+        )
     cfg = _config()
     req = FrameRequest(
         task=task,
@@ -446,6 +508,10 @@ def wakeup(
     """
     from ncx.query.context import wakeup as make_wakeup
 
+    if budget <= 0:
+        raise typer.BadParameter(
+            f"{budget} is not a budget; give a positive number of tokens", param_hint="--budget"
+        )
     sys.stdout.write(make_wakeup(_root(), _config(), budget))
 
 

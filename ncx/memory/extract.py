@@ -1,9 +1,10 @@
 """extract: propose atomic memories from free-form session notes, without a model.
 
-Pure: notes text in, Proposals out; no I/O. The seed's formation heuristics (§4.2.2): explicit
-markers ("remember this", "lesson learned", TIL…), error → resolution pairs, verified facts,
-and procedural patterns ("always run X before Y"). Proposals are suggestions for a human (or
---auto-save for the high-confidence ones); saving them is the caller's business.
+Pure: notes text in, Proposals out; no I/O. The v3 proposal's formation triggers
+(docs/decisions.md §13): explicit markers ("remember this", "lesson learned", TIL…),
+error → resolution pairs, verified facts, and procedural patterns ("always run X before Y").
+Proposals are suggestions for a human (or --auto-save for the high-confidence ones); saving
+them is the caller's business.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
+
+from ncx.words import STOPWORDS
 
 __all__ = ["Confidence", "MemoryType", "Proposal", "Trigger", "propose_memories"]
 
@@ -121,17 +124,21 @@ def _continues(owner: _Line, last: _Line, line: _Line) -> bool:
         return False
     if _SPEAKER.match(_QUOTE.sub("", line.raw).strip().replace("**", "")):
         return False  # each chat turn stands alone
+    # A line that opens with a signal of its own ("Never …", "verified on CI", "fixed by …")
+    # is a new statement, even indented under a bullet: folded in, its learning would hide
+    # inside another memory's text.
+    signals = (_VERIFIED, _RESOLUTION, _ERROR_WORDS, _EXCEPTION, *_EXPLICIT, *_PROCEDURAL)
+    if any(p.match(line.text) for p in signals):
+        return False
     if owner.bullet and line.raw[:1] in (" ", "\t"):
         return True  # an indented line under a bullet
     # Hard-wrapped prose: a long line cut mid-sentence and a next line that carries on in
     # lower case. Short unpunctuated lines are telegraphic notes ("tried again") and each one
     # counts, so the error → fix window can still see them apart.
     previous = last.raw.strip()
-    if len(previous) < 60 or previous.endswith(_SENTENCE_DONE) or not line.text[:1].islower():
-        return False
-    # A line that opens with a signal of its own ("verified on CI", "fixed by …") is new.
-    signals = (_VERIFIED, _RESOLUTION, _ERROR_WORDS, _EXCEPTION, *_EXPLICIT, *_PROCEDURAL)
-    return not any(p.match(line.text) for p in signals)
+    return not (
+        len(previous) < 60 or previous.endswith(_SENTENCE_DONE) or not line.text[:1].islower()
+    )
 
 
 def _line_above(lines: Sequence[_Line], i: int) -> int | None:
@@ -146,24 +153,20 @@ def _line_above(lines: Sequence[_Line], i: int) -> int | None:
 
 # --- Words ---------------------------------------------------------------------------------
 
-_STOPWORDS = frozenset(
+# Beyond the English stopwords: the filler of session notes ("remember", "fixed", "the root
+# cause was ..."), which says a note is a learning but is never what it is about.
+_NOTE_WORDS = frozenset(
     """
-    a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each few for
-    from further had has have having he her here hers him his how i if in into is it its itself
-    just let me more most my no nor not of off on once only or other our ours out over own same
-    she should so some such than that the their theirs them then there these they this those
-    through to too under until up very was we were what when where which while who whom why will
-    with would you your yours yes yeah ok okay thanks thank please via etc e.g i.e vs get got
-    one two new now still really actually thing things way need needs needed want make sure lot
-    remember note self lesson lessons learned learnt til important gotcha gotchas takeaway
-    verified verify confirmed confirm works work working worked always never don't doesn't
-    didn't isn't wasn't can't won't fixed fix fixes fixing solution resolved solved turned
-    caused cause root problem issue error errors failed fails failing failure use used using run
-    runs running ran tried try trying instead since like much many every must shouldn't
-    us oh hi ah eh hmm
+    done yes yeah ok okay thanks thank please vs still really actually thing things way need
+    needs needed want sure lot remember note self lesson lessons learned learnt til important
+    gotcha gotchas takeaway verified verify confirmed confirm works work working worked always
+    never don't doesn't didn't isn't wasn't can't won't fixed fix fixes fixing solution resolved
+    solved turned caused cause root problem issue error errors failed fails failing failure run
+    runs running ran tried try trying instead since like much many every shouldn't us oh hi ah
+    eh hmm
     """.split()
 )
+_STOPWORDS = STOPWORDS | _NOTE_WORDS
 _WORD = re.compile(r"[A-Za-z_][\w+#.'-]*[\w+#]|[A-Za-z]")
 
 
@@ -538,12 +541,22 @@ def _patterns(lines: Sequence[_Line]) -> Iterator[_Candidate]:
 # --- Assembly ------------------------------------------------------------------------------
 
 
-def _context(lines: Sequence[_Line], start: int, end: int, text: str, limit: int = 300) -> str:
-    """The section heading and the neighbouring lines of the same paragraph, short."""
+def _context(
+    lines: Sequence[_Line],
+    start: int,
+    end: int,
+    text: str,
+    limit: int = 300,
+    taken: frozenset[int] = frozenset(),
+) -> str:
+    """The section heading and the neighbouring lines of the same paragraph, short.
+
+    Lines in `taken` are other proposals' own: a learning is never another one's context
+    (saved there, it would make its own proposal look already known)."""
     heading = next((lines[j].text for j in range(start - 1, -1, -1) if lines[j].heading), None)
     before: list[str] = []
     for j in range(start - 1, max(-1, start - 3), -1):
-        if lines[j].blank or lines[j].heading:
+        if lines[j].blank or lines[j].heading or j in taken:
             break
         before.insert(0, lines[j].text)
     # Inside the span, only what the proposal's text left out (tracebacks, failed attempts).
@@ -555,7 +568,8 @@ def _context(lines: Sequence[_Line], start: int, end: int, text: str, limit: int
         and line.text not in text
         and not any(p.search(line.text) for p in _EXPLICIT)
     ]
-    after = [] if end + 1 >= len(lines) or lines[end + 1].heading else [lines[end + 1].text]
+    nxt = end + 1
+    after = [] if nxt >= len(lines) or lines[nxt].heading or nxt in taken else [lines[nxt].text]
     parts = [p for p in ([heading] if heading else []) + before + inside + after if p]
     joined = "\n".join(dict.fromkeys(parts))
     return joined if len(joined) <= limit else joined[: limit - 1].rstrip() + "…"
@@ -594,15 +608,17 @@ def propose_memories(notes: str) -> list[Proposal]:
         kept.append(c)
         seen.add(key)
     kept.sort(key=lambda c: (c.start, c.end))
+    spans = [frozenset(range(c.start, c.end + 1)) for c in kept]
+    everyone = frozenset().union(*spans)
     return [
         Proposal(
             text=c.text,
-            context=_context(lines, c.start, c.end, c.text),
+            context=_context(lines, c.start, c.end, c.text, taken=everyone - span),
             type=c.type,
             confidence=c.confidence,
             trigger=c.trigger,
             keywords=_keywords(c.text),
             source_lines=(lines[c.start].number, lines[c.end].number),
         )
-        for c in kept
+        for c, span in zip(kept, spans, strict=True)
     ]

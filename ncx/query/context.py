@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncx import repo
-from ncx.config import Config
+from ncx.config import DEFAULT_TOKEN_BUDGET, Config
 from ncx.errors import NcxError, UsageError
 from ncx.layout import ncx_dir
 from ncx.query import assembler
@@ -43,7 +43,7 @@ STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 class FrameRequest:
     task: str
     criteria: tuple[str, ...] = ()
-    budget: int = 15_000
+    budget: int = DEFAULT_TOKEN_BUDGET
     state_file: Path | None = None
     filters: Filters = Filters()
 
@@ -91,7 +91,7 @@ def build_frame(
 
 def _item(s: Searcher, h: Hit) -> Item:
     unit = s.index.units[h.unit]
-    meta = {k: unit.get(k) for k in ("type", "confidence", "status") if unit.get(k)}
+    meta = {k: unit.get(k) for k in ("type", "confidence", "status", "cell") if unit.get(k)}
     return Item(
         id=h.id,
         kind=h.kind,
@@ -120,9 +120,9 @@ def git_state(root: Path) -> list[str]:
     """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible."""
     try:
         info = repo.head_info(root)
-        if not info["head"]:
+        if not info.head:
             return ["- git: no commits yet"]
-        lines = [f"- branch `{info['branch']}` at `{info['head']}`"]
+        lines = [f"- branch `{info.branch}` at `{info.head}`"]
         log = repo.git(root, "log", "-5", "--format=%h %s").decode("utf-8", "replace").splitlines()
         lines += ["- recent commits:"] + [f"  - {ln}" for ln in log]
         status = repo.git(root, "status", "--porcelain", "--untracked-files=normal")
@@ -136,13 +136,26 @@ def git_state(root: Path) -> list[str]:
         return []
 
 
+_MAX_STATE_BYTES = 200_000  # a handoff note, not a document; the frame budget cuts it anyway
+
+
 def _state_note(root: Path, given: Path | None) -> list[str]:
+    from ncx.paths import ignored_targets, read_problem
+
     path = given or ncx_dir(root) / STATE_FILE
     if not path.is_file():
         if given is not None:
             raise UsageError("state file not found", path=given, hint="give an existing file")
         return []
-    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    if given is None:
+        # The default note is a committed file anyone can replace by a link: never follow one
+        # out of the repository, into .git/ or to an ignored file (a frame goes to an agent).
+        rel = f"{ncx_dir(root).name}/{STATE_FILE}"
+        if read_problem(root, rel, ignored_targets(root, [rel])) is not None:
+            return []
+    with path.open("rb") as f:
+        data = f.read(_MAX_STATE_BYTES + 1)
+    text = data[:_MAX_STATE_BYTES].decode("utf-8", errors="replace").strip()
     return [
         "",
         f"From `{path.relative_to(root) if path.is_relative_to(root) else path}`:",
@@ -169,9 +182,11 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
             memories.append(u)
     out += ["", "## Knowledge map", ""]
     for dom in sorted(domains, key=lambda d: (-sum(domains[d].values()), d))[:8]:
-        main = ", ".join(
-            f"`{p}`" for p, _ in sorted(domains[dom].items(), key=lambda kv: (-kv[1], kv[0]))[:4]
-        )
+        # the docs with the most sections, changelogs only when there is nothing else: their
+        # length is history, not what the project is
+        ranked = sorted(domains[dom].items(), key=lambda kv: (-kv[1], kv[0]))
+        ranked = [kv for kv in ranked if not _is_log(kv[0])] or ranked
+        main = ", ".join(f"`{p}`" for p, _ in ranked[:4])
         label = "docs" if dom == "-" else f"domain {dom}"
         out.append(f"- {label} ({len(domains[dom])} docs): {main}")
     rank = {"high": 0, "medium": 1, "low": 2}
@@ -197,6 +212,24 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
     return text
 
 
+_LOG = re.compile(
+    r"(?:^|/)(?:change[-_ ]?log|changes|history|news|releases?|release[-_ ]notes)[^/]*$", re.I
+)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def _is_log(path: str) -> bool:
+    return bool(_LOG.search(path))
+
+
+def _is_prose(block: str) -> bool:
+    """A paragraph of sentences, not a list (a table of contents, badges), table or code."""
+    first = block.lstrip()
+    if first.startswith(("- ", "* ", "+ ", "|", "```", "~~~", ">")) or re.match(r"\d+[.)] ", first):
+        return False
+    return len(_LINK.sub(r"\1", block).split()) >= 3
+
+
 def _identity(root: Path) -> str:
     for name in ("AGENTS.md", "CLAUDE.md", "README.md", "readme.md"):
         p = root / name
@@ -213,7 +246,7 @@ def _identity(root: Path) -> str:
             if b.strip() and not b.lstrip().startswith(("<", "[!", "!["))
         ]
         title = next((b.lstrip("# ").strip() for b in paras if b.startswith("# ")), "")
-        prose = [b for b in paras if not b.startswith("#")][:2]
+        prose = [b for b in paras if not b.startswith("#") and _is_prose(b)][:2]
         text = " ".join(" ".join(b.split()) for b in prose)
         if not title and not text:
             continue

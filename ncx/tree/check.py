@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
                 problems.extend(_memory_problems(md, rel, meta))
             elif "id" not in meta:
                 problems.append(Problem(rel, f"{kind} has no id in its frontmatter"))
+            problems.extend(_retrieval_problems(root, md, rel, kind, dim))
             npy = md.with_suffix(".npy")
             if not npy.exists():
                 problems.append(Problem(rel, "has no .npy vector beside it; run `ncx sync`"))
@@ -97,6 +99,28 @@ def _memory_problems(md: Path, rel: str, meta: dict[str, Any]) -> list[Problem]:
     return out
 
 
+_CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
+
+
+def _retrieval_problems(root: Path, md: Path, rel: str, kind: str, dim: int) -> list[Problem]:
+    """What retrieval would skip or serve wrongly: merge-conflict markers, field types."""
+    from ncx.query.cache import _unit_fields
+
+    out = []
+    meta, body = read_unit(md)
+    if _CONFLICT.search(body):
+        out.append(
+            Problem(rel, "holds merge-conflict markers (<<<<<<< / >>>>>>>); resolve the merge")
+        )
+    try:
+        _unit_fields(root, md, kind, dim, meta, body)
+    except (ValueError, TypeError, OverflowError) as exc:
+        out.append(
+            Problem(rel, f"retrieval skips it: a frontmatter value has the wrong type ({exc})")
+        )
+    return out
+
+
 def _unit_of(path: str) -> str:
     return path[:-4] + ".md" if path.endswith(".npy") else path
 
@@ -130,4 +154,15 @@ def npy_problem(npy: Path, dim: int) -> str | None:
         return f"has dtype {descr}, expected float16; run `ncx sync --reembed`"
     if shape != (dim,):
         return f"has shape {shape}, but the model has dim {dim}; run `ncx sync --reembed`"
+    import numpy as np
+
+    try:
+        data = npy.read_bytes()
+        vec = np.frombuffer(data, dtype=descr, offset=8 + size_len + hlen)
+    except (OSError, ValueError):
+        vec = None
+    if vec is None or vec.shape != (dim,):
+        return "is truncated or has trailing bytes; delete it and run `ncx sync`"
+    if not np.isfinite(vec).all():
+        return "holds NaN or infinite values; delete it and run `ncx sync`"
     return None

@@ -1,6 +1,6 @@
 """hooks: what the pre-commit hooks run. Returns exit codes; writes derived files, never stages.
 
-pre-commit's contract (research/house-style.md §2): a hook that writes files prints one
+pre-commit's contract (docs/decisions.md §12): a hook that writes files prints one
 line per file and exits 1, so the user reviews and stages them; it never runs `git add`.
 pre-commit passes no deleted files and may split long file lists, so `hook sync` asks git
 for the staged changes itself (pass_filenames: false) and reads docs from the index.
@@ -14,9 +14,10 @@ from pathlib import Path
 from ncx import repo
 from ncx.config import Config
 from ncx.layout import NCX_DIR, is_inside_ncx
+from ncx.sources import suffixes
 
 Say = Callable[[str], None]
-MARKDOWN = (".md", ".markdown")
+MARKDOWN = suffixes()  # every source format ncx reads (ncx.sources)
 
 
 def staged_changes(root: Path) -> list[tuple[str, str]]:

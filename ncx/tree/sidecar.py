@@ -1,8 +1,8 @@
 """sidecar: a doc's `<name>.meta.yaml` beside it -> the DocMeta its chunks carry. Pure.
 
 Why sidecars stay where they are instead of being copied into .neocortex/: the sidecar is
-already one committed file per doc (DESIGN.md invariant 1), it is the v2 source of truth
-(research/mlda-v2-formats.md rule 6), and reading it at every sync means an edit to it reaches
+already one committed file per doc (docs/design.md invariant 1), it is the v2 source of truth
+(docs/v2-format.md §0.6), and reading it at every sync means an edit to it reaches
 the chunks on the next commit with no second copy to drift. The same file works after
 `ncx migrate --archive` (it moves with its doc) and for v3 projects that never had v2.
 """
@@ -26,8 +26,21 @@ def sidecar_path(doc_path: str) -> str | None:
 def read_doc_meta(rel: str, data: bytes) -> tuple[DocMeta | None, list[BadSource]]:
     """Parse sidecar bytes; (None, [error]) when it does not parse. Warnings are left to
     `ncx migrate`, which reports them; only what makes the sidecar unusable is an error here."""
+    from ncx.store import yaml_problem
     from ncx.v2.reader import parse_sidecar  # yaml and the v2 reader only when a sidecar exists
 
+    # The v2 reader shares anchored values instead of copying them, but a chunk's frontmatter
+    # is written out in full: an alias bomb in a sidecar would become gigabytes of chunks.
+    bomb = yaml_problem(data.decode("utf-8", "replace"))
+    if bomb is not None:
+        return None, [
+            BadSource(
+                f"sidecar refused: {bomb}",
+                path=rel,
+                hint="write the sidecar without &anchors / *aliases; its doc is chunked "
+                "without its metadata meanwhile",
+            )
+        ]
     sc, problems = parse_sidecar(rel, data)
     errors = [
         BadSource(

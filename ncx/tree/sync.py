@@ -8,37 +8,54 @@ collected and the rest of the run continues; a broken doc keeps its existing chu
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ncx import repo
 from ncx.config import Config
-from ncx.embedder import Embedder, load_embedder, tree_model_id
-from ncx.errors import BadSource, ModelMismatch, NcxError
+from ncx.embedder import Embedder, check_tree_model, load_tree_model, model_mismatch
+from ncx.errors import BadSource, NcxError
 from ncx.layout import (
     cache_dir,
+    chunk_folders,
     chunks_dir,
-    doc_chunk_dir,
     is_inside_ncx,
     manifest_path,
     memories_dir,
 )
+from ncx.locks import exclusive
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
-from ncx.store import dump_frontmatter, read_unit, remove_unit, write_if_changed
+from ncx.paths import (
+    Links,
+    check_write,
+    ignored_targets,
+    lexical_rel,
+    read_problem,
+    rel_problem,
+)
+from ncx.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
+from ncx.store import (
+    dump_frontmatter,
+    is_temp,
+    read_unit,
+    remove_unit,
+    stale_temp,
+    write_if_changed,
+)
 from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
 
 _HASH_LINE = re.compile(rb"^hash: ([0-9a-f]+)$", re.MULTILINE)
 _STATE = "sync-state.json"
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 Progress = Callable[[str], None]
 
@@ -52,6 +69,9 @@ class SyncReport:
     chunks: int = 0
     memories: int = 0
     problems: list[NcxError] = field(default_factory=list)
+    by_format: dict[str, int] = field(default_factory=dict)  # docs in scope per format
+    chunks_by_format: dict[str, int] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why not indexed)
 
     @property
     def changed(self) -> bool:
@@ -70,19 +90,37 @@ class _Pending:
 def list_sources(
     root: Path, manifest: Manifest, *, tracked: Sequence[str] | None = None
 ) -> list[str]:
-    """Markdown docs ncx indexes: tracked files outside .neocortex/, minus excludes.
+    """Docs ncx indexes: tracked files of a format it reads (ncx.sources) outside
+    .neocortex/, minus excludes and formats switched off in the manifest.
 
     Tracked means in the git index, which is also what the next commit will hold, so the
     same list serves a working-tree sync and the pre-commit hook's staged one.
     """
     paths = repo.tracked_files(root) if tracked is None else tracked
+    wanted = suffixes(manifest.skip_formats)
     return [
         p
         for p in paths
-        if p.lower().endswith(MARKDOWN_SUFFIXES)
+        if p.lower().endswith(wanted)
         and not is_inside_ncx(p)
         and not is_excluded(p, manifest.exclude)
     ]
+
+
+def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[str, str]]:
+    """Tracked docs not indexed for their format, with the reason: a format switched off
+    in the manifest, or one ncx does not read. Excluded paths are the user's own choice and
+    not listed."""
+    out = []
+    for p in tracked:
+        if is_inside_ncx(p) or is_excluded(p, manifest.exclude):
+            continue
+        fmt = format_of(p)
+        if fmt is not None and fmt.name in manifest.skip_formats:
+            out.append((p, f"{fmt.label} is switched off (manifest sources.skip_formats)"))
+        elif fmt is None and (why := UNREAD.get(Path(p).suffix.lower())):
+            out.append((p, why))
+    return out
 
 
 def is_excluded(path: str, patterns: Iterable[str]) -> bool:
@@ -102,8 +140,16 @@ class _Out:
 
     def __init__(self, root: Path, report: SyncReport, dry: bool):
         self.root, self.report, self.dry = root, report, dry
+        self._safe: set[Path] = set()  # folders already checked to resolve inside .neocortex/
+
+    def _gate(self, path: Path) -> None:
+        # Every write and delete stays inside .neocortex/, links at any level included.
+        if path.parent not in self._safe:
+            check_write(self.root, path)
+            self._safe.add(path.parent)
 
     def write(self, path: Path, data: bytes) -> None:
+        self._gate(path)
         if self.dry:
             try:
                 if path.read_bytes() == data:
@@ -116,6 +162,7 @@ class _Out:
 
     def remove(self, md_or_npy: Path) -> None:
         md = md_or_npy.with_suffix(".md")
+        self._gate(md)
         if self.dry:
             for p in (md, md.with_suffix(".npy")):
                 if p.exists():
@@ -126,6 +173,33 @@ class _Out:
 
 
 def sync(
+    root: Path,
+    cfg: Config,
+    *,
+    paths: Sequence[str] = (),
+    staged: bool = False,
+    reembed: bool = False,
+    dry_run: bool = False,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """`_sync` under the memory lock (ncx.locks) unless it is a dry run: a sync rewrites
+    memories' hash lines and sweeps vectors without markdown, which must not interleave
+    with a `memory add` or `evolve` in another process."""
+    with contextlib.nullcontext() if dry_run else exclusive(root):
+        return _sync(
+            root,
+            cfg,
+            paths=paths,
+            staged=staged,
+            reembed=reembed,
+            dry_run=dry_run,
+            embedder=embedder,
+            progress=progress,
+        )
+
+
+def _sync(
     root: Path,
     cfg: Config,
     *,
@@ -151,18 +225,29 @@ def sync(
     model = _ModelSlot(root, manifest, cfg, embedder, reembed)
 
     tracked = repo.tracked_files(root)
-    sources = list_sources(root, manifest, tracked=tracked)
+    sources = []
+    for p in list_sources(root, manifest, tracked=tracked):
+        bad = rel_problem(p)
+        if bad is None:
+            sources.append(p)
+        else:  # one odd name is reported; the rest of the tree keeps syncing
+            report.problems.append(BadSource(f"{bad}; skipped", path=p[:200]))
+    folders = chunk_folders(sources)
     if paths:
         wanted = {_norm(root, p) for p in paths}
         in_scope = [
             p
             for p in sources
-            if p in wanted or any(p.startswith(w.rstrip("/") + "/") for w in wanted)
+            if p in wanted or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
         ]
-        gone_scope = {w for w in wanted if w not in set(sources)}
+        gone_scope = {w for w in wanted if w not in set(sources) and rel_problem(w) is None}
     else:
         in_scope, gone_scope = sources, set()
     report.docs = len(in_scope)
+    for p in in_scope:
+        name = _format_name(p)
+        report.by_format[name] = report.by_format.get(name, 0) + 1
+    report.skipped = skipped_sources(manifest, tracked)
 
     state = _load_state(root, manifest) if not reembed else {}
     docs_state: dict[str, Any] = state.setdefault("docs", {})
@@ -179,26 +264,40 @@ def sync(
         sidecar = sidecars.get(path)
         # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
         sig = _signature(data if sidecar is None else data + b"\0" + sidecar[1])
-        folder = root / doc_chunk_dir(path)
+        folder = root / folders[path]
         prev = docs_state.get(path)
-        if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files", [])):
-            all_chunks += len(prev["files"])
-            continue
-        meta = None
-        if sidecar is not None:
-            meta, errors = read_doc_meta(*sidecar)
-            report.problems.extend(errors)
         try:
+            if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files", [])):
+                all_chunks += len(prev["files"])
+                _count(report.chunks_by_format, path, len(prev["files"]))
+                continue
+            meta = None
+            if sidecar is not None:
+                meta, errors = read_doc_meta(*sidecar)
+                report.problems.extend(errors)
             doc = load_doc(path, data, meta)
+            files = chunk_files(doc, manifest.chunk, folder=folders[path])
+            planned = _plan_doc(out, folder, files, force=reembed)
         except NcxError as exc:
             report.problems.append(exc)
             continue
-        files = chunk_files(doc, manifest.chunk)
+        except OSError as exc:  # a chunk folder that is a file, a name the disk refuses, ...
+            report.problems.append(_os_problem(root, path, exc))
+            continue
         all_chunks += len(files)
-        pending.extend(_plan_doc(out, folder, files, force=reembed))
+        _count(report.chunks_by_format, path, len(files))
+        pending.extend(planned)
         docs_state[path] = {"sig": sig, "files": sorted(Path(f.rel_path).name for f in files)}
 
-    _remove_orphans(out, sources, in_scope if paths else None, gone_scope, docs_state)
+    gone_folders = chunk_folders([*sources, *gone_scope])
+    _remove_orphans(
+        out,
+        {folders[p] for p in sources},
+        {gone_folders[p] for p in gone_scope if format_of(p) is not None} if paths else None,
+        sources,
+        gone_scope,
+        docs_state,
+    )
     pending.extend(_plan_memories(out, force=reembed))
     report.chunks = all_chunks
 
@@ -217,13 +316,7 @@ def sync(
         _write_pending(out, pending, vectors)
         report.embedded = len(pending)
     if reembed or model.switched:
-        manifest = Manifest(
-            model=model.get().info.as_manifest(),
-            chunk=manifest.chunk,
-            exclude=manifest.exclude,
-            format=manifest.format,
-            extra=manifest.extra,
-        )
+        manifest = replace(manifest, model=model.get().info.as_manifest())
         out.write(manifest_path(root), manifest.to_json().encode())
     _save_state(root, manifest, state)
     report.written.sort()
@@ -243,20 +336,16 @@ class _ModelSlot:
 
     def get(self) -> Embedder:
         if self._model is None:
-            model_id, origin = tree_model_id(self._cfg.model, self._manifest.model)
-            self._model = load_embedder(model_id, cache_root=self._cfg.model_cache, named_in=origin)
-        info = self._model.info
-        want = self._manifest.model
-        if info.sha256 != want.get("sha256") or info.dim != want.get("dim"):
-            if not self._reembed:
-                raise ModelMismatch(
-                    f"this tree was embedded by {want.get('id')!r} "
-                    f"(sha256 {str(want.get('sha256'))[:12]}…), but the model loaded is "
-                    f"{info.id!r} (sha256 {info.sha256[:12]}…)",
-                    path=manifest_path(self._root),
-                    hint="run `ncx sync --reembed` to re-embed the whole tree with the new model, "
-                    "or unset NCX_EMBEDDING_MODEL",
-                )
+            self._model = load_tree_model(
+                self._root,
+                self._manifest.model,
+                self._cfg.model,
+                self._cfg.model_cache,
+                allow_mismatch=self._reembed,
+            )
+        if model_mismatch(self._model.info, self._manifest.model) is not None:
+            if not self._reembed:  # a model handed in by the caller
+                check_tree_model(self._root, self._model.info, self._manifest.model)
             self.switched = True
         return self._model
 
@@ -269,36 +358,56 @@ def _apply_settings(root: Path, manifest: Manifest, cfg: Config, out: _Out) -> M
     return manifest
 
 
+def _format_name(path: str) -> str:
+    fmt = format_of(path)
+    return fmt.name if fmt else FORMATS[0].name
+
+
+def _count(counts: dict[str, int], path: str, n: int) -> None:
+    name = _format_name(path)
+    counts[name] = counts.get(name, 0) + n
+
+
 def _norm(root: Path, p: str) -> str:
-    """A user-given path (relative to the cwd, or absolute) as a repo-relative POSIX path."""
-    full = Path(os.path.abspath(p))
+    """A user-given path (relative to the cwd, or absolute) as a normalised repo-relative
+    POSIX path; UnsafePath for one outside the repository (never taken as a removed doc)."""
+    return lexical_rel(root, p)
+
+
+def _os_problem(root: Path, path: str, exc: OSError) -> NcxError:
+    where = exc.filename if isinstance(exc.filename, str) else path
     try:
-        return full.relative_to(Path(os.path.abspath(root))).as_posix()
+        where = Path(where).relative_to(root).as_posix()
     except ValueError:
-        return Path(p).as_posix()
+        pass
+    return NcxError(
+        f"cannot be written: {exc.strerror or exc}; {path} skipped",
+        path=where[:300],
+        hint="check that .neocortex/chunks/ is a folder you can write to (`ncx check`)",
+    )
 
 
 def _read_contents(
     root: Path, paths: Sequence[str], staged: bool, cfg: Config, report: SyncReport
 ) -> dict[str, bytes]:
     if staged:
-        data = repo.read_staged(root, paths)
-        out = {}
-        for p, b in data.items():
-            if len(b) > cfg.max_doc_bytes:
-                report.problems.append(_too_big(p, len(b), cfg))
+        small = []
+        for p, size in repo.staged_sizes(root, paths).items():
+            if size > cfg.max_doc_bytes:  # refused from its size alone, never read
+                report.problems.append(_too_big(p, size, cfg))
             else:
-                out[p] = b
-        return out
+                small.append(p)
+        return repo.read_staged(root, small)
     out = {}
-    real_root = root.resolve()
+    links = Links(root)
+    ignored = ignored_targets(root, paths, links)
     for p in paths:
         full = root / p
-        if full.is_symlink() and real_root not in full.resolve().parents:
-            # A tracked link to a file outside the repo: never copy outside text into chunks.
-            report.problems.append(
-                BadSource("is a symlink that leaves the repository; refused", path=p)
-            )
+        # A tracked link (or linked folder) to a file outside the repo, into .git/ or to an
+        # ignored file: never copy that text into committed chunks.
+        bad = read_problem(root, p, ignored, links)
+        if bad is not None:
+            report.problems.append(BadSource(bad, path=p))
             continue
         try:
             size = full.stat().st_size
@@ -327,22 +436,35 @@ def _read_sidecars(
     if not wanted:
         return {}
     if staged:
-        data = repo.read_staged(root, sorted(wanted.values()))
+        sizes = repo.staged_sizes(root, sorted(wanted.values()))
+        data = repo.read_staged(root, [sc for sc, n in sizes.items() if n <= _MAX_SIDECAR])
         return {p: (sc, data[sc]) for p, sc in wanted.items() if sc in data}
     out = {}
+    ignored = ignored_targets(root, wanted.values())
     for p, sc in wanted.items():
         try:
+            if read_problem(root, sc, ignored) is not None:
+                continue  # a linked sidecar is not followed; the doc is chunked without it
+            if (root / sc).stat().st_size > _MAX_SIDECAR:
+                continue
             out[p] = (sc, (root / sc).read_bytes())
         except OSError:
             continue  # deleted in the working tree: the doc is chunked without it
     return out
 
 
+_MAX_SIDECAR = 256_000  # a sidecar is a few lines of YAML
+
+
 def _too_big(path: str, size: int, cfg: Config) -> BadSource:
+    fix = "exclude it (`ncx init --exclude PATH`) or raise NCX_MAX_DOC_BYTES"
+    if path.lower().endswith(".ipynb"):
+        # Outputs (images, logs) make a notebook big; ncx drops them anyway.
+        fix = f"clear its outputs (`jupyter nbconvert --clear-output --inplace {path}`), " + fix
     return BadSource(
         f"is {size / 1e6:.1f} MB, over the {cfg.max_doc_bytes / 1e6:.1f} MB limit for a doc",
         path=path,
-        hint="exclude it (`ncx init --exclude PATH`) or raise NCX_MAX_DOC_BYTES",
+        hint=fix,
     )
 
 
@@ -384,6 +506,11 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
         pending.append(_Pending(md, f.data, f.embed_text))
     if folder.is_dir():
         for name in sorted(os.listdir(folder)):
+            if is_temp(name):
+                # Another process's atomic write in progress: only a dead one's is swept.
+                if not out.dry and stale_temp(folder / name):
+                    (folder / name).unlink(missing_ok=True)
+                continue
             if (name.endswith(".md") and name not in keep) or (
                 name.endswith(".npy") and name[:-4] + ".md" not in keep
             ):
@@ -393,23 +520,26 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
 
 def _remove_orphans(
     out: _Out,
+    live: set[str],
+    gone_folders: set[str] | None,
     sources: Sequence[str],
-    scope: Sequence[str] | None,
     gone: set[str],
     docs_state: dict[str, Any],
 ) -> None:
-    """Remove chunks of docs that are no longer sources (deleted, renamed, excluded)."""
+    """Remove chunks of docs that are no longer sources (deleted, renamed, excluded).
+
+    `live`: the chunk folders of current sources; `gone_folders`: for a run limited to some
+    paths, the folders of those given paths that are no longer sources (None: whole tree)."""
     root = out.root
     base = chunks_dir(root)
     if not base.is_dir():
         return
-    if scope is not None:
+    if gone_folders is not None:
         # A limited run only cleans up after the paths it was given.
-        folders = {root / doc_chunk_dir(p) for p in gone if p.lower().endswith(MARKDOWN_SUFFIXES)}
+        folders = {root / f for f in gone_folders}
         for p in gone:
             docs_state.pop(p, None)
     else:
-        live = {doc_chunk_dir(p) for p in sources}
         folders = set()
         for dirpath, _dirs, names in os.walk(base):
             rel = Path(dirpath).relative_to(root).as_posix()
@@ -422,6 +552,8 @@ def _remove_orphans(
         if not folder.is_dir():
             continue
         for name in sorted(os.listdir(folder)):
+            if is_temp(name):
+                continue  # swept by _plan_doc when stale; never another process's live file
             if name.endswith((".md", ".npy")) and (folder / name).is_file():
                 out.remove(folder / name)
 
@@ -434,11 +566,23 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
         return []
     pending = []
     for md in sorted(folder.glob("*.md")):
+        if is_temp(md.name):
+            continue
         report.memories += 1
         try:
             meta, body = read_unit(md)
         except NcxError as exc:
             report.problems.append(exc)
+            continue
+        if "\n<<<<<<< " in "\n" + body or "\n>>>>>>> " in "\n" + body:
+            # Embedding both sides of a merge would serve a learning nobody wrote.
+            report.problems.append(
+                NcxError(
+                    "holds merge-conflict markers; not re-embedded",
+                    path=md.relative_to(root).as_posix(),
+                    hint="resolve the merge in the file, then run `ncx sync`",
+                )
+            )
             continue
         digest = memory_hash(body)
         npy_ok = md.with_suffix(".npy").exists()
@@ -450,6 +594,10 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
             new_bytes = dump_frontmatter(meta, body).encode()
         pending.append(_Pending(md, new_bytes, memory_embed_text(body)))
     for npy in sorted(folder.glob("*.npy")):
+        if is_temp(npy.name):
+            if not out.dry and stale_temp(npy):  # a killed add's leftover, never a live one
+                npy.unlink(missing_ok=True)
+            continue
         if not npy.with_suffix(".md").exists():
             out.remove(npy)
     return pending
@@ -465,9 +613,12 @@ def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
     for p, vec in zip(pending, vectors, strict=True):
         buf = io.BytesIO()
         np.save(buf, np.asarray(vec, dtype=np.float16), allow_pickle=False)
-        out.write(p.md_path.with_suffix(".npy"), buf.getvalue())
-        if p.md_bytes is not None:
-            out.write(p.md_path, p.md_bytes)
+        try:
+            out.write(p.md_path.with_suffix(".npy"), buf.getvalue())
+            if p.md_bytes is not None:
+                out.write(p.md_path, p.md_bytes)
+        except OSError as exc:  # one unit the disk refuses does not stop the others
+            out.report.problems.append(_os_problem(out.root, str(p.md_path), exc))
 
 
 def _state_key(manifest: Manifest) -> str:
@@ -477,6 +628,7 @@ def _state_key(manifest: Manifest) -> str:
             manifest.chunk.max_tokens,
             manifest.chunk.min_tokens,
             manifest.chunk.overlap_tokens,
+            READER_VERSION,
         ],
         sort_keys=True,
     )
