@@ -9,10 +9,10 @@ collected and the rest of the run continues; a broken doc keeps its existing chu
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +32,21 @@ from ncx.layout import (
 )
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
-from ncx.store import dump_frontmatter, read_unit, remove_unit, write_if_changed
+from ncx.store import (
+    blob_vec,
+    dump_frontmatter,
+    has_markers,
+    hash_of,
+    lf,
+    read_unit,
+    remove_unit,
+    vec_of,
+    with_vec,
+    write_if_changed,
+)
 from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
 
-_HASH_LINE = re.compile(rb"^hash: ([0-9a-f]+)$", re.MULTILINE)
 _STATE = "sync-state.json"
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 
@@ -63,7 +73,7 @@ class _Pending:
     """A unit whose vector must be (re)computed before its files are written."""
 
     md_path: Path
-    md_bytes: bytes | None  # None: markdown already right, only the .npy is missing/stale
+    render: Callable[[str], bytes]  # the .md's bytes, given the `vec` id of its new .npy
     text: str
 
 
@@ -104,12 +114,14 @@ class _Out:
         self.root, self.report, self.dry = root, report, dry
 
     def write(self, path: Path, data: bytes) -> None:
+        try:
+            # A file that differs only by CRLF (a core.autocrlf=true checkout) is not rewritten:
+            # git sees no change in it either.
+            if lf(path.read_bytes()) == data:
+                return
+        except OSError:
+            pass
         if self.dry:
-            try:
-                if path.read_bytes() == data:
-                    return
-            except OSError:
-                pass
             self.report.written.append(path.relative_to(self.root).as_posix())
         elif write_if_changed(path, data):
             self.report.written.append(path.relative_to(self.root).as_posix())
@@ -181,8 +193,12 @@ def sync(
         sig = _signature(data if sidecar is None else data + b"\0" + sidecar[1])
         folder = root / doc_chunk_dir(path)
         prev = docs_state.get(path)
-        if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files", [])):
-            all_chunks += len(prev["files"])
+        # Trigger: the doc's bytes are those of the last run, and its chunk folder holds the
+        # very files that run left (same names, sizes and mtimes). Why: a state file is an
+        # accelerator, never the judge: a checkout, a merge or a hand edit of a chunk file
+        # changes its stat, so the doc is re-planned from the files themselves.
+        if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files")):
+            all_chunks += sum(1 for n in prev["files"] if n.endswith(".md"))
             continue
         meta = None
         if sidecar is not None:
@@ -196,16 +212,17 @@ def sync(
         files = chunk_files(doc, manifest.chunk)
         all_chunks += len(files)
         pending.extend(_plan_doc(out, folder, files, force=reembed))
-        docs_state[path] = {"sig": sig, "files": sorted(Path(f.rel_path).name for f in files)}
+        docs_state[path] = {"sig": sig, "names": sorted(Path(f.rel_path).name for f in files)}
 
     _remove_orphans(out, sources, in_scope if paths else None, gone_scope, docs_state)
     pending.extend(_plan_memories(out, force=reembed))
     report.chunks = all_chunks
 
     if dry_run:
-        report.written.extend(
-            p.md_path.with_suffix(".npy").relative_to(root).as_posix() for p in pending
-        )
+        # A unit that needs a vector gets a new .npy and, with it, a new `vec` in its .md.
+        for p in pending:
+            report.written.append(p.md_path.relative_to(root).as_posix())
+            report.written.append(p.md_path.with_suffix(".npy").relative_to(root).as_posix())
         report.written = sorted(set(report.written))
         report.removed.sort()
         return report
@@ -225,6 +242,7 @@ def sync(
             extra=manifest.extra,
         )
         out.write(manifest_path(root), manifest.to_json().encode())
+    _stamp(root, docs_state)
     _save_state(root, manifest, state)
     report.written.sort()
     report.removed.sort()
@@ -350,13 +368,34 @@ def _signature(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def _files_intact(folder: Path, names: list[str]) -> bool:
+def _stats(folder: Path) -> dict[str, list[int]]:
+    """{file name: [size, mtime_ns]} of the chunk files directly in a doc's folder."""
+    out: dict[str, list[int]] = {}
     try:
-        present = set(os.listdir(folder))
-    except FileNotFoundError:
-        return not names
-    mds = {n for n in present if n.endswith(".md")}
-    return mds == set(names) and all(n[:-3] + ".npy" in present for n in names)
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return out
+    for e in entries:
+        if e.name.endswith((".md", ".npy")) and e.is_file():
+            st = e.stat()
+            out[e.name] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _files_intact(folder: Path, files: Any) -> bool:
+    return isinstance(files, dict) and _stats(folder) == files
+
+
+def _stamp(root: Path, docs_state: dict[str, Any]) -> None:
+    """Record the stat of each planned doc's files as this run left them."""
+    for path, entry in docs_state.items():
+        names = entry.pop("names", None)
+        if names is None:
+            continue
+        files = _stats(root / doc_chunk_dir(path))
+        want = {n for name in names for n in (name, name[:-3] + ".npy")}
+        # Only a complete, exact set is worth remembering; anything else is re-planned.
+        entry["files"] = files if set(files) == want else None
 
 
 def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -> list[_Pending]:
@@ -367,21 +406,24 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
     for f in files:
         md = root / f.rel_path
         keep.add(md.name)
-        try:
-            old = md.read_bytes()
-        except FileNotFoundError:
-            old = None
-        npy_ok = md.with_suffix(".npy").exists()
-        if old == f.data and npy_ok and not force:
+        old = _read(md)
+        npy = _read(md.with_suffix(".npy"))
+        pending_unit = _Pending(md, functools.partial(with_vec, f.data), f.embed_text)
+        if old is None or npy is None or force or has_markers(old):
+            # A chunk with conflict markers gets a fresh vector: which side's .npy git kept
+            # is not worth guessing.
+            pending.append(pending_unit)
             continue
-        # A chunk left with merge-conflict markers gets a fresh vector: which side's .npy
-        # git kept is not worth guessing.
-        conflicted = old is not None and b"\n<<<<<<< " in b"\n" + old
-        old_hash = _HASH_LINE.search(old) if old and not conflicted else None
-        if not force and npy_ok and old_hash and old_hash.group(1).decode() == f.hash:
-            out.write(md, f.data)  # metadata changed, text did not: keep the vector
+        old, have = lf(old), blob_vec(npy)
+        recorded = vec_of(old)
+        if recorded == have and old == with_vec(f.data, have):
             continue
-        pending.append(_Pending(md, f.data, f.embed_text))
+        # The .md's vec names another .npy (one side of a conflict each): embed again.
+        # No vec at all is a tree from before vec existed: its vector is kept, once.
+        if hash_of(old) == f.hash and recorded in (have, None):
+            out.write(md, with_vec(f.data, have))  # metadata changed, text did not
+            continue
+        pending.append(pending_unit)
     if folder.is_dir():
         for name in sorted(os.listdir(folder)):
             if (name.endswith(".md") and name not in keep) or (
@@ -389,6 +431,13 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
             ):
                 out.remove(folder / name)
     return pending
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _remove_orphans(
@@ -441,14 +490,19 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
             report.problems.append(exc)
             continue
         digest = memory_hash(body)
-        npy_ok = md.with_suffix(".npy").exists()
-        if meta.get("hash") == digest and npy_ok and not force:
-            continue
-        new_bytes = None
-        if meta.get("hash") != digest:
-            meta["hash"] = digest
-            new_bytes = dump_frontmatter(meta, body).encode()
-        pending.append(_Pending(md, new_bytes, memory_embed_text(body)))
+        vector = _read(md.with_suffix(".npy"))
+        have = None if vector is None else blob_vec(vector)
+        recorded = meta.get("vec")
+        if meta.get("hash") == digest and have is not None and not force:
+            if recorded == have:
+                continue
+            if recorded is None:  # written before vec existed: keep its vector, record it
+                out.write(md, dump_frontmatter({**meta, "vec": have}, body).encode())
+                continue
+        meta["hash"] = digest
+        pending.append(
+            _Pending(md, functools.partial(_memory_bytes, meta, body), memory_embed_text(body))
+        )
     for npy in sorted(folder.glob("*.npy")):
         if not npy.with_suffix(".md").exists():
             out.remove(npy)
@@ -465,9 +519,13 @@ def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
     for p, vec in zip(pending, vectors, strict=True):
         buf = io.BytesIO()
         np.save(buf, np.asarray(vec, dtype=np.float16), allow_pickle=False)
-        out.write(p.md_path.with_suffix(".npy"), buf.getvalue())
-        if p.md_bytes is not None:
-            out.write(p.md_path, p.md_bytes)
+        data = buf.getvalue()
+        out.write(p.md_path.with_suffix(".npy"), data)
+        out.write(p.md_path, p.render(blob_vec(data)))
+
+
+def _memory_bytes(meta: dict[str, Any], body: str, vec: str) -> bytes:
+    return dump_frontmatter({**meta, "vec": vec}, body).encode()
 
 
 def _state_key(manifest: Manifest) -> str:
