@@ -53,11 +53,12 @@ def hook_check(
 
 @command("post-merge", target=hook_app)
 def hook_post_merge() -> None:
-    """After a merge, rebase (post-rewrite) or branch checkout: re-sync the chunks of the docs
-    that changed, in the working tree, and say the one command that commits the fix.
+    """After a merge or a rebase (post-rewrite): re-sync the chunks of the docs that changed,
+    in the working tree, and say the one command that commits the fix.
 
     Example (.pre-commit-config.yaml): default_install_hook_types: [pre-commit, post-merge,
-    post-checkout, post-rewrite] and hooks: [{id: ncx-sync-after-merge}]
+    post-rewrite] and hooks: [{id: ncx-sync-after-merge}]. Run as a post-checkout hook it
+    follows branch switches too.
     """
     from ncx.tree.precommit import hook_after
 
