@@ -219,12 +219,18 @@ def sync(
     report.chunks = all_chunks
 
     if dry_run:
-        # A unit that needs a vector gets a new .npy and, with it, a new `vec` in its .md.
-        for p in pending:
-            report.written.append(p.md_path.relative_to(root).as_posix())
-            report.written.append(p.md_path.with_suffix(".npy").relative_to(root).as_posix())
+        # The vectors are computed (nothing is written) so the list is exactly what the real
+        # run writes: a re-embedded unit whose vector comes out the same keeps its .npy and
+        # `vec`. Without a usable model, every such unit is listed with both of its files.
+        try:
+            vectors: Any = model.get().embed([p.text for p in pending]) if pending else []
+            _write_pending(out, pending, vectors)
+        except NcxError:
+            for p in pending:
+                report.written.append(p.md_path.relative_to(root).as_posix())
+                report.written.append(p.md_path.with_suffix(".npy").relative_to(root).as_posix())
         report.written = sorted(set(report.written))
-        report.removed.sort()
+        report.removed = sorted(set(report.removed))
         return report
     if pending:
         embedder = model.get()  # loaded (or refused) before saying what it will do
