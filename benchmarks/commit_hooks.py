@@ -65,23 +65,28 @@ def timed_commit(root: Path) -> tuple[float, int]:
     t = time.perf_counter()
     proc = subprocess.run(["git", "-C", str(root), "commit", "-q", "-m", "x"], capture_output=True,
                           text=True, env=ENV)
-    return time.perf_counter() - t, proc.returncode
+    dt = time.perf_counter() - t
+    if proc.returncode and os.environ.get("BENCH_VERBOSE"):
+        print(proc.stdout[-2000:] + proc.stderr[-2000:], file=sys.stderr)
+    return dt, proc.returncode
 
 
-def code_commit(root: Path, i: int) -> tuple[float, int]:
+def code_commit(root: Path, name: str) -> tuple[float, int]:
     (root / "src").mkdir(exist_ok=True)
-    (root / "src" / f"f{i}.py").write_text(f"x = {i}\n")
+    (root / "src" / f"{name}.py").write_text(f"x = {name!r}\n")
     git(root, "add", "src")
     return timed_commit(root)
 
 
 def doc_commit(root: Path, doc: Path, i: int) -> tuple[float, int]:
-    """First attempt of a one-doc commit; then reset so the next run starts the same way."""
+    """First attempt of a one-doc commit; then back to where it started (a `true` hook lets
+    the commit land: that commit is undone too), so every run starts the same way."""
+    head = git(root, "rev-parse", "HEAD").stdout.strip()
     original = doc.read_bytes()
     doc.write_bytes(original + f"\n\n## Bench {i}\n\nA new section added by the benchmark, run {i}.\n".encode())
     git(root, "add", str(doc.relative_to(root)))
     dt, rc = timed_commit(root)
-    git(root, "reset", "-q", "--hard", "HEAD")
+    git(root, "reset", "-q", "--hard", head)
     git(root, "clean", "-qfd", ".neocortex")
     return dt, rc
 
@@ -116,7 +121,7 @@ def main() -> None:
         results: dict[str, dict[str, list[float]]] = {}
         for hooks in ("true", "ncx"):
             use_hooks(root, hooks)
-            code = [code_commit(root, i) for i in range(args.runs)]
+            code = [code_commit(root, f"{hooks}{i}") for i in range(args.runs)]
             one = [doc_commit(root, doc, i) for i in range(args.runs)]
             results[hooks] = {"code": [t for t, _ in code], "doc": [t for t, _ in one]}
             rcs = sorted({rc for _, rc in code}), sorted({rc for _, rc in one})

@@ -47,7 +47,7 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     # Docs the commit changes get their chunks from their staged text. Chunks staged
     # without their doc are not overwritten: the doc's unstaged edit is what they follow.
     fixable = [d for d in stale if d in scope.changed_docs or scope.everything]
-    memories = any(f.doc is None for f in verdict.findings)
+    memories = any(f.syncable and f.doc is None for f in verdict.findings)
     written: list[str] = []
     removed: list[str] = []
     if fixable or memories:
@@ -60,9 +60,9 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
         )
         for exc in report.problems:
             say(exc.report())
-    rest = [f for f in verdict.findings if f.doc not in fixable]
-    if memories and fixable:
-        rest = [f for f in rest if f.doc is not None]
+    # What sync just rewrote is not repeated; the rest (chunks staged without their doc,
+    # broken docs, secrets in memories, unresolved conflicts) is printed as found.
+    rest = [f for f in verdict.findings if not (f.syncable and (f.doc in fixable or f.doc is None))]
     summarise([str(f) for f in rest], out)
     if fixable or (memories and not rest):
         docs = " ".join(fixable)

@@ -48,6 +48,7 @@ class Finding:
     path: str
     message: str
     doc: str | None = None  # the doc whose chunk files are wrong; None for memories
+    syncable: bool = False  # `ncx sync` makes it right (stale units, not broken docs)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -204,7 +205,8 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
             for p in index
             if p.startswith(_MEMORIES) and "/" not in p[len(_MEMORIES) :]
         }
-        changed: frozenset[str] = frozenset()
+        # The manifest changed (a model or chunk setting): every doc is this commit's doc.
+        changed: frozenset[str] = frozenset(docs)
     else:
         docs, memories, changed = set(scope.docs), set(scope.memories), scope.changed_docs
         specs = set(docs) | {doc_chunk_dir(d) for d in docs}
@@ -272,7 +274,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
             entry = staged.get(name)
             npy = staged.get(name[:-3] + ".npy")
             if entry is None:
-                add(Finding(md_path, f"is missing from the commit; {how}", d))
+                add(Finding(md_path, f"is missing from the commit; {how}", d, True))
                 continue
             data = blobs.get(entry.oid, b"")
             if has_markers(data):
@@ -281,18 +283,22 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
                         md_path,
                         "has merge-conflict markers; run `ncx sync` and stage .neocortex",
                         d,
+                        True,
                     )
                 )
                 continue
             vec = vec_of(data)
             if vec is None or data != with_vec(f.data, vec):
-                add(Finding(md_path, f"does not match the staged {d}; {how}", d))
+                add(Finding(md_path, f"does not match the staged {d}; {how}", d, True))
             elif npy is None:
-                add(Finding(md_path[:-3] + ".npy", f"is missing from the commit; {how}", d))
+                add(Finding(md_path[:-3] + ".npy", f"is missing from the commit; {how}", d, True))
             elif npy_vec(npy.oid, blobs) != vec:
                 add(
                     Finding(
-                        md_path[:-3] + ".npy", f"is not the vector of its .md (vec {vec}); {how}", d
+                        md_path[:-3] + ".npy",
+                        f"is not the vector of its .md (vec {vec}); {how}",
+                        d,
+                        True,
                     )
                 )
         for name in sorted(staged):
@@ -300,7 +306,10 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
             if stem + ".md" not in expected:
                 add(
                     Finding(
-                        f"{folder}/{name}", f"belongs to no section of the staged {d}; {how}", d
+                        f"{folder}/{name}",
+                        f"belongs to no section of the staged {d}; {how}",
+                        d,
+                        True,
                     )
                 )
     for folder in sorted(want_folders - set(folder_doc)):
@@ -312,6 +321,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
                     f"is a chunk of {gone}, which the commit does not hold; "
                     f"run `ncx sync {gone}` (it removes them) and `git add -A {NCX_DIR}`",
                     gone,
+                    True,
                 )
             )
     for m in sorted(memories):
@@ -407,8 +417,8 @@ def _check_memory(
     verdict.findings.extend(add_all)
     fix = f"run `ncx sync` and `git add {md_path} {npy_path}`"
     if meta.get("hash") != memory_hash(body):
-        add(Finding(md_path, f"stale: its text changed since it was embedded; {fix}"))
+        add(Finding(md_path, f"stale: its text changed since it was embedded; {fix}", None, True))
     elif npy is None:
-        add(Finding(npy_path, f"is missing from the commit; {fix}"))
+        add(Finding(npy_path, f"is missing from the commit; {fix}", None, True))
     elif meta.get("vec") != npy_vec(npy.oid, blobs):
-        add(Finding(npy_path, f"is not the vector of its .md; {fix}"))
+        add(Finding(npy_path, f"is not the vector of its .md; {fix}", None, True))
