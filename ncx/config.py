@@ -14,6 +14,8 @@ from pathlib import Path
 from ncx.errors import UsageError
 from ncx.tree.chunker import ChunkSettings
 
+DEFAULT_TOKEN_BUDGET = 15_000  # a frame's budget unless --budget or NCX_TOKEN_BUDGET says
+
 
 @dataclass(frozen=True, slots=True)
 class RankWeights:
@@ -30,9 +32,12 @@ class Config:
     chunk: ChunkSettings | None = None  # None: whatever the manifest says
     model: str | None = None  # NCX_EMBEDDING_MODEL: local folder or hub id
     max_doc_bytes: int = 4_000_000
-    token_budget: int = 15_000
+    token_budget: int = DEFAULT_TOKEN_BUDGET
     weights: RankWeights = field(default_factory=RankWeights)
     model_cache: Path = field(default_factory=lambda: Path.home() / ".cache" / "ncx" / "models")
+    # Answer from a cache that is out of date rather than rebuild it first (agent hooks: a
+    # prompt after a pull gets context at once; the rebuild runs in the background).
+    stale_cache_ok: bool = False
 
 
 def _int(env: Mapping[str, str], name: str) -> int | None:
@@ -84,7 +89,7 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
         chunk=chunk,
         model=env.get("NCX_EMBEDDING_MODEL") or None,
         max_doc_bytes=_int(env, "NCX_MAX_DOC_BYTES") or 4_000_000,
-        token_budget=_int(env, "NCX_TOKEN_BUDGET") or 15_000,
+        token_budget=_int(env, "NCX_TOKEN_BUDGET") or DEFAULT_TOKEN_BUDGET,
         weights=RankWeights(
             dense=_float(env, "NCX_W_DENSE", w.dense),
             recency=_float(env, "NCX_W_RECENCY", w.recency),

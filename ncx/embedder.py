@@ -4,7 +4,7 @@ The only module that touches model weights. It reads a model2vec folder directly
 (tokenizer.json + model.safetensors through `tokenizers` and `safetensors`), which
 reproduces StaticModel.encode (ids without special tokens, unknown ids dropped, mean of
 rows, optional per-token weights and mapping, L2-normalised) at a third of the cold
-cost: `from_pretrained` imports the hub client even for a local folder (deps.md §2.4).
+cost: `from_pretrained` imports the hub client even for a local folder (docs/decisions.md §4).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ncx.errors import ModelUnavailable
+from ncx.errors import ModelMismatch, ModelUnavailable
 from ncx.layout import MANIFEST, NCX_DIR
 
 if TYPE_CHECKING:
@@ -242,3 +242,57 @@ def load_embedder(
 ) -> StaticEmbedder:
     folder = resolve_model_dir(model_id, cache_root=cache_root, named_in=named_in)
     return StaticEmbedder(folder, model_id, sha256=sha256)
+
+
+# --- the tree's model: the one place that loads it and checks it against the manifest ------
+
+
+def model_mismatch(
+    info: ModelInfo, manifest_model: Mapping[str, Any], *, check_sha: bool = True
+) -> str | None:
+    """Why `info` is not the model recorded for the tree, or None if it is."""
+    want_sha = str(manifest_model.get("sha256") or "")
+    if info.dim == manifest_model.get("dim") and (not check_sha or info.sha256 == want_sha):
+        return None
+    return (
+        f"this tree was embedded by {manifest_model.get('id')!r} "
+        f"({manifest_model.get('dim')}d, sha256 {want_sha[:12]}…), but the model loaded is "
+        f"{info.id!r} ({info.dim}d"
+        + (f", sha256 {info.sha256[:12]}…)" if check_sha else ")")
+    )
+
+
+def load_tree_model(
+    root: Path,
+    manifest_model: Mapping[str, Any],
+    cfg_model: str | None,
+    cache_root: Path | None,
+    *,
+    check_sha: bool = True,
+    allow_mismatch: bool = False,
+) -> StaticEmbedder:
+    """The model a command on this tree uses (the manifest's, or NCX_EMBEDDING_MODEL's),
+    checked against the tree's fingerprint. `check_sha=False` (the query path) compares
+    the dimension only and skips hashing the weights; `allow_mismatch` is for a re-embed."""
+    model_id, origin = tree_model_id(cfg_model, manifest_model)
+    model = load_embedder(
+        model_id, cache_root=cache_root, sha256=None if check_sha else "-", named_in=origin
+    )
+    if not allow_mismatch:
+        check_tree_model(root, model.info, manifest_model, check_sha=check_sha)
+    return model
+
+
+def check_tree_model(
+    root: Path, info: ModelInfo, manifest_model: Mapping[str, Any], *, check_sha: bool = True
+) -> None:
+    """Raise ModelMismatch, with the fix, unless `info` is the tree's model."""
+    why = model_mismatch(info, manifest_model, check_sha=check_sha)
+    if why is not None:
+        raise ModelMismatch(
+            why,
+            path=root / NCX_DIR / MANIFEST,
+            hint="run `ncx sync --reembed` to re-embed the tree with the loaded model, "
+            "or unset NCX_EMBEDDING_MODEL",
+        )
+

@@ -23,6 +23,7 @@ class Manifest:
     exclude: tuple[str, ...] = ()
     format: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept on rewrite
+    skip_formats: tuple[str, ...] = ()  # source formats switched off (ncx.tree.sources names)
 
     def to_json(self) -> str:
         data: dict[str, Any] = dict(self.extra)
@@ -35,7 +36,12 @@ class Manifest:
                     "min_tokens": self.chunk.min_tokens,
                     "overlap_tokens": self.chunk.overlap_tokens,
                 },
-                "sources": {"exclude": list(self.exclude)},
+                "sources": {
+                    "exclude": list(self.exclude),
+                    # Written only when set, so trees that never switch a format off keep
+                    # their manifest bytes.
+                    **({"skip_formats": list(self.skip_formats)} if self.skip_formats else {}),
+                },
             }
         )
         return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
@@ -65,6 +71,7 @@ def load_manifest(root: Path) -> Manifest:
             int(ch["max_tokens"]), int(ch["min_tokens"]), int(ch["overlap_tokens"])
         )
         exclude = tuple(str(p) for p in data.get("sources", {}).get("exclude", []))
+        skip = _skip_formats(data.get("sources", {}).get("skip_formats", []), path)
     except (ValueError, KeyError, TypeError) as exc:
         raise NcxError(
             f"manifest is damaged ({exc})",
@@ -78,7 +85,28 @@ def load_manifest(root: Path) -> Manifest:
             hint="upgrade ncx: pip install -U ncx",
         )
     extra = {k: v for k, v in data.items() if k not in ("format", "model", "chunker", "sources")}
-    return Manifest(model=model, chunk=chunk, exclude=exclude, format=fmt, extra=extra)
+    return Manifest(
+        model=model, chunk=chunk, exclude=exclude, format=fmt, extra=extra, skip_formats=skip
+    )
+
+
+def _skip_formats(raw: Any, path: Path) -> tuple[str, ...]:
+    """`sources.skip_formats`: format names (`notebook`) or suffixes (`.ipynb`), checked."""
+    from ncx.tree.sources import format_names, resolve_format
+
+    if not isinstance(raw, list):
+        raw = [raw]
+    out = []
+    for item in raw:
+        name = resolve_format(str(item))
+        if name is None:
+            raise NcxError(
+                f"sources.skip_formats names an unknown format {item!r}",
+                path=path,
+                hint=f"use one of: {', '.join(format_names())}",
+            )
+        out.append(name)
+    return tuple(sorted(set(out)))
 
 
 def save_manifest(root: Path, manifest: Manifest) -> bool:

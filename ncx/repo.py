@@ -1,7 +1,7 @@
 """repo: the git facts ncx needs, via the git command line.
 
 Plain `git` subprocesses, not GitPython, on every hot path: listing staged files costs
-22 ms cold this way against 89 ms through GitPython (research/deps.md §5), and hooks
+22 ms cold this way against 89 ms through GitPython (docs/decisions.md §2), and hooks
 run on every commit. Raises NotARepo outside a work tree.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ncx.errors import NcxError, NotARepo
@@ -81,8 +82,15 @@ def read_staged(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     return result
 
 
-def head_info(root: Path) -> dict[str, str]:
-    """Branch and short HEAD, or empty strings before the first commit."""
+@dataclass(frozen=True, slots=True)
+class Head:
+    """Branch and short HEAD; both empty before the first commit."""
+
+    branch: str
+    head: str
+
+
+def head_info(root: Path) -> Head:
     branch = git(root, "rev-parse", "--abbrev-ref", "HEAD", check=False).decode().strip()
     head = git(root, "rev-parse", "--short", "HEAD", check=False).decode().strip()
-    return {"branch": branch if head else "", "head": head}
+    return Head(branch=branch if head else "", head=head)

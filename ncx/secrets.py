@@ -3,15 +3,29 @@
 Pure: text in, findings out; no I/O. Judges the shape of a value (known token prefixes,
 key blocks, random-looking strings assigned to secret-sounding names), never a word alone,
 so prose such as "rotate the API token weekly" passes.
+
+The text is read through three views, each mapped back to the original offsets:
+- normalised: NFKC (fullwidth forms), format characters (zero-width spaces, soft hyphens)
+  dropped, and Cyrillic/Greek look-alikes mapped to Latin inside words that also hold
+  ASCII letters or digits, so a disguised key reads as the key;
+- joined: a token-like run at the end of a line glued to the run starting the next line,
+  looked at only for known-prefix shapes that cross the join (a key broken by wrapping);
+- decoded: base64 runs that decode to printable text, looked at for known shapes only.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import bisect
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import string
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 __all__ = ["SecretFinding", "find_secrets"]
 
@@ -42,7 +56,9 @@ _PLACEHOLDER_WORDS = (
     "redacted", "sample", "xxxx", "todo", "fixme", "insert", "replace", "secret_here",
     "token_here", "key_here", "notreal", "not_real", "not-real",
 )  # fmt: skip
-_TEMPLATE = re.compile(r"^\$|\$\{|\{\{|\}\}|%\(|%s\b|^<.*>$|^\[.*\]$|^\{.*\}$|\*\*\*|\.\.\.|…")
+_TEMPLATE = re.compile(
+    r"^\$|\$\{|\{\{|\}\}|%\(|%s\b|^<.*>$|^\[.*\]$|^\{.*\}$|^\{[A-Za-z_][\w.]*\}|\*\*\*|\.\.\.|…"
+)
 # Values that name where the secret lives instead of holding it: code, env lookups,
 # constants (GITHUB_TOKEN), dotted attributes, snake_case or camelCase identifiers.
 _CODE_REF = re.compile(
@@ -92,113 +108,390 @@ def _preview(value: str, shown: int) -> str:
     return f"{value[:shown]}…"
 
 
+def _has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
 # --- Rules with a recognisable shape -------------------------------------------------------
 
-_Rule = tuple[str, "re.Pattern[str]", str, int, Callable[[str], bool]]
+
+class _Rule(NamedTuple):
+    kind: str
+    pattern: re.Pattern[str]
+    label: str
+    shown: int  # characters of the value safe to show
+    valid: Callable[[re.Match[str]], bool]
+    # A known prefix or fixed frame: specific enough to look for in joined lines and in
+    # decoded base64, where the generic rules would be noise.
+    prefixed: bool = True
+    # Characters that may not come right before the match (a leading look-behind in the
+    # written pattern, checked here instead so that the regex engine can jump straight to
+    # the literal prefix: a look-behind first makes it try every position).
+    left: re.Pattern[str] | None = None
+
+
+_LEADING_LOOKBEHIND = re.compile(r"\(\?<!(\[[^\]]*\])\)")
+
+
+def _rule(
+    kind: str,
+    pattern: re.Pattern[str],
+    label: str,
+    shown: int,
+    valid: Callable[[re.Match[str]], bool],
+    *,
+    prefixed: bool = True,
+) -> _Rule:
+    lead = _LEADING_LOOKBEHIND.match(pattern.pattern)
+    if lead is None:
+        return _Rule(kind, pattern, label, shown, valid, prefixed)
+    rest = re.compile(pattern.pattern[lead.end() :], pattern.flags)
+    return _Rule(kind, rest, label, shown, valid, prefixed, re.compile(lead[1]))
+
+
+def _value(m: re.Match[str]) -> str:
+    """The credential itself: the named group "v" where a rule has one, else the match."""
+    return m["v"] if "v" in m.re.groupindex else m[0]
+
+
+def _tail(skip: int) -> Callable[[re.Match[str]], bool]:
+    """Validator: the value after its `skip`-character prefix is random, not filler."""
+    return lambda m: _random_tail(_value(m)[skip:])
+
+
+def _tail_digit(skip: int) -> Callable[[re.Match[str]], bool]:
+    return lambda m: _random_tail(_value(m)[skip:]) and _has_digit(_value(m)[skip:])
+
+
+# Passwords that tutorials and compose files use on purpose; flagging them trains users to
+# ignore the guard.
+_DEFAULT_PASSWORDS = frozenset({"pass", "password", "passwd", "pw", "pwd", "secret", "x"})
+
+# Separators between a key header and its body: spaces, real newlines, or the literal "\n"
+# of a key pasted inside a JSON string (GCP service-account files).
+_PEM_SEP = r"(?:[ \t]|\\r|\\n|\r|\n)"
+_PEM_BEGIN = r"-----BEGIN (?P<what>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----"
+# Near a Twilio-shaped id: something saying what it is.
+_TWILIO_CONTEXT = re.compile(r"(?i)twilio|\bsid\b|secret|token|api[ _-]?key|auth")
+_BASIC_DEFAULTS = frozenset({"pass", "password", "passwd", "pw", "pwd", "secret", "x", ""})
+
+
+def _twilio(m: re.Match[str]) -> bool:
+    around = m.string[max(0, m.start() - 120) : m.end() + 40]
+    return _random_tail(m[0][2:]) and _TWILIO_CONTEXT.search(around) is not None
+
+
+def _basic_credentials(m: re.Match[str]) -> bool:
+    decoded = _b64decode(m["v"], min_len=4)
+    if decoded is None or ":" not in decoded:
+        return False
+    user, pw = decoded.split(":", 1)
+    return pw.lower() not in _BASIC_DEFAULTS and pw != user and not _is_placeholder(pw)
+
+
+def _netrc_password(m: re.Match[str]) -> bool:
+    pw = m["v"]
+    if pw.lower() in _DEFAULT_PASSWORDS or _is_placeholder(pw) or _CODE_REF.search(pw):
+        return False
+    return _looks_like_password(pw) or _looks_random(pw, min_len=16)
+
 
 _RULES: tuple[_Rule, ...] = (
-    # (kind, pattern, label, characters of the match safe to show, validator on the match)
-    (
+    _rule(
         "private_key",
         re.compile(
-            r"-----BEGIN (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----"
-            # A bare header is prose about keys; a key has a base64 body (PEM may carry
-            # Proc-Type/DEK-Info headers first).
-            r"[ \t]*\r?\n(?:[A-Za-z-]+:[^\n]*\n|[ \t]*\r?\n)*[ \t]*[A-Za-z0-9+/=]{20,}"
+            _PEM_BEGIN
+            # A bare header is prose about keys; a key has a base64 body, on the next line,
+            # on the same line (a key squeezed onto one line) or after "\n" in JSON. PEM may
+            # carry Proc-Type/DEK-Info headers, PGP armour a Version line, first.
+            # (each header runs to its line end: no way to split spaces between it and
+            # the next separator, which would make a header-and-spaces line quadratic).
+            + rf"(?:{_PEM_SEP}*[A-Za-z][A-Za-z-]*:[^\n\\]*(?=\\[rn]|\r|\n))*{_PEM_SEP}+"
+            r"(?P<body>[A-Za-z0-9+/=]{20,})"
         ),
         "a private key",
         0,
-        lambda m: True,
+        lambda m: _classes(m["body"]) >= 2,
+        prefixed=False,
     ),
-    (
+    _rule(
+        "private_key",
+        re.compile(
+            r"PuTTY-User-Key-File-\d:[^\n]*\n(?:[^\n]*\n){0,6}?Private-Lines:[ \t]*\d+"
+            r"[ \t]*\r?\n(?P<body>[A-Za-z0-9+/=]{20,})"
+        ),
+        "a PuTTY private key",
+        0,
+        lambda m: _classes(m["body"]) >= 2,
+        prefixed=False,
+    ),
+    _rule(
         "aws_access_key_id",
         re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
         "an AWS access key id",
         4,
-        lambda m: _random_tail(m[4:]),
+        _tail(4),
     ),
-    (
+    _rule(
         "github_token",
         re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
         "a GitHub token",
         4,
-        lambda m: _random_tail(m.split("_", 1)[1] if m.startswith("gh") else m[11:]),
+        lambda m: _random_tail(m[0].split("_", 1)[1] if m[0].startswith("gh") else m[0][11:]),
     ),
-    (
+    _rule(
         "gitlab_token",
-        re.compile(r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}"),
-        "a GitLab personal access token",
+        re.compile(r"(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt|oas)-[A-Za-z0-9_-]{20,}"),
+        "a GitLab token",
         6,
-        lambda m: _random_tail(m[6:]),
+        lambda m: _random_tail(m[0].split("-", 1)[1]),
     ),
-    (
+    _rule(
+        "slack_webhook",
+        re.compile(
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/"
+            r"B?[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"
+        ),
+        "a Slack webhook URL",
+        len("https://hooks.slack.com/"),
+        lambda m: _random_tail(m[0].rsplit("/", 1)[1]),
+    ),
+    _rule(
         "slack_token",
-        re.compile(r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}"),
+        re.compile(r"(?<![A-Za-z0-9])(?:xox[abprse]|xapp)-[A-Za-z0-9-]{10,}"),
         "a Slack token",
         5,
         # Real Slack tokens carry long numeric workspace/user ids; "xoxb-your-token" does not.
-        lambda m: re.search(r"\d{6,}", m) is not None and not _is_placeholder(m[5:]),
+        lambda m: re.search(r"\d{6,}", m[0]) is not None and not _is_placeholder(m[0][5:]),
     ),
-    (
+    _rule(
+        "discord_webhook",
+        re.compile(
+            r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{15,20}/"
+            r"[A-Za-z0-9_-]{50,80}"
+        ),
+        "a Discord webhook URL",
+        len("https://discord.com/"),
+        lambda m: _random_tail(m[0].rsplit("/", 1)[1]),
+    ),
+    _rule(
         "stripe_key",
         re.compile(r"(?<![A-Za-z0-9])[rs]k_live_[A-Za-z0-9]{20,}"),
         "a Stripe live key",
         8,
-        lambda m: _random_tail(m[8:]),
+        _tail(8),
     ),
-    (
+    _rule(
         "google_api_key",
         re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         "a Google API key",
         4,
-        lambda m: _random_tail(m[4:]),
+        _tail(4),
     ),
-    (
+    _rule(
+        "google_oauth_secret",
+        re.compile(r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
+        "a Google OAuth client secret",
+        7,
+        _tail(7),
+    ),
+    _rule(
         "anthropic_key",
         re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9]+-[A-Za-z0-9_-]{20,}"),
         "an Anthropic API key",
         7,
-        lambda m: _random_tail(m[7:]),
+        _tail(7),
     ),
-    (
+    _rule(
         "openai_key",
         re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
         "an OpenAI-style API key",
         3,
         # Needs a digit: "sk-this-is-not-a-real-key" is prose-shaped, real keys are not.
-        lambda m: _random_tail(m[3:]) and any(c.isdigit() for c in m),
+        _tail_digit(3),
     ),
-    (
+    _rule(
         "jwt",
         re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         "a JSON Web Token",
         3,
-        lambda m: _random_tail(m.split(".")[1]),
+        lambda m: _random_tail(m[0].split(".")[1]),
     ),
-    (
+    _rule(
+        "sendgrid_key",
+        re.compile(
+            r"(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}(?![A-Za-z0-9_-])"
+        ),
+        "a SendGrid API key",
+        3,
+        lambda m: _random_tail(m[0].rsplit(".", 1)[1]),
+    ),
+    _rule(
+        "npm_token",
+        re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
+        "an npm access token",
+        4,
+        _tail_digit(4),
+    ),
+    _rule(
+        "pypi_token",
+        re.compile(r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}"),
+        "a PyPI API token",
+        5,
+        _tail(8),
+    ),
+    _rule(
+        "huggingface_token",
+        re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])"),
+        "a Hugging Face token",
+        3,
+        lambda m: _random_tail(m[0][3:]) and _classes(m[0][3:]) >= 2,
+    ),
+    _rule(
+        "databricks_token",
+        re.compile(r"(?<![A-Za-z0-9_])dapi[0-9a-f]{32}(?:-\d)?(?![A-Za-z0-9_])"),
+        "a Databricks token",
+        4,
+        _tail_digit(4),
+    ),
+    _rule(
+        "shopify_token",
+        re.compile(r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])"),
+        "a Shopify access token",
+        6,
+        _tail_digit(6),
+    ),
+    _rule(
+        "square_token",
+        re.compile(
+            r"(?<![A-Za-z0-9_-])(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}|EAAA[A-Za-z0-9_-]{60})"
+            r"(?![A-Za-z0-9_-])"
+        ),
+        "a Square access token",
+        4,
+        _tail(7),
+    ),
+    _rule(
+        "mailgun_key",
+        re.compile(r"(?<![A-Za-z0-9_-])key-[0-9a-z]{32}(?![A-Za-z0-9_-])"),
+        "a Mailgun API key",
+        4,
+        _tail_digit(4),
+    ),
+    _rule(
+        "digitalocean_token",
+        re.compile(r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"),
+        "a DigitalOcean token",
+        7,
+        _tail_digit(7),
+    ),
+    _rule(
+        "atlassian_token",
+        re.compile(r"(?<![A-Za-z0-9_-])AT(?:ATT|CTT)[A-Za-z0-9_=-]{50,}"),
+        "an Atlassian API token",
+        5,
+        _tail(5),
+    ),
+    _rule(
+        "telegram_bot_token",
+        re.compile(r"(?<![0-9A-Za-z])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+        "a Telegram bot token",
+        0,
+        lambda m: _random_tail(m[0].split(":", 1)[1]),
+    ),
+    _rule(
+        "twilio_key",
+        re.compile(r"(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9])"),
+        "a Twilio key or account id",
+        2,
+        _twilio,
+    ),
+    _rule(
+        "vault_token",
+        re.compile(r"(?<![A-Za-z0-9_.-])hv[sb]\.[A-Za-z0-9_-]{24,}"),
+        "a HashiCorp Vault token",
+        4,
+        _tail_digit(4),
+    ),
+    _rule(
+        "age_secret_key",
+        re.compile(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+        "an age secret key",
+        15,
+        _tail(15),
+    ),
+    _rule(
+        "azure_storage_key",
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*"
+            r"(?P<v>[A-Za-z0-9+/]{20,}={0,2})"
+        ),
+        "an Azure storage or service-bus key",
+        0,
+        lambda m: _random_tail(m["v"]) and _classes(m["v"]) >= 3,
+        prefixed=False,
+    ),
+    _rule(
+        "netrc_password",
+        re.compile(
+            r"(?<![\w-])(?:machine[ \t]+(?:localhost|[\w-]+(?:\.[\w-]+)+)|default)\s+"
+            r"(?:login[ \t]+\S+\s+)?(?:account[ \t]+\S+\s+)?password[ \t]+(?P<v>\S+)"
+        ),
+        "a .netrc password",
+        0,
+        _netrc_password,
+        prefixed=False,
+    ),
+    _rule(
+        "cli_password",
+        re.compile(
+            r"(?<![\w-])(?:-u|--user)(?:[ \t]+|=)[\"']?(?P<user>[^\s:\"'@]{1,64}):"
+            r"(?P<v>[^\s\"']{1,128})"
+        ),
+        "a password on a command line (user:password)",
+        0,
+        lambda m: (
+            m["v"] != m["user"]
+            and m["v"].lower() not in _DEFAULT_PASSWORDS
+            and _looks_like_password(m["v"])
+        ),
+        prefixed=False,
+    ),
+    _rule(
+        "basic_auth",
+        re.compile(
+            r"(?<![A-Za-z0-9])[Bb]asic[ \t]+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"
+        ),
+        "HTTP Basic credentials",
+        0,
+        _basic_credentials,
+        prefixed=False,
+    ),
+    _rule(
         "bearer_token",
-        re.compile(r"(?<=[Bb]earer )[A-Za-z0-9._~+/-]{20,}=*"),
+        re.compile(r"[Bb]earer (?P<v>[A-Za-z0-9._~+/-]{20,}=*)"),
         "a bearer token",
         0,
-        lambda m: _looks_random(m, min_len=20),
+        lambda m: _looks_random(m["v"], min_len=20),
+        prefixed=False,
     ),
 )
-
+_PREFIXED = tuple((rank, r) for rank, r in enumerate(_RULES) if r.prefixed)
+# Inside decoded base64 a key header alone is enough: nobody base64-encodes prose about keys.
+_PEM_HEADER = re.compile(_PEM_BEGIN)
+_PEM_RANK = 0
 # --- Passwords in URLs ---------------------------------------------------------------------
 
 _URL_USERINFO = re.compile(
     r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{1,20})://(?P<user>[^\s:/@'\"<>]{1,64})"
     r":(?P<pw>[^\s/@'\"<>]{1,128})@(?=[A-Za-z0-9\[])"
 )
-# Passwords that tutorials and compose files use on purpose; flagging them trains users to
-# ignore the guard.
-_DEFAULT_PASSWORDS = frozenset({"pass", "password", "passwd", "pw", "pwd", "secret", "x"})
 
 # --- Secret-named assignments --------------------------------------------------------------
 
 _ASSIGNMENT = re.compile(
     r"(?P<name>(?:[A-Za-z][A-Za-z0-9]*[ ])?[A-Za-z_][A-Za-z0-9_.-]*)[\"'`*]*[ \t]*"
-    r"(?::=|=>|=|:)(?!=)[ \t]*"
+    r"(?P<op>:=|=>|=|:)(?!=)[ \t]*"
     r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|`(?P<bq>[^`\n]*)`|(?P<bare>[^\s\"'`,;]+))"
 )
 _SECRET_WORDS = frozenset({
@@ -276,21 +569,127 @@ def _looks_like_aws_secret(words: list[str], value: str) -> bool:
     )
 
 
-def _assignment_hits(text: str) -> Iterator[_Hit]:
-    for m in _ASSIGNMENT.finditer(text):
+# Words a passphrase (correct horse battery staple) does not contain but a description of
+# where a password lives does ("see the vault", "set in env").
+_PROSE_WORDS = frozenset({
+    "a", "an", "the", "in", "on", "of", "to", "for", "from", "and", "or", "not", "no", "is",
+    "are", "be", "see", "set", "use", "via", "with", "your", "our", "my", "env", "environment",
+    "variable", "vault", "secret", "secrets", "password", "value", "here", "there", "this",
+    "that", "it", "none", "null", "empty", "same", "as", "at", "by", "if", "when", "only",
+    "must", "should", "will", "can", "never", "always", "file", "all", "any", "user", "per",
+})  # fmt: skip
+_PASSPHRASE_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def _passphrase_end(text: str, start: int) -> int | None:
+    """Where a passphrase of 3 to 8 plain words starting at `start` ends, if it is one."""
+    line_end = text.find("\n", start)
+    line = text[start : len(text) if line_end < 0 else line_end].split("#", 1)[0].rstrip()
+    words = line.split()
+    if not 3 <= len(words) <= 8:
+        return None
+    if any(not _PASSPHRASE_WORD.fullmatch(w) or w.lower() in _PROSE_WORDS for w in words):
+        return None
+    if _is_placeholder(line):
+        return None
+    return start + len(line)
+
+
+_NEWLINE = re.compile("\n")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+# Every name _secret_name accepts contains one of these (lowercased).
+_NAME_ANCHORS = ("token", "secret", "pass", "pwd", "credential", "auth", "key")
+
+
+_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+
+
+def _anchors(low: str, anchors: tuple[str, ...]) -> Iterator[int]:
+    """Offsets of each anchor in `low` (the text, lowercased), anchor by anchor."""
+    for anchor in anchors:
+        i = low.find(anchor)
+        while i >= 0:
+            yield i
+            i = low.find(anchor, i + 1)
+
+
+def _lower(text: str) -> str:
+    """Lowercased with offsets kept (str.lower lengthens a few letters, such as "İ")."""
+    low = text.lower()
+    return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
+
+
+_OPERATOR = re.compile(r"[\"'`*]*[ \t]*(?::=|=>|=|:)(?!=)")
+
+
+def _assignment_matches(text: str, low: str, lines: _Lines) -> Iterator[re.Match[str]]:
+    """_ASSIGNMENT's matches whose name holds a name anchor, in reading order.
+
+    Tries the regex only where an identifier holding an anchor is followed by an operator,
+    from the start of that identifier or of the word before it ("API key:"): trying every
+    position of a 100 KB text costs more than everything else together.
+    """
+    done = 0
+    for i in sorted(set(_anchors(low, _NAME_ANCHORS))):
+        if i < done:
+            continue
+        j = i
+        while j < len(text) and text[j] in _NAME_CHARS:
+            j += 1
+        if _OPERATOR.match(text, j) is None:
+            continue
+        line_start = lines.start(i)
+        s = i
+        while s > line_start and text[s - 1] in _NAME_CHARS:
+            s -= 1
+        if s >= line_start + 2 and text[s - 1] == " " and text[s - 2] in _NAME_CHARS:
+            s -= 1
+            while s > line_start and text[s - 1] in _NAME_CHARS:
+                s -= 1
+        # Leftmost first, as a scan of the whole text would find it.
+        for start in range(max(s, done), i + 1):
+            m = _ASSIGNMENT.match(text, start, lines.end(i))
+            if m is not None:
+                done = m.end()
+                yield m
+                break
+
+
+class _Lines:
+    """Line bounds by offset, found once: searching for them anew from every anchor of a
+    text with few line ends is quadratic."""
+
+    def __init__(self, text: str) -> None:
+        self.ends = [m.start() for m in _NEWLINE.finditer(text)]
+        self.size = len(text)
+
+    def start(self, i: int) -> int:
+        k = bisect.bisect_left(self.ends, i)
+        return self.ends[k - 1] + 1 if k else 0
+
+    def end(self, i: int) -> int:
+        k = bisect.bisect_left(self.ends, i)
+        return self.ends[k] if k < len(self.ends) else self.size
+
+
+def _assignment_hits(text: str, low: str, lines: _Lines) -> Iterator[_Hit]:
+    for m in _assignment_matches(text, low, lines):
         name = m["name"].strip()
         words = _name_words(name)
         flavour = _secret_name(words)
         if flavour is None:
             continue
         group = next(g for g in ("dq", "sq", "bq", "bare") if m[g] is not None)
-        value = m[group]
+        value, end = m[group], m.end(group)
         if _looks_like_aws_secret(words, value):
             kind, what = "aws_secret_access_key", "an AWS secret access key"
         elif flavour == "password" and _looks_like_password(value):
             kind, what = "assigned_password", "a password"
         elif flavour == "secret" and _looks_random(value, min_len=16):
             kind, what = "assigned_secret", "a secret"
+        elif flavour == "password" and (phrase := _passphrase(text, m, group)) is not None:
+            value, end = text[m.start(group) : phrase], phrase
+            kind, what = "assigned_password", "a passphrase"
         else:
             continue
         # Show less of short values: a few characters of an 8-character password is a hint.
@@ -300,11 +699,92 @@ def _assignment_hits(text: str) -> Iterator[_Hit]:
             f"characters) looks like {what}; replace it with a placeholder or the name of an "
             "environment variable."
         )
-        yield _Hit(kind, m.start(group), m.end(group), len(_RULES) + 1, reason)
+        yield _Hit(kind, m.start(group), end, len(_RULES) + 1, reason)
 
 
-def _url_hits(text: str) -> Iterator[_Hit]:
-    for m in _URL_USERINFO.finditer(text):
+def _passphrase(text: str, m: re.Match[str], group: str) -> int | None:
+    """End of a passphrase given to a password name: quoted, or NAME=words to the line end."""
+    if group != "bare":
+        end = _passphrase_end(m[group], 0)
+        return m.start(group) + end if end == len(m[group]) else None
+    # Bare words run on only in env-file style (DB_PASSWORD=correct horse ...), never in
+    # YAML or prose ("password: required for all users").
+    env_style = m["op"] == "=" and m.start("op") == m.end("name") and m.end("op") == m.start(group)
+    return _passphrase_end(text, m.start(group)) if env_style else None
+
+
+# --- Passwords in sentences ----------------------------------------------------------------
+
+_PROSE_PASSWORD = re.compile(
+    r"(?i)(?<![\w$.-])(?:password|passwd|passphrase|pwd|passwort|kennwort|contraseña|senha"
+    r"|mot de passe|пароль)s?(?![\w(-])"
+    r"(?:[ \t]+(?:for|of|on)[ \t]+(?:the[ \t]+)?[\w.@-]+)?"
+    r"(?:[\"'`*]*[ \t]*[:=][ \t]*"
+    r"|[ \t]+(?:is|was|remains|equals|ist|lautet|est|es|é)[ \t]+(?:now[ \t]+|still[ \t]+)?"
+    r"|[ \t]+(?:(?:is|was)[ \t]+)?(?:set|changed)?[ \t]*to[ \t]+)"
+    r"[\"'`]?(?P<v>[^\s\"'`]+)"
+)
+_PROSE_ANCHORS = ("pass", "pwd", "kennwort", "contraseña", "senha", "mot de passe", "пароль")
+# Tokens that mix letters and digits and still name something: algorithms, encodings.
+_TECH_TERMS = frozenset({
+    "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "argon2", "argon2id", "argon2i",
+    "pbkdf2", "base64", "base32", "utf8", "utf16", "aes128", "aes256", "hs256", "rs256",
+    "es256", "x509", "pkcs1", "pkcs8", "pkcs12", "ed25519", "oauth2", "http2", "ipv4", "ipv6",
+    "sha3", "blake2b", "blake3", "scrypt", "bcrypt", "2fa", "mfa", "totp", "v1", "v2", "v3",
+})  # fmt: skip
+_HEADER_CASE = re.compile(r"[A-Z][a-z]+(?:-[A-Z][a-z]+)+")
+
+
+def _looks_like_prose_password(value: str) -> bool:
+    if not _looks_like_password(value) or _HEADER_CASE.fullmatch(value):
+        return False
+    runs = re.findall(r"[A-Za-z0-9]+", value)
+    # "bcrypt-hashed", "base64-encoded": a description of the password, not one.
+    if any(r.isalpha() and len(r) >= 5 and r.lower().endswith(("ed", "ing")) for r in runs):
+        return False
+    mixed = [r for r in runs if not r.isalpha() and not r.isdigit()]
+    if mixed and all(r.lower() in _TECH_TERMS for r in mixed):
+        mixed = []
+    symbol_inside = any(not c.isalnum() for c in value[1:-1])
+    lower_upper = any(c.islower() for c in value) and any(c.isupper() for c in value)
+    return bool(mixed) or (symbol_inside and lower_upper and _classes(value) >= 3)
+
+
+def _prose_hits(text: str, low: str, lines: _Lines) -> Iterator[_Hit]:
+    found = (_PROSE_PASSWORD.match(text, i, lines.end(i)) for i in _anchors(low, _PROSE_ANCHORS))
+    for m in found:
+        if m is None:
+            continue
+        value = m["v"].rstrip(".,;:!?)]}>*")
+        if not _looks_like_prose_password(value):
+            continue
+        shown = min(4, len(value) // 4)
+        reason = (
+            f'The password given in this sentence ("{_preview(value, shown)}", {len(value)} '
+            "characters) looks like a real password; replace it with a placeholder or say "
+            "where it is stored."
+        )
+        yield _Hit(
+            "assigned_password", m.start("v"), m.start("v") + len(value), len(_RULES) + 2, reason
+        )
+
+
+def _url_matches(text: str, lines: _Lines) -> Iterator[re.Match[str]]:
+    # The scheme ends at "://"; it is at most 21 characters long.
+    i = text.find("://")
+    while i >= 0:
+        end = lines.end(i)
+        if text.find("@", i, end) >= 0:
+            for start in range(max(lines.start(i), i - 21), i):
+                m = _URL_USERINFO.match(text, start, end)
+                if m is not None:
+                    yield m
+                    break
+        i = text.find("://", i + 1)
+
+
+def _url_hits(text: str, lines: _Lines | None = None) -> Iterator[_Hit]:
+    for m in _url_matches(text, lines or _Lines(text)):
         pw, user = m["pw"], m["user"]
         if pw.lower() in _DEFAULT_PASSWORDS or pw == user or _is_placeholder(pw):
             continue
@@ -317,30 +797,271 @@ def _url_hits(text: str) -> Iterator[_Hit]:
         yield _Hit("url_password", m.start("pw"), m.end("pw"), len(_RULES), reason)
 
 
-def _rule_hits(text: str) -> Iterator[_Hit]:
-    for rank, (kind, pattern, label, shown, valid) in enumerate(_RULES):
-        for m in pattern.finditer(text):
-            value = m[0]
-            if not valid(value):
+def _rule_reason(rule: _Rule, m: re.Match[str]) -> str:
+    if rule.kind == "private_key":
+        header = (
+            f"-----BEGIN {m['what']}PRIVATE KEY-----"
+            if "what" in m.re.groupindex
+            else "PuTTY-User-Key-File"
+        )
+        return (
+            f'A "{header}" block with a key body looks like {rule.label}; never store keys in '
+            "memories."
+        )
+    value = _value(m)
+    return (
+        f'This looks like {rule.label} ("{_preview(value, rule.shown)}", {len(value)} '
+        "characters); remove it or replace it with a placeholder."
+    )
+
+
+def _rule_hits(text: str, rules: Iterable[tuple[int, _Rule]]) -> Iterator[_Hit]:
+    for rank, rule in rules:
+        for m in rule.pattern.finditer(text):
+            start = m.start()
+            if rule.left is not None and start and rule.left.match(text, start - 1):
                 continue
-            if kind == "private_key":
-                header = value.split("-----")[1]
-                reason = (
-                    f'A "-----{header}-----" block with a key body looks like {label}; '
-                    "never store keys in memories."
-                )
-            else:
-                reason = (
-                    f'This looks like {label} ("{_preview(value, shown)}", {len(value)} '
-                    "characters); remove it or replace it with a placeholder."
-                )
-            yield _Hit(kind, m.start(), m.end(), rank, reason)
+            if not rule.valid(m):
+                continue
+            group = "v" if "v" in rule.pattern.groupindex else 0
+            yield _Hit(rule.kind, m.start(group), m.end(group), rank, _rule_reason(rule, m))
 
 
-def _position(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return line, column
+# --- Views: normalised, joined, decoded ----------------------------------------------------
+
+
+class _View:
+    """A rewritten text and the way back from its offsets to the original's."""
+
+    __slots__ = ("_origins", "_starts", "text")
+
+    def __init__(self, text: str, starts: list[int], origins: list[int]) -> None:
+        self.text = text
+        self._starts = starts  # view offset where each segment begins
+        self._origins = origins  # original offset of that segment's first character
+
+    def origin(self, i: int) -> int:
+        k = bisect.bisect_right(self._starts, i) - 1
+        return self._origins[k] + (i - self._starts[k])
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.starts: list[int] = []
+        self.origins: list[int] = []
+        self.pos = 0
+
+    def add(self, s: str, origin: int) -> None:
+        """Append `s`, whose characters came from `origin` onwards in the source."""
+        if not s:
+            return
+        if not self.starts or self.origins[-1] + (self.pos - self.starts[-1]) != origin:
+            self.starts.append(self.pos)
+            self.origins.append(origin)
+        self.pieces.append(s)
+        self.pos += len(s)
+
+    def view(self, to_source: _View | None = None) -> _View:
+        origins = self.origins or [0]
+        if to_source is not None:
+            origins = [to_source.origin(o) for o in origins]
+        return _View("".join(self.pieces), self.starts or [0], origins)
+
+
+# Look-alikes of Latin letters, mapped only inside words that also hold ASCII letters or
+# digits (a disguised token), never in Russian or Greek prose.
+_CONFUSABLES = {
+    ord(k): v
+    for k, v in {
+        "а": "a", "в": "B", "е": "e", "к": "k", "м": "M", "н": "H", "о": "o", "р": "p", "с": "c",
+        "т": "T", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "һ": "h", "ԛ": "q",
+        "ԝ": "w", "ӏ": "l", "ү": "y", "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H",
+        "О": "O", "Р": "P", "С": "C", "Т": "T", "Х": "X", "У": "Y", "І": "I", "Ј": "J", "Ѕ": "S",
+        "Ԛ": "Q", "Ԝ": "W", "Ү": "Y", "Ζ": "Z", "Α": "A", "Β": "B", "Ε": "E", "Η": "H", "Ι": "I",
+        "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "ο": "o",
+        "α": "a", "ι": "i", "κ": "k", "ν": "v", "ρ": "p", "υ": "u", "χ": "x", "ı": "i", "ɡ": "g",
+    }.items()
+}  # fmt: skip
+# Characters dropped: Unicode's format category (soft hyphen, zero-width space/joiners,
+# word joiner, bidi marks, BOM, tags), plus invisible fillers and variation selectors.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e0fff]"
+)
+# Compatibility forms that NFKC folds to ASCII: fullwidth forms, letterlike symbols,
+# super- and subscripts, enclosed and mathematical alphanumerics, Latin ligatures.
+_COMPAT = re.compile(
+    "[\u00b2\u00b3\u00b9\u017f\u2070-\u209f\u2100-\u214f\u2460-\u24ff\ufb00-\ufb06"
+    "\uff01-\uff5e\U0001d400-\U0001d7ff\U0001f130-\U0001f189]"
+)
+_LOOKALIKE = re.compile("[" + "".join(chr(c) for c in _CONFUSABLES) + "]")
+# A word holding a Latin letter or digit, plain or as a compatibility form.
+_LATIN_WORD = re.compile(
+    r"(?<!\S)\S*[A-Za-z0-9\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]\S*"
+)
+
+
+_NON_SPACE = re.compile(r"\S*")
+
+
+def _words_around(text: str, offsets: Iterator[int]) -> Iterator[tuple[int, int]]:
+    """The whitespace-delimited word around each offset (sorted), each word once."""
+    done = 0
+    for i in offsets:
+        if i < done:
+            continue
+        start = i
+        while start > done and not text[start - 1].isspace():
+            start -= 1
+        end = _NON_SPACE.match(text, i)
+        assert end is not None  # "*" always matches
+        done = end.end()
+        yield start, done
+
+
+def _normalised(text: str) -> _View:
+    """`text` with disguises undone; touches only the characters that need it, so prose in
+    other scripts costs a few regex scans."""
+    if text.isascii():
+        return _View(text, [0], [0])
+    edits: dict[int, str] = {}
+    for m in _INVISIBLE.finditer(text):
+        edits[m.start()] = ""
+    for m in _COMPAT.finditer(text):
+        edits[m.start()] = unicodedata.normalize("NFKC", m[0])
+    lookalikes = _LOOKALIKE.findall(text, 0, len(text))
+    # Many look-alikes: prose in Cyrillic or Greek, where few words hold Latin letters. A
+    # few: an English text quoting one, where looking at the words around them is cheaper.
+    if len(lookalikes) > 100:
+        words: Iterator[tuple[int, int]] = (
+            w.span() for w in _LATIN_WORD.finditer(text) if not w[0].isascii()
+        )
+    else:
+        words = _words_around(text, (m.start() for m in _LOOKALIKE.finditer(text)))
+    for ws, we in words:
+        word = text[ws:we]
+        if _LATIN_WORD.search(word):
+            for c in _LOOKALIKE.finditer(text, ws, we):
+                edits[c.start()] = c[0].translate(_CONFUSABLES)
+    if not edits:
+        return _View(text, [0], [0])
+    out = _Builder()
+    done = 0
+    for i in sorted(edits):
+        out.add(text[done:i], done)
+        for ch in edits[i]:  # an expansion (a ligature) keeps every character at `i`
+            out.add(ch, i)
+        done = i + 1
+    out.add(text[done:], done)
+    return out.view()
+
+
+# A line break between two token-like characters: where a wrapped key would be cut.
+_RUN = frozenset(string.ascii_letters + string.digits + "_+/=.-")
+_HEAD = re.compile(r"[A-Za-z0-9_+/=.-]*")
+_TAIL = re.compile(r"[A-Za-z0-9_+/=.-]+")
+_BREAK = re.compile(r"(?<=[A-Za-z0-9_+/=.-])[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9_+/=.-])")
+# Shorter than every known-prefix shape: two words of wrapped prose never get looked at.
+_MIN_JOINED = 15
+
+
+def _joined_hits(view: _View) -> Iterator[tuple[_Hit, _View]]:
+    """Known-prefix shapes that only exist once line breaks inside token runs are removed.
+
+    Scans a compact text of the runs around each such break (the end of one line glued to
+    the start of the next, whole lines in between), one chain per line of that text.
+    """
+    text = view.text
+    out = _Builder()
+    joins: list[int] = []
+    chain_end = -1
+    for b in _BREAK.finditer(text):
+        cut, after = b.start(), b.end()
+        head = _HEAD.match(text, after)
+        assert head is not None  # "*" always matches
+        if cut != chain_end:  # not a whole line of the chain before: a new chain
+            need = _MIN_JOINED - (head.end() - after)
+            if need > 0 and (need > cut or not _TAIL.fullmatch(text, cut - need, cut)):
+                continue
+            tail = cut
+            while tail > 0 and text[tail - 1] in _RUN:
+                tail -= 1
+            out.add("\n", cut)
+            out.add(text[tail:cut], tail)
+        joins.append(out.pos)
+        out.add(text[after : head.end()], after)
+        chain_end = head.end()
+    if not joins:
+        return
+    joined = out.view(view)
+    # Base64 wrapped at a fixed width (Kubernetes manifests, mail) is decoded here too.
+    for hit in itertools.chain(_rule_hits(joined.text, _PREFIXED), _decoded_hits(joined.text)):
+        # Only what a join made: a hit within one line was found on that line.
+        k = bisect.bisect_right(joins, hit.start)
+        if k < len(joins) and joins[k] < hit.end and _random_tail(joined.text[hit.start : hit.end]):
+            note = "Joined across a line break, this"
+            yield replace(hit, reason=hit.reason.replace("This", note, 1)), joined
+
+
+_B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+
+
+def _b64decode(value: str, *, min_len: int = 24) -> str | None:
+    """`value` decoded as base64 (standard or URL-safe) if that gives printable text."""
+    body = value.rstrip("=")
+    urlsafe = "-" in body or "_" in body
+    if len(body) < min_len or len(body) % 4 == 1 or (urlsafe and ("+" in body or "/" in body)):
+        return None
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        raw = base64.b64decode(padded, altchars=b"-_" if urlsafe else None, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    printable = sum(c.isprintable() or c in "\r\n\t" for c in text)
+    return text if text and printable >= 0.9 * len(text) else None
+
+
+def _decoded_hits(text: str, depth: int = 0) -> Iterator[_Hit]:
+    """Known shapes inside base64 runs, each reported over the whole run."""
+    for m in _B64.finditer(text):
+        decoded = _b64decode(m[0])
+        if decoded is None:
+            continue
+        inner = list(_rule_hits(decoded, _PREFIXED))
+        inner += [
+            _Hit("private_key", h.start(), h.end(), _PEM_RANK, "a private key")
+            for h in _PEM_HEADER.finditer(decoded)
+        ]
+        inner += list(_url_hits(decoded))
+        if depth < 1:
+            inner += list(_decoded_hits(decoded, depth + 1))
+        if not inner:
+            continue
+        best = min(inner, key=lambda h: (h.rank, h.start))
+        what = next((r.label for r in _RULES if r.kind == best.kind), "a credential")
+        if best.kind == "url_password":
+            what = "a URL with a password"
+        reason = (
+            f"This base64 value ({len(m[0])} characters) decodes to {what}; remove it or "
+            "replace it with a placeholder."
+        )
+        yield _Hit(best.kind, m.start(), m.end(), best.rank, reason)
+
+
+def _in_original(text: str, hit: _Hit, view: _View, normalised: bool) -> _Hit:
+    """`hit` with the offsets of the original text; a value that only showed once invisible
+    or look-alike characters were undone says so (the reader sees no such value)."""
+    start, end = view.origin(hit.start), view.origin(hit.end - 1) + 1
+    reason = hit.reason
+    if normalised and len(view.text) and text[start:end] != view.text[hit.start : hit.end]:
+        reason += " It is disguised with invisible, look-alike or fullwidth characters."
+    return _Hit(hit.kind, start, end, hit.rank, reason)
+
+
+def _precedence(hit: _Hit) -> tuple[int, int]:
+    return hit.rank, hit.start
 
 
 def find_secrets(text: str) -> list[SecretFinding]:
@@ -349,13 +1070,34 @@ def find_secrets(text: str) -> list[SecretFinding]:
     Where rules overlap (a GitHub token assigned to GITHUB_TOKEN) only the most specific
     finding is kept, so each value is reported once.
     """
-    hits = sorted(
-        [*_rule_hits(text), *_url_hits(text), *_assignment_hits(text)],
-        key=lambda h: (h.rank, h.start),
-    )
-    kept: list[_Hit] = []
+    view = _normalised(text)
+    low = _lower(view.text)
+    lines = _Lines(view.text)
+    found: list[tuple[_Hit, _View]] = [
+        (h, view)
+        for h in itertools.chain(
+            _rule_hits(view.text, tuple(enumerate(_RULES))),
+            _url_hits(view.text, lines),
+            _assignment_hits(view.text, low, lines),
+            _prose_hits(view.text, low, lines),
+            _decoded_hits(view.text),
+        )
+    ]
+    found += _joined_hits(view)
+    hits = sorted((_in_original(text, h, v, v is view) for h, v in found), key=_precedence)
+    kept: list[_Hit] = []  # disjoint, sorted by start
+    starts: list[int] = []
     for hit in hits:
-        if all(hit.end <= k.start or hit.start >= k.end for k in kept):
-            kept.append(hit)
-    kept.sort(key=lambda h: h.start)
-    return [SecretFinding(h.kind, *_position(text, h.start), h.reason) for h in kept]
+        k = bisect.bisect_right(starts, hit.start)
+        if (k and kept[k - 1].end > hit.start) or (k < len(kept) and kept[k].start < hit.end):
+            continue
+        kept.insert(k, hit)
+        starts.insert(k, hit.start)
+    if not kept:
+        return []
+    line_starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    out: list[SecretFinding] = []
+    for h in kept:
+        line = bisect.bisect_right(line_starts, h.start)
+        out.append(SecretFinding(h.kind, line, h.start - line_starts[line - 1] + 1, h.reason))
+    return out

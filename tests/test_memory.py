@@ -438,3 +438,12 @@ def test_check_validates_hand_edited_fields_and_scans_for_secrets(tree: Path) ->
     assert f"{MEM}/{mid}.md: created 'last tuesday' is not a date (YYYY-MM-DD)" in out
     line = text.splitlines().index("DB password = 'Tr0ub4dor&3x'") + 1
     assert f"{MEM}/{mid}.md:{line}:16: " in out and "looks like a password" in out
+
+
+@pytest.mark.parametrize("option", ["--domain", "--task", "--related-doc"])
+def test_secret_guard_covers_every_field_written_to_the_file(tree: Path, option: str) -> None:
+    token = "ghp_" + "R4nd0mL00k1ngT0kenV4lue" + "1234567890123"  # assembled: fake, well shaped
+    out = ncx("memory", "add", "Deploys go through the release pipeline", option, token, ok=False)
+    assert out.returncode == 1 and "github" in out.stderr.lower()
+    mem = tree / MEM
+    assert not mem.exists() or not any(token in p.read_text() for p in mem.glob("*.md"))

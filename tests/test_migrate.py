@@ -1,4 +1,4 @@
-"""ncx migrate: a synthetic v2 tree with every quirk of research/mlda-v2-formats.md, in real git
+"""ncx migrate: a synthetic v2 tree with every quirk of docs/v2-format.md, in real git
 repos, through the installed CLI; plus the two real trees in ../shared/fixtures/mlda-v2
 (skipped where that folder is absent)."""
 
@@ -807,3 +807,89 @@ def test_a_run_that_stops_halfway_still_owns_the_memories_it_wrote(
     assert len(written) == 2
     out = ncx("migrate", "--rollback")
     assert out.returncode == 0 and not any(p.exists() for p in written)
+
+
+def test_a_killed_run_resumes_to_the_result_of_an_uninterrupted_one(
+    v2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed between journaling a memory and writing it, the next run used to take the missing
+    # file for one you deleted, and never wrote it (a learning lost).
+    from ncx import store
+    from ncx.v2.migrate import apply_migration, build_plan
+
+    real_write = store.write_atomic
+    written: list[Path] = []
+
+    def write_then_die(path: Path, data: bytes) -> None:
+        if "/memories/" in path.as_posix() and len(written) == 2:
+            raise KeyboardInterrupt
+        real_write(path, data)
+        if "/memories/" in path.as_posix():
+            written.append(path)
+
+    monkeypatch.setattr(store, "write_atomic", write_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        apply_migration(v2, build_plan(v2), load_config())
+    monkeypatch.setattr(store, "write_atomic", real_write)
+    resumed = run_json()
+    assert resumed["counts"]["out"]["memories"].get("keep-deleted", 0) == 0
+    # sync's state file records the stat (size, mtime) of the files it checked, by design
+    # (an accelerator verified against the files): it differs between any two runs.
+    state = ".neocortex/cache/sync-state.json"
+    after_resume = tree(v2)
+    after_resume.pop(state, None)
+    ncx("migrate", "--rollback")
+    run_json()  # the same migration, uninterrupted
+    again = tree(v2)
+    again.pop(state, None)
+    assert again == after_resume
+
+
+def test_rollback_never_overwrites_work_done_since(v2: Path) -> None:
+    run_json()
+    commit_all(v2, "migrated")
+    legacy = v2 / "docs/legacy.md"  # re-encoded to UTF-8 by migrate, then edited by hand
+    legacy.write_text(legacy.read_text(encoding="utf-8") + "\nA line written after the migration.\n",
+                      encoding="utf-8")
+    attrs = v2 / ".gitattributes"
+    attrs.write_text(attrs.read_text() + "*.png binary\n")
+    state = v2 / ".neocortex/state.md"
+    state.write_text("# Handoff\n\nHalfway through the billing refactor.\n")
+    refused = ncx("migrate", "--rollback", ok=False)
+    assert refused.returncode == 1
+    for name in ("docs/legacy.md", ".gitattributes", ".neocortex/state.md"):
+        assert name in refused.stderr
+    assert "A line written after the migration." in legacy.read_text(encoding="utf-8")
+    ncx("migrate", "--rollback", "--force")
+    assert "A line written after the migration." in legacy.read_text(encoding="utf-8")
+    assert "*.png binary" in attrs.read_text()
+
+
+def test_the_journal_is_written_once_per_run_not_once_per_memory(
+    v2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ncx.v2.journal import Journal
+
+    saves: list[int] = []
+    real_save = Journal.save
+    monkeypatch.setattr(Journal, "save", lambda self: (saves.append(1), real_save(self))[1])
+    report = run_json()
+    assert sum(report["counts"]["out"]["memories"].values()) >= 5
+    assert len(saves) <= 3  # open, the first run's memory record, the end: a fixed number
+
+
+def test_a_learning_entry_holding_a_secret_is_refused_and_the_rest_migrates(v2: Path) -> None:
+    key_id = "AKIA" + "Z7QW2M4N6P8R1T3V"  # assembled: a fake, correctly shaped AWS key id
+    path = v2 / ".mlda/topics/auth/learning.yaml"
+    path.write_text(path.read_text().replace(
+        "Expiry comes from the identity provider config, never hard-code it",
+        f"The staging deploy key is {key_id}, rotate it monthly"))
+    commit_all(v2, "a secret in v2")
+    out = ncx("migrate", "--json", ok=False)
+    assert out.returncode == 1
+    report = json.loads(out.stdout)
+    refused = [i for i in report["items"] if i["fate"] == "failed"]
+    assert len(refused) == 1 and "credential-shaped" in refused[0]["detail"]
+    assert refused[0]["entry"].startswith("verification_notes")
+    mems = list((v2 / ".neocortex/memories").glob("*.md"))
+    assert len(mems) >= 4 and not any(key_id in m.read_text() for m in mems)

@@ -1,4 +1,4 @@
-"""Tests for ncx.v2.reader: one synthetic tree per quirk in research/mlda-v2-formats.md, plus the
+"""Tests for ncx.v2.reader: one synthetic tree per quirk in docs/v2-format.md, plus the
 two real trees in ../shared/fixtures/mlda-v2 (skipped where that folder is absent)."""
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ def test_store_docs_with_v1_and_v2_sidecars(tmp_path: Path) -> None:
     assert sc.extra["has_critical_markers"] is False
     par = doc(p, ".mlda/docs/core/paradigm.md")
     assert par.sidecar_shape == "v1" and par.text_id == "DOC-CORE-001"
-    # spec §3: a bare YAML date with no `by`
+    # v2-format §3: a bare YAML date with no `by`
     assert par.sidecar is not None and par.sidecar.created is not None
     assert (par.sidecar.created.date, par.sidecar.created.by) == ("2026-01-14", None)
     assert p.orphan_sidecars == ()
@@ -292,7 +292,7 @@ def test_skill_variant_sidecar(tmp_path: Path) -> None:
 
 
 def test_root_sidecar_pairs_root_doc(tmp_path: Path) -> None:
-    # mlda-init-project.ps1 -Migrate writes sidecars next to root docs (spec §1, §3)
+    # mlda-init-project.ps1 -Migrate writes sidecars next to root docs (v2-format §1, §3)
     make(
         tmp_path,
         {
@@ -532,7 +532,7 @@ def test_registry_regenerated_shape_agrees(tmp_path: Path) -> None:
     assert reg is not None and reg.shape == "regenerated"
     assert reg.last_updated == "2026-01-20"  # a bare YAML date, normalised
     assert reg.domains == ("CORE",)
-    # paths are relative to .mlda/ (spec §0.4)
+    # paths are relative to .mlda/ (v2-format §0.4)
     assert [e.resolved for e in reg.entries] == [
         ".mlda/docs/core/paradigm.md",
         ".mlda/docs/core/navigation.md",
@@ -577,7 +577,7 @@ def test_registry_disagreements(tmp_path: Path) -> None:
 
 
 def test_registry_ignores_unregistered_project_sidecars(tmp_path: Path) -> None:
-    # mlda-registry.ps1 scans only .mlda/docs: docs/ sidecars are never registered (spec §2).
+    # mlda-registry.ps1 scans only .mlda/docs: docs/ sidecars are never registered (v2-format §2).
     p = read_v2(
         store_tree(
             tmp_path,
@@ -665,7 +665,7 @@ def test_registry_paths_that_escape_are_refused(tmp_path: Path) -> None:
 
 
 def test_registry_that_does_not_parse(tmp_path: Path) -> None:
-    # An embedded quote in a title breaks the registry (spec §2); the rest continues.
+    # An embedded quote in a title breaks the registry (v2-format §2); the rest continues.
     registry = REGISTRY_B.replace('"MLDA Neocortex Paradigm"', '"The "Neocortex" Paradigm"')
     p = read_v2(store_tree(tmp_path, **{".mlda__registry.yaml": registry}))
     assert p.registry is None
@@ -1197,7 +1197,7 @@ def test_real_tree_622556f() -> None:
     assert {(r.id, r.type) for r in meth.related} >= {("DOC-CORE-001", "supersedes")}
     assert p.cross_domain is not None and p.cross_domain.entries == ()
     assert p.handoff is not None and len(p.handoff.phases) == 3
-    # the same doc in two generations (spec §3): v1 in 2264561, v2 here
+    # the same doc in two generations (v2-format §3): v1 in 2264561, v2 here
     nav = p.doc_by_id("DOC-CORE-002")
     assert nav is not None and nav.sidecar is not None and nav.sidecar_shape == "v2"
     assert nav.sidecar.updated == type(nav.sidecar.updated)("2026-01-20", "Claude (Developer)")

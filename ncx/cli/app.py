@@ -11,11 +11,14 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
 from ncx.errors import NcxError
+
+if TYPE_CHECKING:
+    from ncx.config import Config
 
 app = typer.Typer(
     name="ncx",
@@ -64,7 +67,7 @@ def _root() -> Path:
     return find_root(Path.cwd())
 
 
-def _config() -> Any:
+def _config() -> Config:
     from ncx.config import load_config
 
     return load_config()

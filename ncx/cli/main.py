@@ -10,11 +10,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ncx.cli.app import _config, _json_out, _root, _say, app, command
+
+if TYPE_CHECKING:
+    from ncx.query.rank import Filters
 
 
 @command()
@@ -30,6 +33,13 @@ def init(
         list[str] | None,
         typer.Option(
             "--exclude", help="Glob of docs never to index (repeatable), e.g. 'vendor/**'."
+        ),
+    ] = None,
+    skip_format: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--skip-format",
+            help="A source format never to index (repeatable): markdown, rst, notebook, mdx or asciidoc.",
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")] = False,
@@ -64,7 +74,9 @@ def init(
         if not manifest_path(root).exists():
             _say("ncx: would create .neocortex/ (manifest, chunks/, memories/)")
     else:
-        tree = init_tree(root, _config(), model=model, exclude=exclude or []).written
+        tree = init_tree(
+            root, _config(), model=model, exclude=exclude or [], skip_formats=skip_format or []
+        ).written
     if agents:
         _install_agents(root, agents, dry_run=dry_run, quiet=quiet, tree=tree)
     elif not quiet and not dry_run:
@@ -131,6 +143,7 @@ def sync(
     Exit 1 if any doc could not be read (the rest is still synced).
     Example: ncx sync docs/
     """
+    from ncx.tree.sources import describe
     from ncx.tree.sync import sync as run_sync
 
     report = run_sync(
@@ -151,6 +164,11 @@ def sync(
                 "docs": report.docs,
                 "chunks": report.chunks,
                 "memories": report.memories,
+                "formats": {
+                    name: {"docs": n, "chunks": report.chunks_by_format.get(name, 0)}
+                    for name, n in sorted(report.by_format.items())
+                },
+                "skipped": [{"path": p, "reason": why} for p, why in report.skipped],
                 "problems": [
                     {"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems
                 ],
@@ -166,13 +184,20 @@ def sync(
                 print(f"{'would remove' if dry_run else 'removed'} {p}")
         for exc in report.problems:
             _say(exc.report())
+        if quiet and report.skipped:
+            _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")
+        elif report.skipped:
+            for p, why in report.skipped:
+                _say(f"ncx: skipped {p}: {why}")
+        kinds = describe(report.by_format)
+        docs = f"{report.docs} docs" + (f": {kinds};" if kinds else ",")
         if report.changed:
             _say(
                 f"ncx: {len(report.written)} written, {len(report.removed)} removed, "
-                f"{report.embedded} embedded ({report.docs} docs, {report.chunks} chunks)"
+                f"{report.embedded} embedded ({docs} {report.chunks} chunks)"
             )
         else:
-            _say(f"ncx: up to date ({report.docs} docs, {report.chunks} chunks); nothing written")
+            _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
     if report.problems:
         raise typer.Exit(code=1)
 
@@ -189,9 +214,14 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     if as_json:
         _json_out(st)
         return
+    from ncx.tree.sources import describe
+
     model = st["model"]
+    kinds = describe(st["formats"])
     line = (
-        f"ncx: {st['docs']} docs, {st['chunks']} chunks, {st['memories']} memories; "
+        f"ncx: {st['docs']} docs"
+        + (f" ({kinds})" if kinds else "")
+        + f", {st['chunks']} chunks, {st['memories']} memories; "
         f"model {model['id']} ({model['dim']}d"
         + ("); " if model["available"] else ", not available here: run `ncx check`); ")
     )
@@ -199,6 +229,10 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     if st["problems"]:
         line += f"; {st['problems']} problems (run `ncx check`)"
     print(line)
+    for s in st["skipped"][:5]:
+        print(f"not indexed: {s['path']}: {s['reason']}")
+    if len(st["skipped"]) > 5:
+        print(f"... and {len(st['skipped']) - 5} more not indexed (ncx status --json lists all)")
     if st.get("v2"):
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
 
@@ -225,7 +259,7 @@ def _filters(
     domain: list[str] | None,
     path: list[str] | None,
     include_superseded: bool,
-) -> Any:
+) -> Filters:
     from ncx.query.rank import Filters
 
     kinds = frozenset(kind or [])
@@ -320,6 +354,7 @@ def retrieve(
         return
     for rank, h in enumerate(hits, 1):
         where = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
+        where += f" (cell {h.cell})" if h.cell else ""
         print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
         if explain:
             print("      " + ", ".join(f"{k}={v}" for k, v in h.why.items()))

@@ -1,9 +1,10 @@
 """extract: propose atomic memories from free-form session notes, without a model.
 
-Pure: notes text in, Proposals out; no I/O. The seed's formation heuristics (§4.2.2): explicit
-markers ("remember this", "lesson learned", TIL…), error → resolution pairs, verified facts,
-and procedural patterns ("always run X before Y"). Proposals are suggestions for a human (or
---auto-save for the high-confidence ones); saving them is the caller's business.
+Pure: notes text in, Proposals out; no I/O. The v3 proposal's formation triggers
+(docs/decisions.md §13): explicit markers ("remember this", "lesson learned", TIL…),
+error → resolution pairs, verified facts, and procedural patterns ("always run X before Y").
+Proposals are suggestions for a human (or --auto-save for the high-confidence ones); saving
+them is the caller's business.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
+
+from ncx.words import STOPWORDS
 
 __all__ = ["Confidence", "MemoryType", "Proposal", "Trigger", "propose_memories"]
 
@@ -146,24 +149,20 @@ def _line_above(lines: Sequence[_Line], i: int) -> int | None:
 
 # --- Words ---------------------------------------------------------------------------------
 
-_STOPWORDS = frozenset(
+# Beyond the English stopwords: the filler of session notes ("remember", "fixed", "the root
+# cause was ..."), which says a note is a learning but is never what it is about.
+_NOTE_WORDS = frozenset(
     """
-    a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each few for
-    from further had has have having he her here hers him his how i if in into is it its itself
-    just let me more most my no nor not of off on once only or other our ours out over own same
-    she should so some such than that the their theirs them then there these they this those
-    through to too under until up very was we were what when where which while who whom why will
-    with would you your yours yes yeah ok okay thanks thank please via etc e.g i.e vs get got
-    one two new now still really actually thing things way need needs needed want make sure lot
-    remember note self lesson lessons learned learnt til important gotcha gotchas takeaway
-    verified verify confirmed confirm works work working worked always never don't doesn't
-    didn't isn't wasn't can't won't fixed fix fixes fixing solution resolved solved turned
-    caused cause root problem issue error errors failed fails failing failure use used using run
-    runs running ran tried try trying instead since like much many every must shouldn't
-    us oh hi ah eh hmm
+    done yes yeah ok okay thanks thank please vs still really actually thing things way need
+    needs needed want sure lot remember note self lesson lessons learned learnt til important
+    gotcha gotchas takeaway verified verify confirmed confirm works work working worked always
+    never don't doesn't didn't isn't wasn't can't won't fixed fix fixes fixing solution resolved
+    solved turned caused cause root problem issue error errors failed fails failing failure run
+    runs running ran tried try trying instead since like much many every shouldn't us oh hi ah
+    eh hmm
     """.split()
 )
+_STOPWORDS = STOPWORDS | _NOTE_WORDS
 _WORD = re.compile(r"[A-Za-z_][\w+#.'-]*[\w+#]|[A-Za-z]")
 
 

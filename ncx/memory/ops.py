@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ncx.config import Config
-from ncx.embedder import Embedder, load_embedder, tree_model_id
-from ncx.errors import ModelMismatch, NcxError, UsageError
-from ncx.layout import manifest_path, memories_dir
+from ncx.embedder import Embedder
+from ncx.errors import NcxError, UsageError
+from ncx.layout import memories_dir
 from ncx.manifest import load_manifest
 from ncx.memory.file import (
     CONFIDENCES,
@@ -137,19 +137,10 @@ class Extracted:
 
 
 def load_tree_model(root: Path, cfg: Config) -> Embedder:
-    """The model that built this tree (or the configured one, if it is the same model)."""
-    manifest = load_manifest(root)
-    model_id, origin = tree_model_id(cfg.model, manifest.model)
-    model = load_embedder(model_id, cache_root=cfg.model_cache, named_in=origin)
-    want = manifest.model
-    if model.info.sha256 != want.get("sha256") or model.info.dim != want.get("dim"):
-        raise ModelMismatch(
-            f"this tree was embedded by {want.get('id')!r}, but the model loaded is "
-            f"{model.info.id!r}; a memory embedded by another model would not be comparable",
-            path=manifest_path(root),
-            hint="unset NCX_EMBEDDING_MODEL, or run `ncx sync --reembed` to switch the tree",
-        )
-    return model
+    """The model that built this tree: a memory embedded by another would not be comparable."""
+    from ncx.embedder import load_tree_model as load
+
+    return load(root, load_manifest(root).model, cfg.model, cfg.model_cache)
 
 
 def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[dict[str, Any], float]]:
@@ -161,7 +152,7 @@ def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[dict[str, An
     index = load_index(root)
     if not index.units:
         return []
-    sims = index.vectors.astype(np.float32) @ np.asarray(vec, dtype=np.float32)
+    sims = index.cosines(vec)
     order = np.lexsort((np.arange(len(sims)), -sims))
     return [(index.units[int(i)], float(sims[int(i)])) for i in order]
 
@@ -227,7 +218,16 @@ def add_memory(
 ) -> Added:
     """Write a new memory; refuse secrets always and near-duplicates unless `force`."""
     _validate(new)
-    guard_secrets(learning=new.learning, context=new.context, keywords=" ".join(new.keywords))
+    # every free-text field that ends up in the committed file, not only the learning
+    guard_secrets(
+        learning=new.learning,
+        context=new.context,
+        keywords=" ".join(new.keywords),
+        domain=new.domain or "",
+        source_task=new.source_task or "",
+        related_docs="\n".join(new.related_docs),
+        provenance=new.provenance or "",
+    )
     load_manifest(root)  # a clear "run ncx init" before any work
     learning, context = new.learning.strip(), new.context.strip()
     mid = new_memory_id(learning, context, today)

@@ -57,6 +57,8 @@ class Item:
         if self.start_line is not None:
             where += f":{self.start_line}-{self.end_line}"
         parts = [f"`{where}`"]
+        if self.meta.get("cell"):  # a notebook: the cell a person looks for when it opens
+            parts.append(f"cell {self.meta['cell']}")
         if self.section:
             parts.append(" > ".join(self.section))
         if self.doc_id:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # 4: notebook units carry `cell`; non-markdown sources cited
 _FILE = "index.npz"
 
 
@@ -41,6 +41,13 @@ class Index:
     root: Path
     memo: dict[Any, Any] = field(default_factory=dict)  # per-process derived values (masks)
 
+    def cosines(self, vec: Any) -> NDArray[np.float32]:
+        """Cosine of every unit to a unit vector (rows are unit-length, or zero): the one
+        dense similarity, for ranking and for related / near-duplicate memories."""
+        import numpy as np
+
+        return self.vectors @ np.asarray(vec, dtype=np.float32)
+
     def body(self, i: int) -> str:
         """The unit's markdown body, read from its file (only top results need it)."""
         try:
@@ -51,11 +58,12 @@ class Index:
         return split_frontmatter(text.replace("\r\n", "\n"))[1].strip()
 
 
-def load_index(root: Path, *, rebuild: bool = False) -> Index:
-    """The current cache, rebuilt first if stale, missing or corrupt."""
+def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> Index:
+    """The current cache, rebuilt first if stale, missing or corrupt (with `stale_ok`, an
+    out-of-date cache is returned as it is; only a missing or corrupt one is rebuilt)."""
     path = cache_dir(root) / _FILE
     if not rebuild:
-        idx = _try_load(root, path)
+        idx = _try_load(root, path, check=not stale_ok)
         if idx is not None:
             return idx
     with _lock(cache_dir(root)):
@@ -113,6 +121,21 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         return None  # missing or corrupt: rebuilt by the caller
     except Exception:  # zipfile.BadZipFile and friends from a torn file
         return None
+
+
+def cache_is_current(root: Path) -> bool:
+    """Whether the cache exists and matches the tree (stat() only: no parse, no build)."""
+    import numpy as np
+
+    try:
+        z = np.load(cache_dir(root) / _FILE, allow_pickle=False)
+        meta = json.loads(bytes(z["meta"]).decode())
+        return bool(
+            meta.get("version") == CACHE_VERSION
+            and meta.get("signature") == signature(root, meta["sources"], meta["dirs"])
+        )
+    except Exception:  # missing, torn or foreign
+        return False
 
 
 def chunk_dirs(root: Path) -> list[str]:
@@ -379,10 +402,15 @@ def _attach_lines(
 ) -> None:
     """Each chunk's current line range in its source, found by its verbatim text.
 
-    Chunk files hold no line numbers (they would churn on every edit above them). Ranges of
-    reused units stand unless their source changed; a chunk whose text is no longer in the
-    source (edited, not yet synced) gets no range.
+    Chunk files hold no line numbers (they would churn on every edit above them). The text
+    is found in the source's markdown view (the file itself for plain markdown; reST,
+    notebooks, MDX and MyST read by ncx.tree.sources, stdlib-only and fast) and mapped to
+    the file's own lines; a notebook chunk also gets its `cell`. Ranges of reused units
+    stand unless their source changed; a chunk whose text is no longer in the source
+    (edited, not yet synced) gets no range.
     """
+    from ncx.tree.sources import View, read_view
+
     by_source: dict[str, list[int]] = {}
     for i, u in enumerate(units):
         if u["kind"] != "chunk":
@@ -395,6 +423,10 @@ def _attach_lines(
             text = text.replace("\r\n", "\n")
         except OSError:
             text = ""
+        try:
+            view = read_view(src, text) if text else View(text)
+        except NcxError:
+            view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
         for i in rows:
             u = units[i]
             if i in bodies:
@@ -405,9 +437,14 @@ def _attach_lines(
                 except NcxError:
                     body = ""
             body = body.strip("\n")
-            pos = text.find(body) if body and text else -1
+            pos = view.text.find(body) if body and view.text else -1
+            u.pop("cell", None)
             if pos < 0:
                 u["start_line"] = u["end_line"] = None
                 continue
-            u["start_line"] = text.count("\n", 0, pos) + 1
-            u["end_line"] = u["start_line"] + body.count("\n")
+            first = view.text.count("\n", 0, pos) + 1
+            last = first + body.count("\n")
+            u["start_line"], u["end_line"] = view.source_span(first, last)
+            cell = view.cell_span(first, last)
+            if cell is not None:
+                u["cell"] = cell

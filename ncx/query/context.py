@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncx import repo
-from ncx.config import Config
+from ncx.config import DEFAULT_TOKEN_BUDGET, Config
 from ncx.errors import NcxError, UsageError
 from ncx.layout import ncx_dir
 from ncx.query.assembler import Frame, FrameInput, Item, assemble
@@ -34,7 +34,7 @@ STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 class FrameRequest:
     task: str
     criteria: tuple[str, ...] = ()
-    budget: int = 15_000
+    budget: int = DEFAULT_TOKEN_BUDGET
     state_file: Path | None = None
     filters: Filters = Filters()
 
@@ -67,7 +67,7 @@ def build_frame(
 
 def _item(s: Searcher, h: Hit) -> Item:
     unit = s.index.units[h.unit]
-    meta = {k: unit.get(k) for k in ("type", "confidence", "status") if unit.get(k)}
+    meta = {k: unit.get(k) for k in ("type", "confidence", "status", "cell") if unit.get(k)}
     return Item(
         id=h.id,
         kind=h.kind,
@@ -96,9 +96,9 @@ def git_state(root: Path) -> list[str]:
     """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible."""
     try:
         info = repo.head_info(root)
-        if not info["head"]:
+        if not info.head:
             return ["- git: no commits yet"]
-        lines = [f"- branch `{info['branch']}` at `{info['head']}`"]
+        lines = [f"- branch `{info.branch}` at `{info.head}`"]
         log = repo.git(root, "log", "-5", "--format=%h %s").decode("utf-8", "replace").splitlines()
         lines += ["- recent commits:"] + [f"  - {ln}" for ln in log]
         status = repo.git(root, "status", "--porcelain", "--untracked-files=normal")

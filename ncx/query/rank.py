@@ -1,9 +1,9 @@
 """retriever: rank chunks and memories for a query. Pure over a loaded Index.
 
 BM25F is the backbone; the static-embedding cosine is fused by weighted score fusion
-(normalised scores, small dense weight: equal-weight rank fusion hurt, deps.md §4).
+(normalised scores, small dense weight: equal-weight rank fusion hurt, docs/decisions.md §8).
 Documents are ranked by their best chunk plus a share of their second best, then each
-contributes its best chunks (lexical-levers.md §4). Recency and usefulness come from
+contributes its best chunks (docs/decisions.md §7). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
 """
 
@@ -50,6 +50,7 @@ class Hit:
     score: float
     tokens: int
     why: dict[str, float] = field(default_factory=dict)
+    cell: str | None = None  # notebook cell(s) the chunk comes from
 
     def as_json(self, text: str) -> dict[str, Any]:
         return {
@@ -64,6 +65,7 @@ class Hit:
             "score": round(self.score, 6),
             "tokens": self.tokens,
             "text": text,
+            **({"cell": self.cell} if self.cell else {}),
         }
 
 
@@ -89,7 +91,7 @@ def retrieve(
     dense = np.zeros(n, dtype=np.float32)
     use_dense = query_vec is not None and weights.dense > 0 and bool(np.any(query_vec))
     if use_dense:
-        dense = index.vectors @ np.asarray(query_vec, dtype=np.float32)
+        dense = index.cosines(query_vec)
         dense[~mask] = -1.0
 
     cand = set(_top(lex, LEX_POOL, positive=True).tolist())
@@ -161,6 +163,7 @@ def _hit(index: Index, u: int, score: float, lex: float, dense: float, prior: fl
         score=score,
         tokens=int(unit.get("tokens") or 0),
         why={"bm25f": round(lex, 4), "dense": round(dense, 4), "prior": round(prior, 4)},
+        cell=unit.get("cell"),
     )
 
 

@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ncx.config import Config
-from ncx.embedder import Embedder, load_embedder, tree_model_id
-from ncx.errors import ModelMismatch
-from ncx.layout import manifest_path
+from ncx.embedder import Embedder, load_tree_model, tree_model_id
 from ncx.manifest import load_manifest
 from ncx.query.cache import Index, load_index
 from ncx.query.rank import Filters, Hit, retrieve
@@ -38,7 +36,7 @@ class Searcher:
     @classmethod
     def open(cls, root: Path, cfg: Config) -> Searcher:
         manifest = load_manifest(root)
-        s = cls(root, cfg, load_index(root))
+        s = cls(root, cfg, load_index(root, stale_ok=cfg.stale_cache_ok))
         s._model_id, s._model_origin = tree_model_id(cfg.model, manifest.model)
         s._dim = int(manifest.model.get("dim", 0))
         return s
@@ -47,19 +45,14 @@ class Searcher:
         if self.cfg.weights.dense <= 0 or not self.index.units:
             return None
         if self._model is None:
-            self._model = load_embedder(
-                self._model_id,
-                cache_root=self.cfg.model_cache,
-                sha256="-",
-                named_in=self._model_origin,
+            # dimension only: hashing 15 MB of weights per query would cost more than the query
+            self._model = load_tree_model(
+                self.root,
+                load_manifest(self.root).model,
+                self.cfg.model,
+                self.cfg.model_cache,
+                check_sha=False,
             )
-            if self._model.info.dim != self._dim:
-                raise ModelMismatch(
-                    f"model {self._model_id!r} has dim {self._model.info.dim}; "
-                    f"the tree has {self._dim}",
-                    path=manifest_path(self.root),
-                    hint="run `ncx sync --reembed`, or unset NCX_EMBEDDING_MODEL",
-                )
         vec: NDArray[np.float32] = self._model.embed([query])[0]
         return vec
 

@@ -2,7 +2,7 @@
 
 A chunk file depends only on its own section's text and the identity of its document
 (path, DOC-ID, domain): no line numbers, no position, no whole-document hash, so an edit
-in one section rewrites only that section's files (DESIGN.md invariant 2).
+in one section rewrites only that section's files (docs/design.md invariant 2).
 """
 
 from __future__ import annotations
@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ncx.layout import doc_chunk_dir
 from ncx.store import decode_source, dump_frontmatter, parse_frontmatter
 from ncx.tree.chunker import Chunk, ChunkSettings, chunk_markdown
+from ncx.tree.sources import View, format_of, read_view
+from ncx.words import STOPWORDS
 
 _DOC_ID = re.compile(r"^(DOC-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2,})$")
 # A DOC-ID declared in a doc's header lines (v2 styles: `**DOC-ID:** DOC-API-001` under the
@@ -25,19 +27,6 @@ _HEADER_ID = re.compile(
     r"^\*\*(?:DOC-ID|Doc ID|Document ID|ID):\*\*\s*`?([^\s`|]+)`?|^\*\*(DOC-[^*\s]+)\*\*"
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his
-    how i if in into is it its itself just me more most my myself no nor not now of off
-    on once only or other our ours ourselves out over own same she should so some such
-    than that the their theirs them themselves then there these they this those through
-    to too under until up very was we were what when where which while who whom why will
-    with would you your yours yourself yourselves use used using may might must shall
-    one two new see via e.g i.e etc per let lets get gets got make makes made
-    """.split()
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +72,9 @@ class SourceDoc:
     domain: str | None
     title: str | None
     body: str
-    first_line: int  # source line where body starts (after frontmatter)
+    first_line: int  # view line where body starts (after frontmatter)
     meta: DocMeta | None = None
+    view: View | None = None  # the source as markdown; maps view lines to the file's lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +90,14 @@ class ChunkFile:
 def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDoc:
     """Decode and split a source doc; raise BadSource / BadFrontmatter naming `path`.
 
-    The DOC-ID comes from the sidecar, else the frontmatter, else the header lines."""
-    text = decode_source(data, path=path)
-    meta, body, first_line = parse_frontmatter(text, path=path)
+    Any source format is first read as markdown (ncx.tree.sources); the DOC-ID comes from
+    the sidecar, else the frontmatter, else the header lines."""
+    view = read_view(path, decode_source(data, path=path))
+    fmt = format_of(path)
+    if fmt is None or fmt.frontmatter:
+        meta, body, first_line = parse_frontmatter(view.text, path=path)
+    else:
+        meta, body, first_line = {}, view.text, 1
     sc = sidecar or DocMeta(sidecar="")
     doc_id = sc.doc_id or _str(meta.get("id") or meta.get("doc_id") or meta.get("doc-id"))
     if doc_id is None:
@@ -111,7 +106,7 @@ def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDo
     if domain is None and doc_id and doc_id.count("-") >= 2:
         domain = doc_id.split("-")[1]
     title = sc.title or _str(meta.get("title"))
-    return SourceDoc(path, doc_id, domain, title, body, first_line, sidecar)
+    return SourceDoc(path, doc_id, domain, title, body, first_line, sidecar, view)
 
 
 def header_doc_id(body: str) -> str | None:
@@ -145,6 +140,9 @@ def chunk_files(doc: SourceDoc, settings: ChunkSettings) -> list[ChunkFile]:
     for chunk in chunk_markdown(
         doc.body, settings=settings, first_line=doc.first_line, title=doc.title
     ):
+        if doc.view is not None and doc.view.lines is not None:
+            start, end = doc.view.source_span(chunk.start_line, chunk.end_line)
+            chunk = replace(chunk, start_line=start, end_line=end)
         embed_text = embed_text_for(chunk.trail, chunk.text)
         digest = hashlib.sha256(embed_text.encode()).hexdigest()[:16]
         cid = f"{doc.path}#{chunk.name}"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ncx.config import Config
 from ncx.embedder import BUNDLED_MODEL, ENV_ORIGIN, load_embedder
-from ncx.errors import NotInitialized
+from ncx.errors import NotInitialized, UsageError
 from ncx.layout import chunks_dir, manifest_path, memories_dir, ncx_dir
 from ncx.manifest import Manifest, load_manifest
 from ncx.store import write_if_changed
@@ -35,8 +36,16 @@ class InitResult:
     written: list[str] = field(default_factory=list)
 
 
-def init_tree(root: Path, cfg: Config, *, model: str | None, exclude: list[str]) -> InitResult:
+def init_tree(
+    root: Path,
+    cfg: Config,
+    *,
+    model: str | None,
+    exclude: list[str],
+    skip_formats: Sequence[str] = (),
+) -> InitResult:
     result = InitResult()
+    skip = _resolve_formats(skip_formats)
 
     def put(path: Path, data: bytes) -> None:
         if write_if_changed(path, data):
@@ -46,14 +55,18 @@ def init_tree(root: Path, cfg: Config, *, model: str | None, exclude: list[str])
         manifest = load_manifest(root)
         if exclude:
             merged = tuple(sorted(set(manifest.exclude) | set(exclude)))
-            manifest = Manifest(
-                manifest.model, manifest.chunk, merged, manifest.format, manifest.extra
+            manifest = replace(manifest, exclude=merged)
+        if skip:
+            manifest = replace(
+                manifest, skip_formats=tuple(sorted(set(manifest.skip_formats) | set(skip)))
             )
     except NotInitialized:
         model_id = model or cfg.model or BUNDLED_MODEL
         origin = ENV_ORIGIN if not model and cfg.model else None
         info = load_embedder(model_id, cache_root=cfg.model_cache, named_in=origin).info
-        manifest = Manifest(model=info.as_manifest(), exclude=tuple(sorted(set(exclude))))
+        manifest = Manifest(
+            model=info.as_manifest(), exclude=tuple(sorted(set(exclude))), skip_formats=skip
+        )
         if cfg.chunk is not None:
             manifest = manifest.with_chunk(cfg.chunk)
     ncx_dir(root).mkdir(exist_ok=True)
@@ -86,3 +99,18 @@ def with_block(text: str, block: str) -> str:
         nl = "\r\n" if text.endswith("\r\n") else "\n"
         sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith("\n") else nl * 2)
         return text + sep + block
+
+
+def _resolve_formats(names: Sequence[str]) -> tuple[str, ...]:
+    """`--skip-format` values (`notebook`, `ipynb`) as format names; UsageError if unknown."""
+    from ncx.tree.sources import format_names, resolve_format
+
+    out = set()
+    for n in names:
+        name = resolve_format(n)
+        if name is None:
+            raise UsageError(
+                f"unknown source format {n!r}", hint=f"use one of: {', '.join(format_names())}"
+            )
+        out.add(name)
+    return tuple(sorted(out))

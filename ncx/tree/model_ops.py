@@ -2,7 +2,7 @@
 
 Fetching is the only network access ncx ever makes, and only when asked: it runs in a
 worker thread with a deadline, because the hub client can wait forever on a silent
-endpoint (research/deps.md §2.1). Everything else loads models by local path.
+endpoint (docs/decisions.md §3). Everything else loads models by local path.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """hooks: what the pre-commit hooks run. Returns exit codes; writes derived files, never stages.
 
-pre-commit's contract (research/house-style.md §2): a hook that writes files says what it
+pre-commit's contract (docs/decisions.md §12): a hook that writes files says what it
 wrote and exits 1, so the user reviews and stages them; it never runs `git add`.
 pre-commit passes no deleted files and may split long file lists, so the hooks ask git for
 the staged changes themselves (pass_filenames: false). What they judge is the index

@@ -1,8 +1,8 @@
 """sidecar: a doc's `<name>.meta.yaml` beside it -> the DocMeta its chunks carry. Pure.
 
 Why sidecars stay where they are instead of being copied into .neocortex/: the sidecar is
-already one committed file per doc (DESIGN.md invariant 1), it is the v2 source of truth
-(research/mlda-v2-formats.md rule 6), and reading it at every sync means an edit to it reaches
+already one committed file per doc (docs/design.md invariant 1), it is the v2 source of truth
+(docs/v2-format.md §0.6), and reading it at every sync means an edit to it reaches
 the chunks on the next commit with no second copy to drift. The same file works after
 `ncx migrate --archive` (it moves with its doc) and for v3 projects that never had v2.
 """

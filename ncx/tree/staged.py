@@ -21,12 +21,14 @@ from ncx import repo
 from ncx.config import Config
 from ncx.layout import CHUNKS, MANIFEST, MEMORIES, NCX_DIR, doc_chunk_dir, is_inside_ncx
 from ncx.tree.sidecar import SUFFIX as SIDECAR_SUFFIX
+from ncx.tree.sidecar import sidecar_path
+from ncx.tree.sources import format_of, suffixes
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
     from ncx.tree.chunkfile import ChunkFile
 
-MARKDOWN = (".md", ".markdown")
+SOURCES = suffixes()  # every format ncx reads; the manifest may switch some off
 _CHUNKS = f"{NCX_DIR}/{CHUNKS}/"
 _MEMORIES = f"{NCX_DIR}/{MEMORIES}/"
 _DOC_EXTS = (".md", ".markdown", ".MD", ".Md", ".MARKDOWN")
@@ -111,7 +113,7 @@ def scope_of(changes: Iterable[Change]) -> Scope:
                 everything = True
             elif p.startswith(_CHUNKS):
                 folder = PurePosixPath(p[len(_CHUNKS) :]).parent.as_posix()
-                docs.update(folder + ext for ext in _DOC_EXTS)
+                docs.update(_docs_of_folder(folder))
             elif (
                 p.startswith(_MEMORIES)
                 and p.endswith((".md", ".npy"))
@@ -120,7 +122,7 @@ def scope_of(changes: Iterable[Change]) -> Scope:
                 memories.add(PurePosixPath(p).stem)
             elif is_inside_ncx(p):
                 continue
-            elif p.lower().endswith(MARKDOWN):
+            elif p.lower().endswith(SOURCES):
                 docs.add(p)
                 changed.add(p)
             elif p.endswith(SIDECAR_SUFFIX):
@@ -131,6 +133,16 @@ def scope_of(changes: Iterable[Change]) -> Scope:
 
 
 _NpyVec = Callable[[str, dict[str, bytes]], str]
+
+
+def _docs_of_folder(folder: str) -> list[str]:
+    """The docs whose chunks live in `<chunks>/<folder>`: `folder.md` (any case of the
+    suffix) or, for other formats, which keep their suffix (`a.rst` -> `a.rst/`), `folder`."""
+    out = [folder + ext for ext in _DOC_EXTS]
+    fmt = format_of(folder)
+    if fmt is not None and fmt.name != "markdown":
+        out.append(folder)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,13 +205,13 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
     verdict = Verdict()
     if scope is None or scope.everything:
         index = _ls_files(root, None)
-        docs = {p for p in index if p.lower().endswith(MARKDOWN) and not is_inside_ncx(p)}
+        docs = {p for p in index if p.lower().endswith(SOURCES) and not is_inside_ncx(p)}
         folders = {
             PurePosixPath(p[len(_CHUNKS) :]).parent.as_posix()
             for p in index
             if p.startswith(_CHUNKS)
         }
-        docs |= {f + ext for f in folders for ext in _DOC_EXTS}
+        docs |= {d for f in folders for d in _docs_of_folder(f)}
         memories = {
             PurePosixPath(p).stem
             for p in index
@@ -210,7 +222,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
     else:
         docs, memories, changed = set(scope.docs), set(scope.memories), scope.changed_docs
         specs = set(docs) | {doc_chunk_dir(d) for d in docs}
-        specs |= {d[: -len(PurePosixPath(d).suffix)] + SIDECAR_SUFFIX for d in docs}
+        specs |= {sc for d in docs if (sc := sidecar_path(d)) is not None}
         specs |= {f"{_MEMORIES}{m}{ext}" for m in memories for ext in (".md", ".npy")}
         index = _ls_files(root, sorted(specs))
 
@@ -230,7 +242,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
         for d in docs
         if d in index
         and index[d].stage == 0
-        and d.lower().endswith(MARKDOWN)
+        and d.lower().endswith(suffixes(manifest.skip_formats))
         and not is_excluded(d, manifest.exclude)
     )
     folder_doc = {doc_chunk_dir(d): d for d in live}
@@ -239,12 +251,12 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
         if path.startswith(_CHUNKS) and path.endswith((".md", ".npy")):
             folder, _, name = path.rpartition("/")
             children.setdefault(folder, {})[name] = e
-    want_folders = {doc_chunk_dir(d) for d in docs if d.lower().endswith(MARKDOWN)}
+    want_folders = {doc_chunk_dir(d) for d in docs if d.lower().endswith(SOURCES)}
     to_read = [index[d].oid for d in live]
     sidecars: dict[str, str] = {}
     for d in live:
-        sc = d[: -len(PurePosixPath(d).suffix)] + SIDECAR_SUFFIX
-        if sc in index:
+        sc = sidecar_path(d)
+        if sc is not None and sc in index:
             sidecars[d] = sc
             to_read.append(index[sc].oid)
     for folder in set(folder_doc) & set(children):

@@ -25,6 +25,8 @@ def tree_status(root: Path, cfg: Config) -> dict[str, Any]:
     stale = {p.rsplit("/", 1)[0] for p in plan.written + plan.removed}
     return {
         "docs": plan.docs,  # the dry run already listed the sources
+        "formats": dict(sorted(plan.by_format.items())),
+        "skipped": [{"path": p, "reason": why} for p, why in plan.skipped],
         "chunks": chunks,
         "memories": memories,
         "model": {

@@ -14,14 +14,14 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ncx import repo
 from ncx.config import Config
-from ncx.embedder import Embedder, load_embedder, tree_model_id
-from ncx.errors import BadSource, ModelMismatch, NcxError
+from ncx.embedder import Embedder, check_tree_model, load_tree_model, model_mismatch
+from ncx.errors import BadSource, NcxError
 from ncx.layout import (
     cache_dir,
     chunks_dir,
@@ -46,9 +46,9 @@ from ncx.store import (
 )
 from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
+from ncx.tree.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
 
 _STATE = "sync-state.json"
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 Progress = Callable[[str], None]
 
@@ -62,6 +62,9 @@ class SyncReport:
     chunks: int = 0
     memories: int = 0
     problems: list[NcxError] = field(default_factory=list)
+    by_format: dict[str, int] = field(default_factory=dict)  # docs in scope per format
+    chunks_by_format: dict[str, int] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why not indexed)
 
     @property
     def changed(self) -> bool:
@@ -80,19 +83,37 @@ class _Pending:
 def list_sources(
     root: Path, manifest: Manifest, *, tracked: Sequence[str] | None = None
 ) -> list[str]:
-    """Markdown docs ncx indexes: tracked files outside .neocortex/, minus excludes.
+    """Docs ncx indexes: tracked files of a format it reads (ncx.tree.sources) outside
+    .neocortex/, minus excludes and formats switched off in the manifest.
 
     Tracked means in the git index, which is also what the next commit will hold, so the
     same list serves a working-tree sync and the pre-commit hook's staged one.
     """
     paths = repo.tracked_files(root) if tracked is None else tracked
+    wanted = suffixes(manifest.skip_formats)
     return [
         p
         for p in paths
-        if p.lower().endswith(MARKDOWN_SUFFIXES)
+        if p.lower().endswith(wanted)
         and not is_inside_ncx(p)
         and not is_excluded(p, manifest.exclude)
     ]
+
+
+def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[str, str]]:
+    """Tracked docs not indexed for their format, with the reason: a format switched off
+    in the manifest, or one ncx does not read. Excluded paths are the user's own choice and
+    not listed."""
+    out = []
+    for p in tracked:
+        if is_inside_ncx(p) or is_excluded(p, manifest.exclude):
+            continue
+        fmt = format_of(p)
+        if fmt is not None and fmt.name in manifest.skip_formats:
+            out.append((p, f"{fmt.label} is switched off (manifest sources.skip_formats)"))
+        elif fmt is None and (why := UNREAD.get(Path(p).suffix.lower())):
+            out.append((p, why))
+    return out
 
 
 def is_excluded(path: str, patterns: Iterable[str]) -> bool:
@@ -175,6 +196,10 @@ def sync(
     else:
         in_scope, gone_scope = sources, set()
     report.docs = len(in_scope)
+    for p in in_scope:
+        name = _format_name(p)
+        report.by_format[name] = report.by_format.get(name, 0) + 1
+    report.skipped = skipped_sources(manifest, tracked)
 
     state = _load_state(root, manifest) if not reembed else {}
     docs_state: dict[str, Any] = state.setdefault("docs", {})
@@ -198,7 +223,9 @@ def sync(
         # accelerator, never the judge: a checkout, a merge or a hand edit of a chunk file
         # changes its stat, so the doc is re-planned from the files themselves.
         if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files")):
-            all_chunks += sum(1 for n in prev["files"] if n.endswith(".md"))
+            n_chunks = sum(1 for n in prev["files"] if n.endswith(".md"))
+            all_chunks += n_chunks
+            _count(report.chunks_by_format, path, n_chunks)
             continue
         meta = None
         if sidecar is not None:
@@ -211,6 +238,7 @@ def sync(
             continue
         files = chunk_files(doc, manifest.chunk)
         all_chunks += len(files)
+        _count(report.chunks_by_format, path, len(files))
         pending.extend(_plan_doc(out, folder, files, force=reembed))
         docs_state[path] = {"sig": sig, "names": sorted(Path(f.rel_path).name for f in files)}
 
@@ -223,12 +251,12 @@ def sync(
         # run writes: a re-embedded unit whose vector comes out the same keeps its .npy and
         # `vec`. Without a usable model, every such unit is listed with both of its files.
         try:
-            vectors: Any = model.get().embed([p.text for p in pending]) if pending else []
+            vectors: Any = model.get().embed([u.text for u in pending]) if pending else []
             _write_pending(out, pending, vectors)
         except NcxError:
-            for p in pending:
-                report.written.append(p.md_path.relative_to(root).as_posix())
-                report.written.append(p.md_path.with_suffix(".npy").relative_to(root).as_posix())
+            for u in pending:
+                report.written.append(u.md_path.relative_to(root).as_posix())
+                report.written.append(u.md_path.with_suffix(".npy").relative_to(root).as_posix())
         report.written = sorted(set(report.written))
         report.removed = sorted(set(report.removed))
         return report
@@ -240,13 +268,7 @@ def sync(
         _write_pending(out, pending, vectors)
         report.embedded = len(pending)
     if reembed or model.switched:
-        manifest = Manifest(
-            model=model.get().info.as_manifest(),
-            chunk=manifest.chunk,
-            exclude=manifest.exclude,
-            format=manifest.format,
-            extra=manifest.extra,
-        )
+        manifest = replace(manifest, model=model.get().info.as_manifest())
         out.write(manifest_path(root), manifest.to_json().encode())
     _stamp(root, docs_state)
     _save_state(root, manifest, state)
@@ -267,20 +289,16 @@ class _ModelSlot:
 
     def get(self) -> Embedder:
         if self._model is None:
-            model_id, origin = tree_model_id(self._cfg.model, self._manifest.model)
-            self._model = load_embedder(model_id, cache_root=self._cfg.model_cache, named_in=origin)
-        info = self._model.info
-        want = self._manifest.model
-        if info.sha256 != want.get("sha256") or info.dim != want.get("dim"):
-            if not self._reembed:
-                raise ModelMismatch(
-                    f"this tree was embedded by {want.get('id')!r} "
-                    f"(sha256 {str(want.get('sha256'))[:12]}…), but the model loaded is "
-                    f"{info.id!r} (sha256 {info.sha256[:12]}…)",
-                    path=manifest_path(self._root),
-                    hint="run `ncx sync --reembed` to re-embed the whole tree with the new model, "
-                    "or unset NCX_EMBEDDING_MODEL",
-                )
+            self._model = load_tree_model(
+                self._root,
+                self._manifest.model,
+                self._cfg.model,
+                self._cfg.model_cache,
+                allow_mismatch=self._reembed,
+            )
+        if model_mismatch(self._model.info, self._manifest.model) is not None:
+            if not self._reembed:  # a model handed in by the caller
+                check_tree_model(self._root, self._model.info, self._manifest.model)
             self.switched = True
         return self._model
 
@@ -291,6 +309,16 @@ def _apply_settings(root: Path, manifest: Manifest, cfg: Config, out: _Out) -> M
         manifest = manifest.with_chunk(cfg.chunk)
         out.write(manifest_path(root), manifest.to_json().encode())
     return manifest
+
+
+def _format_name(path: str) -> str:
+    fmt = format_of(path)
+    return fmt.name if fmt else FORMATS[0].name
+
+
+def _count(counts: dict[str, int], path: str, n: int) -> None:
+    name = _format_name(path)
+    counts[name] = counts.get(name, 0) + n
 
 
 def _norm(root: Path, p: str) -> str:
@@ -363,10 +391,14 @@ def _read_sidecars(
 
 
 def _too_big(path: str, size: int, cfg: Config) -> BadSource:
+    fix = "exclude it (`ncx init --exclude PATH`) or raise NCX_MAX_DOC_BYTES"
+    if path.lower().endswith(".ipynb"):
+        # Outputs (images, logs) make a notebook big; ncx drops them anyway.
+        fix = f"clear its outputs (`jupyter nbconvert --clear-output --inplace {path}`), " + fix
     return BadSource(
         f"is {size / 1e6:.1f} MB, over the {cfg.max_doc_bytes / 1e6:.1f} MB limit for a doc",
         path=path,
-        hint="exclude it (`ncx init --exclude PATH`) or raise NCX_MAX_DOC_BYTES",
+        hint=fix,
     )
 
 
@@ -460,7 +492,7 @@ def _remove_orphans(
         return
     if scope is not None:
         # A limited run only cleans up after the paths it was given.
-        folders = {root / doc_chunk_dir(p) for p in gone if p.lower().endswith(MARKDOWN_SUFFIXES)}
+        folders = {root / doc_chunk_dir(p) for p in gone if format_of(p) is not None}
         for p in gone:
             docs_state.pop(p, None)
     else:
@@ -541,6 +573,7 @@ def _state_key(manifest: Manifest) -> str:
             manifest.chunk.max_tokens,
             manifest.chunk.min_tokens,
             manifest.chunk.overlap_tokens,
+            READER_VERSION,
         ],
         sort_keys=True,
     )

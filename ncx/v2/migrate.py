@@ -57,7 +57,8 @@ _SAYS: dict[str, str] = {
 ARCHIVE = ".mlda.archive"
 PROVENANCE = "mlda-v2"
 # v2 files that are not project knowledge and must not be chunked: tooling, templates, the
-# stale derived brief (spec §1, §10). Listed for the archive too, so archiving needs no change.
+# stale derived brief (v2-format §1, §10). Listed for the archive too, so archiving needs no
+# change.
 EXCLUDES = tuple(
     f"{top}/{sub}"
     for top in (MLDA, ARCHIVE)
@@ -266,7 +267,15 @@ def plan_migration(
                 _sidecar_item(path, by_sidecar.get(path), orphans.get(path), tracked, writes)
             )
             sc = orphans.get(path)
-            if sc is not None:
+            if sc is not None and _secret_in(*_orphan_memory(sc)[:3]) is not None:
+                items[-1] = Item(
+                    path,
+                    kind,
+                    "failed",
+                    f"not migrated: it holds {_secret_in(*_orphan_memory(sc)[:3])}; secrets never "
+                    f"enter memory (remove the value from {path}, then run ncx migrate again)",
+                )
+            elif sc is not None:
                 learning, context, meta, day = _orphan_memory(sc)
                 pm = add_memory(f"{path}#sidecar", path, learning, context, meta, day)
                 items[-1] = Item(
@@ -296,6 +305,19 @@ def plan_migration(
                 learning, context, meta = _entry_memory(
                     e, docs_known={d.doc_id for d in project.docs if d.doc_id}
                 )
+                secret = _secret_in(learning, context, meta)
+                if secret is not None:
+                    items.append(
+                        Item(
+                            path,
+                            e.kind,
+                            "failed",
+                            f"not migrated: it holds {secret}; secrets never enter memory "
+                            f"(remove the value from {path}, then run ncx migrate again)",
+                            entry=f"{e.list_key}[{e.index}]",
+                        )
+                    )
+                    continue
                 day = e.date or _topic_date(project, e)
                 pm = add_memory(keys[e.key], e.source, learning, context, meta, day, e.docs)
                 items.append(
@@ -531,6 +553,15 @@ def _day(value: str | None, today: date) -> date:
         return date.fromisoformat((value or "")[:10])
     except ValueError:
         return today
+
+
+def _secret_in(*values: object) -> str | None:
+    """What credential-shaped value a v2 entry holds (the one scanner memories pass), or None."""
+    from ncx.secrets import find_secrets
+
+    text = "\n".join(v if isinstance(v, str) else json.dumps(v, default=str) for v in values)
+    found = find_secrets(text)
+    return None if not found else f"a credential-shaped value ({found[0].kind}: {found[0].reason})"
 
 
 def _digest(value: object) -> str:
@@ -832,32 +863,33 @@ def apply_migration(
     for rel in _INIT_WRITES:
         journal.remember(rel)
     result.written += init_tree(root, cfg, model=None, exclude=list(EXCLUDES)).written
+    for rel in _INIT_WRITES:
+        if rel in result.written or rel not in journal.written:
+            journal.record_written(rel)
     for w, target in zip(plan.writes, targets, strict=True):
         if w.action == "keep-deleted":
             continue
+        if not (target.is_file() and target.read_bytes() == w.data):
+            journal.remember(w.path)
+            write_atomic(target, w.data)
+            journal.record_written(w.path)
+            result.written.append(w.path)
         journal.record_output(w.path, Output(w.path, _data_digest(w.data)))
-        if target.is_file() and target.read_bytes() == w.data:
-            continue
-        journal.remember(w.path)
-        write_atomic(target, w.data)
-        result.written.append(w.path)
     for pm in plan.memories:
         if pm.action == "keep-deleted":
             continue
         md = memory_path(root, pm.memory.id)
+        output = Output(md.relative_to(root).as_posix(), pm.digest)
         # "keep" too: journals from before this record existed learn what the memories are.
-        journal.record_output(pm.key, Output(md.relative_to(root).as_posix(), pm.digest))
-        if pm.action == "keep":
-            continue
-        data = render_memory(pm.memory)
-        if md.is_file() and md.read_bytes() == data:
-            continue
-        journal.record_memory(md.name, data)
-        write_atomic(md, data)
-        # A new text needs a new vector: drop the old one so sync embeds it again.
-        if md.with_suffix(".npy").exists():
-            md.with_suffix(".npy").unlink()
-        result.written.append(md.relative_to(root).as_posix())
+        data = None if pm.action == "keep" else render_memory(pm.memory)
+        if data is not None and not (md.is_file() and md.read_bytes() == data):
+            journal.record_memory(md.name, data)  # first: rollback knows the file is migrate's
+            write_atomic(md, data)
+            # A new text needs a new vector: drop the old one so sync embeds it again.
+            if md.with_suffix(".npy").exists():
+                md.with_suffix(".npy").unlink()
+            result.written.append(md.relative_to(root).as_posix())
+        journal.record_output(pm.key, output)  # last: only what exists counts as produced
     journal.save()
     result.sync = sync(root, cfg, embedder=embedder, progress=progress)
     if archive:

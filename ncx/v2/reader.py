@@ -3,7 +3,7 @@
 Pure and tolerant: it reads files and returns a `V2Project` listing every problem it met. It never
 writes, prints, or gives up on bad input. Sidecars and topic files are the truth. The registry,
 learning index, activation context and project brief are derived: they are only cross-checked.
-The input format and its quirks are described in research/mlda-v2-formats.md (cited as "spec §N").
+The input format and its quirks are described in docs/v2-format.md (cited as "v2-format §N").
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ _SIDECAR_TYPED_KEYS = frozenset(
     {"id", "title", "status", "created", "updated", "tags", "domain", "summary", "related"}
     | {"predictions", "reference_frames", "boundaries"}
 )
-# spec §4: list key -> (entry kind, required fields, field holding DOC-IDs, label, date field)
+# v2-format §4: list key -> (entry kind, required fields, field holding DOC-IDs, label, date field)
 _LEARNING_LISTS: dict[
     str, tuple[EntryKind, tuple[str, ...], str | None, str | None, str | None]
 ] = {
@@ -113,7 +113,7 @@ _LEARNING_LISTS: dict[
     ),
     "anti_patterns": ("anti_pattern", ("pattern", "reason"), None, "pattern", "session"),
 }
-# spec §6: _cross-domain/patterns.yaml has no schema
+# v2-format §6: _cross-domain/patterns.yaml has no schema
 _PATTERN_LISTS: dict[str, tuple[EntryKind, tuple[str, ...], str | None, str | None, str | None]] = {
     "patterns": ("pattern", ("name",), "docs", "name", "discovered"),
     "domain_interactions": ("domain_interaction", ("domains",), None, None, None),
@@ -251,7 +251,7 @@ class LearningEntry:
 
 @dataclass(frozen=True, slots=True)
 class TopicDomain:
-    """A topic's domain.yaml: metadata only (its schema is broken by real files; spec §5)."""
+    """A topic's domain.yaml: metadata only (its schema is broken by real files; v2-format §5)."""
 
     path: str
     domain: str | None
@@ -322,7 +322,7 @@ class RegistryEntry:
 @dataclass(frozen=True, slots=True)
 class Registry:
     path: str
-    shape: RegistryShape  # spec §2: A init, B regenerated, C regenerated + neocortex
+    shape: RegistryShape  # v2-format §2: A init, B regenerated, C regenerated + neocortex
     last_updated: str | None
     domains: tuple[str, ...]
     entries: tuple[RegistryEntry, ...]
@@ -400,7 +400,7 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
         text = data.decode("utf-8-sig")
         encoding = "utf-8-sig" if data.startswith(BOM) else "utf-8"
     except UnicodeDecodeError:
-        # Windows PowerShell 5.1 Set-Content writes the ANSI code page (spec §2, §12).
+        # Windows PowerShell 5.1 Set-Content writes the ANSI code page (v2-format §2, §12).
         text = data.decode("cp1252", errors="replace")
         encoding = "cp1252"
     return text.replace("\r\n", "\n").replace("\r", "\n"), encoding
@@ -611,7 +611,8 @@ def _map(value: object) -> dict[str, object]:
 
 
 def _list(value: object) -> list[object]:
-    """A list. None (a key with only comments under it, spec §0.2) is empty; a scalar, one item."""
+    """A list. None (a key with only comments under it, v2-format §0.2) is empty; a scalar,
+    one item."""
     if value is None:
         return []
     if isinstance(value, list):
@@ -671,7 +672,8 @@ def _shape(data: Mapping[str, object]) -> SidecarShape:
     preds = _map(data.get("predictions"))
     frames = _map(data.get("reference_frames"))
     created = data.get("created")
-    # Skill-written sidecars (spec §3): `type:`, flat prediction lists, frames.phase, string dates.
+    # Skill-written sidecars (v2-format §3): `type:`, flat prediction lists, frames.phase,
+    # string dates.
     if (
         "type" in data
         or any(isinstance(v, list) for v in preds.values())
@@ -927,7 +929,7 @@ def _edges(value: object) -> tuple[tuple[str, str], ...]:
 
 
 def _registry_candidates(r: _Reader, path: str) -> tuple[str | None, bool]:
-    """(repo-relative file, refused). Registry paths are relative to .mlda/ (spec §0.4)."""
+    """(repo-relative file, refused). Registry paths are relative to .mlda/ (v2-format §0.4)."""
     p = path.replace("\\", "/")
     if escapes_repo(p):
         return None, True
@@ -942,7 +944,7 @@ def _registry_candidates(r: _Reader, path: str) -> tuple[str | None, bool]:
 
 
 def _resolve_registry(r: _Reader, registry: Registry, by_id: Mapping[str, V2Doc]) -> Registry:
-    """Fill in each entry's `resolved`: its path (spec §0.4 order), else its DOC-ID's doc."""
+    """Fill in each entry's `resolved`: its path (v2-format §0.4 order), else its DOC-ID's doc."""
     entries = []
     for e in registry.entries:
         resolved, refused = (None, False) if e.path is None else _registry_candidates(r, e.path)
@@ -975,7 +977,7 @@ def _entries(
     for list_key, (kind, required, docs_key, label_key, date_key) in lists.items():
         value = data.get(list_key)
         if list_key in data and value is None:
-            continue  # only commented examples under the key (spec §0.2)
+            continue  # only commented examples under the key (v2-format §0.2)
         if value is not None and not isinstance(value, list):
             r.report(rel, f"{list_key} is not a list; read as one entry")
         lines = _item_lines(node, list_key)
@@ -1380,7 +1382,7 @@ def read_v2(repo_root: Path) -> V2Project:
         if name == "_cross-domain":
             if f"{folder}/patterns.yaml" in files:
                 cross = _read_patterns(r, f"{folder}/patterns.yaml")
-        elif not name.startswith("_"):  # _example is a template (spec §0.9)
+        elif not name.startswith("_"):  # _example is a template (v2-format §0.9)
             topics.append(_read_topic(r, folder, files))
 
     config = None
@@ -1516,7 +1518,7 @@ def _check_registry(
     def add(subject: str, field: str, derived: object, actual: object) -> None:
         out.append(Disagreement(reg.path, subject, field, _show(derived), _show(actual)))
 
-    # mlda-registry.ps1 only scans .mlda/docs (spec §2); judge it against that scope.
+    # mlda-registry.ps1 only scans .mlda/docs (v2-format §2); judge it against that scope.
     store = [d for d in docs if d.role == "store" and d.sidecar is not None and d.doc_id]
     listed = {e.id for e in reg.entries if e.id}
     for d in store:

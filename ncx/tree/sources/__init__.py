@@ -1,0 +1,103 @@
+"""sources: which files are docs, and the reader that turns each format into markdown.
+
+The one home for source suffixes: sync lists sources with `suffixes()`, the pre-commit
+hook and the workflow template watch the same list, and the query side reads a source back
+through `read_view` to cite its lines. Every reader is pure and stdlib-only (no heavy
+import on the query path) and returns a View: markdown text plus a map from each view
+line to the line of the file as stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from ncx.errors import BadSource
+from ncx.tree.sources.view import View
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    name: str  # what the manifest's `sources.skip_formats` names
+    suffixes: tuple[str, ...]
+    label: str  # for people
+    frontmatter: bool  # YAML frontmatter may head the file
+
+
+FORMATS: tuple[Format, ...] = (
+    Format("markdown", (".md", ".markdown"), "markdown (MyST included)", True),
+    Format("rst", (".rst", ".rest"), "reStructuredText", False),
+    Format("notebook", (".ipynb",), "Jupyter notebook", False),
+    Format("mdx", (".mdx",), "MDX", True),
+    Format("asciidoc", (".adoc", ".asciidoc"), "AsciiDoc", False),
+)
+# Doc formats seen in repositories that ncx does not read: reported, never silently passed.
+UNREAD: dict[str, str] = {
+    ".org": "Org mode is not read by ncx yet",
+}
+# Part of sync's state key: a reader change re-reads every doc once (MyST docs synced
+# before the readers existed are rechunked instead of kept as they were).
+READER_VERSION = 1
+_BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
+
+
+def format_of(path: str) -> Format | None:
+    return _BY_SUFFIX.get(PurePosixPath(path).suffix.lower())
+
+
+def suffixes(skip: Iterable[str] = ()) -> tuple[str, ...]:
+    """Suffixes of every format read, less the formats named in `skip`."""
+    off = set(skip)
+    return tuple(s for f in FORMATS if f.name not in off for s in f.suffixes)
+
+
+def format_names() -> tuple[str, ...]:
+    return tuple(f.name for f in FORMATS)
+
+
+def resolve_format(name: str) -> str | None:
+    """A manifest's way of naming a format (`notebook`, `ipynb`, `.ipynb`) -> its name."""
+    key = name.strip().lower()
+    for f in FORMATS:
+        if key == f.name or "." + key.lstrip(".") in f.suffixes:
+            return f.name
+    return None
+
+
+def describe(counts: dict[str, int]) -> str:
+    """`350 rst, 123 markdown, 65 notebook`; empty when every doc is markdown (the old
+    summary stands as it was)."""
+    if set(counts) <= {"markdown"}:
+        return ""
+    order = {f.name: i for i, f in enumerate(FORMATS)}
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], order.get(kv[0], 99)))
+    return ", ".join(f"{n} {name}" for name, n in items if n)
+
+
+def read_view(path: str, text: str) -> View:
+    """The markdown view of a source's decoded text; BadSource naming `path` if unreadable."""
+    fmt = format_of(path)
+    name = fmt.name if fmt else "markdown"
+    if name == "rst":
+        from ncx.tree.sources.rst import read_rst
+
+        return read_rst(text)
+    if name == "notebook":
+        from ncx.tree.sources.notebook import read_notebook
+
+        return read_notebook(text, path)
+    if name == "asciidoc":
+        from ncx.tree.sources.asciidoc import read_asciidoc
+
+        return read_asciidoc(text)
+    if name == "mdx":
+        from ncx.tree.sources.mdx import read_mdx
+
+        return read_mdx(text)
+    from ncx.tree.sources.myst import read_myst
+
+    return read_myst(text)
+
+
+__all__ = ["FORMATS", "UNREAD", "BadSource", "Format", "View", "format_of", "read_view", "suffixes"]

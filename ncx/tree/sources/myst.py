@@ -1,0 +1,83 @@
+"""myst: markdown with MyST syntax -> plain markdown view. Pure, stdlib only.
+
+`(label)=` target lines are dropped; ```` ```{directive} ```` and `:::{directive}` fences
+become their content (code directives fenced code, admonitions a bold label, `eval-rst`
+read as reST, toctree dropped); `{ref}`text <target>`` roles read as `text`. Plain
+markdown passes through untouched, and so does everything inside ordinary code fences.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ncx.tree.sources.directives import directive
+from ncx.tree.sources.roles import render_myst_inline
+from ncx.tree.sources.view import Line, View, build, dedent, numbered
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_DIRECTIVE = re.compile(r"^(\s{0,3})(`{3,}|:{3,})\{([A-Za-z][\w:+.-]*)\}\s*(.*)$")
+_ANY_DIRECTIVE = re.compile(r"^\s{0,3}(?:`{3,}|:{3,})\{", re.MULTILINE)
+_LABEL = re.compile(r"^\s{0,3}\(([^()\s]+)\)=\s*$")
+
+
+def is_myst(text: str) -> bool:
+    """Cheap test: does the text use any MyST syntax this reader rewrites?"""
+    return ")=" in text or "}`" in text or _ANY_DIRECTIVE.search(text) is not None
+
+
+def read_myst(text: str) -> View:
+    if not is_myst(text):
+        return View(text)
+    return build(render_myst(numbered(text)))
+
+
+def render_myst(lines: list[Line]) -> list[Line]:
+    out: list[Line] = []
+    n = len(lines)
+    i = 0
+    while i < n:
+        t, ln = lines[i]
+        d = _DIRECTIVE.match(t)
+        if d:
+            fence = d.group(2)
+            j = i + 1
+            while j < n and not _closes(lines[j][0], fence):
+                j += 1
+            body = lines[i + 1 : j]
+            end_ln = lines[j][1] if j < n else (body[-1][1] if body else ln)
+            if d.group(3).lower() == "eval-rst":
+                from ncx.tree.sources.rst import _Reader
+
+                out.extend(_Reader().block(dedent(body)))
+            else:
+                out.extend(
+                    directive(
+                        d.group(3), d.group(4).strip(), body, ln, render_myst, render_myst_inline
+                    )
+                )
+            if out and out[-1][0]:
+                out.append(("", end_ln))
+            i = j + 1
+            continue
+        f = _FENCE.match(t)
+        if f:  # an ordinary code fence: copied as is
+            fence = f.group(1)
+            out.append((t, ln))
+            i += 1
+            while i < n:
+                out.append(lines[i])
+                i += 1
+                if _closes(lines[i - 1][0], fence):
+                    break
+            continue
+        if _LABEL.match(t):
+            i += 1
+            continue
+        out.append((render_myst_inline(t), ln))
+        i += 1
+    return out
+
+
+def _closes(line: str, fence: str) -> bool:
+    s = line.strip()
+    return len(s) >= len(fence) and s == fence[0] * len(s)

@@ -1,0 +1,48 @@
+"""roles: Sphinx/MyST inline roles rendered as readable markdown. Pure.
+
+`:ref:`text <target>`` and `{ref}`text <target>`` read as `text`; code-like roles
+(`:func:`x``, `:class:`~a.B``) as `` `x` `` / `` `B` ``; a reST link `` `text <url>`_ `` as text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_RST_ROLE = re.compile(r":((?:[A-Za-z][\w+.-]*:)?[A-Za-z][\w+.-]*):`([^`]*)`")
+_MYST_ROLE = re.compile(r"\{([A-Za-z][\w:+.-]*)\}`([^`]*)`")
+_RST_LINK = re.compile(r"(?<!`)`([^`<]*?)\s*<[^`>]*>`__?|(?<!`)`([^`]+)`__?(?![\w`])")
+_TITLED = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.DOTALL)
+_CODE_ROLES = frozenset(
+    """func meth class mod attr obj data exc const enum type member var macro
+    code literal command file program envvar option kbd samp regexp makevar mailheader
+    mimetype newsgroup manpage""".split()
+)
+
+
+def _role(name: str, content: str) -> str:
+    short = name.rsplit(":", 1)[-1]
+    code = short in _CODE_ROLES or name.startswith(("py:", "c:", "cpp:", "js:"))
+    m = _TITLED.match(content)
+    if m and m.group(1):
+        text = m.group(1)
+    else:
+        text = m.group(2) if m else content
+        if code and text.startswith("~"):
+            text = text[1:].rsplit(".", 1)[-1]
+        text = text.lstrip("!~")
+    if not text:
+        return ""
+    return f"`{text}`" if code else text
+
+
+def render_rst_inline(line: str) -> str:
+    if "`" not in line:
+        return line
+    line = _RST_ROLE.sub(lambda m: _role(m.group(1), m.group(2)), line)
+    return _RST_LINK.sub(lambda m: m.group(1) or m.group(2) or "", line)
+
+
+def render_myst_inline(line: str) -> str:
+    if "}`" not in line:
+        return line
+    return _MYST_ROLE.sub(lambda m: _role(m.group(1), m.group(2)), line)
