@@ -51,8 +51,9 @@ def config(hooks: str) -> str:
 
 
 def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                          env=ENV, check=check)
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, env=ENV, check=check
+    )
 
 
 def use_hooks(root: Path, hooks: str) -> None:
@@ -63,8 +64,9 @@ def use_hooks(root: Path, hooks: str) -> None:
 
 def timed_commit(root: Path) -> tuple[float, int]:
     t = time.perf_counter()
-    proc = subprocess.run(["git", "-C", str(root), "commit", "-q", "-m", "x"], capture_output=True,
-                          text=True, env=ENV)
+    proc = subprocess.run(
+        ["git", "-C", str(root), "commit", "-q", "-m", "x"], capture_output=True, text=True, env=ENV
+    )
     dt = time.perf_counter() - t
     if proc.returncode and os.environ.get("BENCH_VERBOSE"):
         print(proc.stdout[-2000:] + proc.stderr[-2000:], file=sys.stderr)
@@ -83,7 +85,9 @@ def doc_commit(root: Path, doc: Path, i: int) -> tuple[float, int]:
     the commit land: that commit is undone too), so every run starts the same way."""
     head = git(root, "rev-parse", "HEAD").stdout.strip()
     original = doc.read_bytes()
-    doc.write_bytes(original + f"\n\n## Bench {i}\n\nA new section added by the benchmark, run {i}.\n".encode())
+    doc.write_bytes(
+        original + f"\n\n## Bench {i}\n\nA new section added by the benchmark, run {i}.\n".encode()
+    )
     git(root, "add", str(doc.relative_to(root)))
     dt, rc = timed_commit(root)
     git(root, "reset", "-q", "--hard", head)
@@ -105,8 +109,13 @@ def main() -> None:
     try:
         for step in (["init", "-q"], ["sync", "-q"]):
             t = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "ncx", *step], cwd=root, env=ENV,
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [sys.executable, "-m", "ncx", *step],
+                cwd=root,
+                env=ENV,
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode != 0:
                 sys.exit(f"ncx {step[0]} failed: {proc.stderr}")
             print(f"ncx {step[0]}: {time.perf_counter() - t:.1f} s", file=sys.stderr)
@@ -129,15 +138,19 @@ def main() -> None:
         floor = statistics.median(results["true"]["code"])
         for what, key in (("code-only commit", "code"), ("one-doc commit (first attempt)", "doc")):
             ncx = statistics.median(results["ncx"][key])
-            rows.append({
-                "what": what,
-                "`true` hook s": median(results["true"][key]),
-                "ncx-sync + ncx-check s": f"{ncx:.3f}",
-                "× floor": f"{ncx / floor:.2f}",
-            })
+            rows.append(
+                {
+                    "what": what,
+                    "`true` hook s": median(results["true"][key]),
+                    "ncx-sync + ncx-check s": f"{ncx:.3f}",
+                    "× floor": f"{ncx / floor:.2f}",
+                }
+            )
         n_chunks = sum(1 for _ in (root / ".neocortex" / "chunks").rglob("*.md"))
-        print(f"rust-lang/rfcs: {len(docs)} docs, {n_chunks} chunks; one doc = "
-              f"{doc.relative_to(root)}; median of {args.runs} commits per cell\n")
+        print(
+            f"rust-lang/rfcs: {len(docs)} docs, {n_chunks} chunks; one doc = "
+            f"{doc.relative_to(root)}; median of {args.runs} commits per cell\n"
+        )
         print(table(rows))
     finally:
         if args.keep is None:
