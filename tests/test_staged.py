@@ -42,8 +42,8 @@ def test_vec_line_is_what_yaml_writes_and_reads(vec: str) -> None:
     assert parse_frontmatter(full.decode(), path="x")[0]["vec"] == vec
 
 
-# Runs `ncx hook NAME` with every way of listing a folder refused, and reports whether numpy
-# or yaml were imported: a commit that touches no doc must do neither.
+# Runs `ncx hook NAME` with every way of listing a folder refused, and reports whether numpy,
+# yaml, typer or the chunk-file writer were imported: a commit that touches no doc needs none of them.
 _PROBE = """
 import os, runpy, sys
 def refuse(*a, **k):
@@ -54,7 +54,7 @@ try:
     runpy.run_module("ncx", run_name="__main__")
 except SystemExit as exc:
     code = exc.code
-print("exit", code, "numpy" in sys.modules, "yaml" in sys.modules)
+print("exit", code, *(m in sys.modules for m in ("numpy", "yaml", "typer", "ncx.tree.chunkfile")))
 """
 
 
@@ -66,7 +66,7 @@ def test_code_only_commit_hook_does_no_tree_wide_work(synced: Path, hook: str) -
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, hook], cwd=synced, env=env, capture_output=True, text=True
     )
-    assert out.stdout.strip() == "exit 0 False False", out.stdout + out.stderr
+    assert out.stdout.strip() == "exit 0 False False False False", out.stdout + out.stderr
 
 
 def test_hook_check_in_a_commit_reads_only_the_staged_doc(synced: Path) -> None:
@@ -127,3 +127,9 @@ def test_sync_does_not_believe_its_state_file(synced: Path) -> None:
     out = ncx("sync")
     assert "wrote .neocortex/chunks/docs/ops/ops--deploy.md" in out.stdout
     assert chunk.read_bytes() == good
+
+
+def test_the_staged_judge_knows_the_sidecar_suffix() -> None:
+    from ncx.tree import sidecar, staged
+
+    assert staged.SIDECAR_SUFFIX == sidecar.SUFFIX

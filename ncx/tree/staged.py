@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING
 from ncx import repo
 from ncx.config import Config
 from ncx.layout import CHUNKS, MANIFEST, MEMORIES, NCX_DIR, doc_chunk_dir, is_inside_ncx
-from ncx.tree.sidecar import SUFFIX as SIDECAR_SUFFIX
-from ncx.tree.sidecar import sidecar_path
 from ncx.tree.sources import format_of, suffixes
+
+# ncx.tree.sidecar.SUFFIX, not imported: sidecar pulls in the chunker, which a commit that
+# touches no doc must not pay for (a test holds the two equal).
+SIDECAR_SUFFIX = ".meta.yaml"
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
@@ -199,6 +201,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
     in-scope memory's text against its hash and its .npy. `scope` None: the whole index."""
     from ncx.manifest import load_manifest
     from ncx.store import blob_vec, has_markers, vec_of, with_vec
+    from ncx.tree.sidecar import sidecar_path
     from ncx.tree.sync import is_excluded
 
     manifest = load_manifest(root)
