@@ -23,7 +23,7 @@ class Manifest:
     exclude: tuple[str, ...] = ()
     format: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept on rewrite
-    skip_formats: tuple[str, ...] = ()  # source formats switched off (ncx.tree.sources names)
+    skip_formats: tuple[str, ...] = ()  # source formats switched off (ncx.sources names)
 
     def to_json(self) -> str:
         data: dict[str, Any] = dict(self.extra)
@@ -92,7 +92,7 @@ def load_manifest(root: Path) -> Manifest:
 
 def _skip_formats(raw: Any, path: Path) -> tuple[str, ...]:
     """`sources.skip_formats`: format names (`notebook`) or suffixes (`.ipynb`), checked."""
-    from ncx.tree.sources import format_names, resolve_format
+    from ncx.sources import format_names, resolve_format
 
     if not isinstance(raw, list):
         raw = [raw]

@@ -72,6 +72,8 @@ def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.setenv(var, "test@ncx.invalid")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # as after an install: this environment's console scripts (ncx, pre-commit) on PATH
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("NCX_MODEL_CACHE", str(tmp_path / "model-cache"))
     for var in list(os.environ):

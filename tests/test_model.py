@@ -95,3 +95,24 @@ def test_a_tree_embedded_with_a_retired_bundled_model_is_told_how_to_move(
     ncx("model", "use", "ncx-static-v2")
     assert json.loads(path.read_text())["model"]["id"] == "ncx-static-v2"
     assert "nothing written" in ncx("sync").stderr
+
+
+def test_adopting_a_model_checks_ncx_reader_against_model2vec(
+    repo: Path, other_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """model2vec is the reference encoder: `ncx model use` refuses a model that ncx's own
+    reader would encode differently, before re-embedding anything."""
+    from ncx.embedder import StaticEmbedder
+    from ncx.tree.model_ops import verify_against_reference
+
+    verify_against_reference(other_model)  # a plain model2vec model agrees
+    write(repo, "docs/a.md", "# A\n\n" + "Install the package with pip on linux. " * 10 + "\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    manifest = (repo / ".neocortex/manifest.json").read_text()
+    real = StaticEmbedder.embed
+    monkeypatch.setattr(StaticEmbedder, "embed", lambda self, texts: real(self, texts)[:, ::-1].copy())
+    out = ncx("model", "use", str(other_model), ok=False)
+    assert out.returncode == 1 and "encode this model differently" in out.stderr
+    assert (repo / ".neocortex/manifest.json").read_text() == manifest

@@ -192,3 +192,22 @@ def test_incremental_cache_rebuild_equals_a_full_one(tree: Path) -> None:
     assert ncx(*args).stdout == incremental
     assert results("canary rollout of the deploy") == inc_json
     assert inc_json[0]["source_path"] == "docs/deploy.md" and "Canary" in inc_json[0]["text"]
+
+
+def test_wakeup_skips_a_table_of_contents_and_changelogs(repo: Path) -> None:
+    write(repo, "README.md", "# Shop\n\n- [Install](#install)\n- [Usage](#usage)\n\n"
+          "[![ci](https://x/badge.svg)](https://x)\n\nAn online shop backend written in Python.\n")
+    long_log = "".join(f"## 1.{i}\n\nFixed the checkout bug number {i}.\n\n" for i in range(12))
+    for name in ("CHANGELOG.md", "docs/HISTORY.md", "NEWS.md", "pkg/CHANGES.md"):
+        write(repo, name, "# Changes\n\n" + long_log)
+    write(repo, "docs/auth.md", AUTH)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    out = ncx("wakeup").stdout
+    project = out.split("## Knowledge map")[0]
+    assert "An online shop backend written in Python." in project
+    assert "[Install]" not in project and "badge" not in project
+    docs_line = next(line for line in out.splitlines() if line.startswith("- docs ("))
+    assert "`README.md`" in docs_line
+    assert not any(log in docs_line for log in ("CHANGELOG", "HISTORY", "NEWS", "CHANGES"))

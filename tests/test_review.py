@@ -53,7 +53,8 @@ def test_review_report(repo: Path) -> None:
     data = json.loads(ncx("review", "main..feature", "--format", "json").stdout)
     assert {m["change"] for m in data["memories"]} == {"added", "superseded", "removed"}
     assert data["problems"] == []
-    assert ncx("review").stdout == md  # default range: merge base with main
+    # default range: merge base with main; the title names the range as given
+    assert ncx("review").stdout.split("\n", 1)[1] == md.split("\n", 1)[1]
     # a broken tree fails only when asked to
     (repo / ".neocortex/chunks/docs/a/a--b.npy").unlink()
     assert ncx("review", "main..feature").returncode == 0
@@ -68,3 +69,88 @@ def test_init_writes_gitattributes_block_once(repo: Path) -> None:
     text = (repo / ".gitattributes").read_text()
     assert text.startswith("*.png binary\n") and text.count("# >>> ncx >>>") == 1
     assert ".neocortex/chunks/** linguist-generated=true" in text
+
+
+def test_review_follows_git_range_semantics_renames_deletes_and_model(
+    repo: Path, other_model: Path
+) -> None:
+    """A branch that adds, renames, deletes and supersedes, while main moves on: the review
+    shows what the branch adds since the merge base, renames as renames, deleted docs as
+    deleted; a model switch is shown; the capped report says how many more there are."""
+    body = "Alpha text about the login flow. " * 20
+    write(repo, "docs/keep.md", "# Keep\n\n" + body + "\n")
+    write(
+        repo,
+        "docs/old-name.md",
+        "# Moving\n\n"
+        + "Moving text about deploys. " * 20
+        + "\n\n## Part\n\n"
+        + "Part text. " * 20
+        + "\n",
+    )
+    write(repo, "docs/gone.md", "# Gone\n\n" + "Soon deleted text. " * 20 + "\n")
+    commit_all(repo)
+    ncx("init")
+    mem(repo, "MEM-2026-01-01-aaaaaa", "Old way: retry forever.")
+    ncx("sync")
+    commit_all(repo, "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "mv", "docs/old-name.md", "docs/new-name.md")
+    (repo / "docs/gone.md").unlink()
+    write(repo, "docs/added.md", "# Added\n\n" + "A brand new doc about tokens. " * 20 + "\n")
+    mem(
+        repo,
+        "MEM-2026-01-01-aaaaaa",
+        "Old way: retry forever.",
+        status="superseded",
+        by="MEM-2026-01-02-cccccc",
+    )
+    mem(repo, "MEM-2026-01-02-cccccc", "Retry at most 3 times with backoff.", conf="high")
+    git(repo, "add", "-A")  # sync indexes the docs git knows
+    ncx("sync")
+    commit_all(repo, "feature")
+    git(repo, "checkout", "-q", "main")
+    mem(repo, "MEM-2026-01-03-mmmmmm", "Added on main after the branch point.")
+    ncx("sync")
+    commit_all(repo, "main moves on")
+
+    for spec in ("main..feature", "main...feature"):
+        md = ncx("review", spec).stdout
+        assert md.startswith(f"## ncx knowledge review `{spec}`")
+        assert "MEM-2026-01-03-mmmmmm" not in md  # main's own change is not the branch's
+        assert "**added** `MEM-2026-01-02-cccccc`" in md
+        assert "**superseded** `MEM-2026-01-01-aaaaaa`" in md
+        assert "| `docs/new-name.md` (renamed from `docs/old-name.md`) | — | — | — |" in md
+        assert "| `docs/gone.md` (deleted) | — | — | all 1 |" in md
+        assert "| `docs/added.md` (added) | Added | — | — |" in md
+        assert "docs/old-name.md` |" not in md and "docs/keep.md" not in md
+    data = json.loads(ncx("review", "main...feature", "--json").stdout)
+    by_path = {d["source_path"]: d for d in data["docs"]}
+    assert by_path["docs/new-name.md"]["status"] == "renamed"
+    assert by_path["docs/new-name.md"]["renamed_from"] == "docs/old-name.md"
+    assert by_path["docs/gone.md"]["status"] == "deleted"
+
+    # bounded: a cap with "… N more", the full report through --out
+    capped = ncx(
+        "review", "main..feature", "--limit", "1", "--out", str(repo.parent / "full.md")
+    ).stdout
+    full = (repo.parent / "full.md").read_text()
+    assert "… 1 more memories" in capped and "… 2 more docs" in capped
+    assert "more memories" not in full and "docs/gone.md" in full and "docs/added.md" in full
+
+    # a model switch re-embeds every unit and changes no text: shown, not "No change"
+    git(repo, "checkout", "-q", "feature")
+    ncx("model", "use", str(other_model))
+    commit_all(repo, "switch model")
+    md = ncx("review", "HEAD~1..HEAD").stdout
+    assert "No change" not in md
+    assert f"→ {other_model} (32d)" in md and "re-embedded with unchanged text" in md
+
+
+def test_review_of_unrelated_refs_is_a_usage_error(repo: Path) -> None:
+    write(repo, "a.md", "# A\n")
+    commit_all(repo)
+    git(repo, "checkout", "-q", "--orphan", "other")
+    commit_all(repo, "other root")
+    out = ncx("review", "main..other", ok=False)
+    assert out.returncode == 2 and "share no history" in out.stderr

@@ -1,4 +1,4 @@
-"""Source formats (ncx.tree.sources): reST, notebooks, MDX and MyST read as markdown views
+"""Source formats (ncx.sources): reST, notebooks, MDX and MyST read as markdown views
 whose citations point at the original file's lines, end to end through sync and retrieve."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import pytest
 from conftest import commit_all, git, ncx, write
 
 from ncx.errors import BadSource
+from ncx.sources import read_view, suffixes
+from ncx.sources.mdx import read_mdx
+from ncx.sources.myst import read_myst
+from ncx.sources.notebook import read_notebook
+from ncx.sources.rst import read_rst
 from ncx.tree.chunker import ChunkSettings
 from ncx.tree.chunkfile import chunk_files, load_doc
-from ncx.tree.sources import read_view, suffixes
-from ncx.tree.sources.mdx import read_mdx
-from ncx.tree.sources.myst import read_myst
-from ncx.tree.sources.notebook import read_notebook
-from ncx.tree.sources.rst import read_rst
 
 PROSE = "The scheduler places each task on a node with free resources and retries on failure. " * 5
 
@@ -310,7 +310,7 @@ ray start --head
 
 
 def test_asciidoc_sections_code_and_citations() -> None:
-    from ncx.tree.sources.asciidoc import read_asciidoc
+    from ncx.sources.asciidoc import read_asciidoc
 
     view = read_asciidoc(ADOC)
     lines = view.text.split("\n")

@@ -13,6 +13,7 @@ import json
 import re
 import shlex
 import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,12 +67,67 @@ def resolve_agents(names: Sequence[str]) -> tuple[str, ...]:
     return AGENTS if "all" in wanted else tuple(a for a in AGENTS if a in wanted)
 
 
-def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -> Plan:
-    """Every file change installing `agents` needs; reads files, writes nothing."""
+WORKFLOWS = ("ncx-review.yml", "ncx-review-comment.yml")
+
+
+def ncx_command() -> list[str]:
+    """How an agent should start this ncx, whatever the install.
+
+    `ncx` when that name on PATH is the ncx running now (portable across machines), else
+    the absolute path of the running console script (a venv not on PATH), else this
+    interpreter with `-m ncx`. Agents start hooks and MCP servers from their own
+    environment, where a bare name that fails here fails there too.
+    """
+    running = Path(sys.argv[0]) if sys.argv and Path(sys.argv[0]).name == "ncx" else None
+    on_path = shutil.which("ncx")
+    if on_path and (running is None or _same_file(Path(on_path), running)):
+        return ["ncx"]
+    if running is not None and running.is_file():
+        return [str(running.resolve())]
+    return [sys.executable, "-m", "ncx"]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or a.samefile(b)
+    except OSError:
+        return False
+
+
+def verify_command(command: Sequence[str]) -> tuple[bool, str]:
+    """Run `COMMAND --version` as an agent would; (worked, what it printed or why not)."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(
+            [*command, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, str(exc)
+    out = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
+    return proc.returncode == 0, out[-1] if out else f"exit {proc.returncode}"
+
+
+def imports_agents_md(text: str | None) -> bool:
+    """CLAUDE.md that pulls in AGENTS.md (`@AGENTS.md` on a line): Claude reads both."""
+    return text is not None and any(ln.strip() == "@AGENTS.md" for ln in text.splitlines())
+
+
+def plan_install(
+    root: Path,
+    agents: Sequence[str],
+    *,
+    workflow: bool = False,
+    command: Sequence[str] = ("ncx",),
+) -> Plan:
+    """Every file change installing `agents` needs; reads files, writes nothing.
+
+    `command` starts ncx in the files written (see ncx_command)."""
     changes: list[Change] = []
     notes: list[str] = []
     block = template_text("agents-block.md")
-    mcp = json.loads(template_text("mcp.json"))
+    cmd = list(command)
+    mcp = _with_command(json.loads(template_text("mcp.json")), cmd)
 
     def add(rel: str, make: Any) -> None:
         before = _read(root / rel)
@@ -80,8 +136,21 @@ def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -
             changes.append(Change(rel, before, after))
 
     if "claude" in agents:
-        add("CLAUDE.md", lambda t: put_block(t or "", block, MD_START, MD_END, rel="CLAUDE.md"))
-        add(".claude/settings.json", lambda t: _merge_file(t, ".claude/settings.json", _hooks))
+        claude_md = _read(root / "CLAUDE.md")
+        # one block where Claude reads it: in AGENTS.md when CLAUDE.md imports that file
+        if imports_agents_md(claude_md) and MD_START not in (claude_md or ""):
+            if "codex" not in agents:
+                add(
+                    "AGENTS.md",
+                    lambda t: put_block(t or "", block, MD_START, MD_END, rel="AGENTS.md"),
+                )
+            notes.append("CLAUDE.md imports AGENTS.md (@AGENTS.md): the ncx block went there, once")
+        else:
+            add("CLAUDE.md", lambda t: put_block(t or "", block, MD_START, MD_END, rel="CLAUDE.md"))
+        add(
+            ".claude/settings.json",
+            lambda t: _merge_file(t, ".claude/settings.json", lambda d: _hooks(d, cmd)),
+        )
         add(".mcp.json", lambda t: _merge_file(t, ".mcp.json", lambda d: merge_mcp(d, mcp)))
     if "cursor" in agents:
         rule = template_text("cursor-rule.mdc")
@@ -89,14 +158,18 @@ def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -
             ".cursor/rules/ncx.mdc",
             lambda t: rule if t is None else put_block(t, block, MD_START, MD_END, rel="ncx.mdc"),
         )
-        cursor_mcp = json.loads(template_text("cursor-mcp.json"))
+        cursor_mcp = _with_command(json.loads(template_text("cursor-mcp.json")), cmd)
         add(
             ".cursor/mcp.json",
             lambda t: _merge_file(t, ".cursor/mcp.json", lambda d: merge_mcp(d, cursor_mcp)),
         )
     if "codex" in agents:
         add("AGENTS.md", lambda t: put_block(t or "", block, MD_START, MD_END, rel="AGENTS.md"))
-        toml = template_text("codex-config.toml")
+        toml = template_text("codex-config.toml").replace(
+            'command = "ncx"\nargs = [',
+            f"command = {json.dumps(cmd[0])}\nargs = ["
+            + "".join(f"{json.dumps(a)}, " for a in cmd[1:]),
+        )
         rel = ".codex/config.toml"
         current = _read(root / rel) or ""
         if _OWN_TOML_TABLE.search(_outside_block(current, TOML_START, TOML_END)):
@@ -108,19 +181,18 @@ def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -
                 f"Codex reads {rel} only in a trusted project; to use ncx in every project, "
                 "add the [mcp_servers.ncx] lines of that block to ~/.codex/config.toml"
             )
-    if workflow:
-        rel = ".github/workflows/ncx-review.yml"
-        wf = template_text("github/ncx-review.yml")
+    # the PR review: a read-only pull_request workflow and the workflow_run one that comments
+    for name in WORKFLOWS if workflow else ():
+        rel = f".github/workflows/{name}"
+        wf = template_text(f"github/{name}")
         current_wf = _read(root / rel)
         if current_wf is None:
             changes.append(Change(rel, None, wf))
         elif current_wf != wf:
             notes.append(f"{rel} differs from ncx's template; left as it is")
-    if agents and shutil.which("ncx") is None:
-        notes.append(
-            "`ncx` is not on PATH here; the agents run it by name, so put it on PATH "
-            "(e.g. pipx install) or edit the command in the files written"
-        )
+    if agents and cmd != ["ncx"]:
+        where = "is not on PATH here" if shutil.which("ncx") is None else "on PATH is another ncx"
+        notes.append(f"`ncx` {where}; the agents' files start this one: {shlex.join(cmd)}")
     return Plan(tuple(changes), tuple(notes))
 
 
@@ -216,8 +288,19 @@ def _merge_file(text: str | None, rel: str, merge: Any) -> str | None:
     return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
 
 
-def _hooks(settings: dict[str, Any]) -> dict[str, Any]:
-    return merge_hooks(settings, json.loads(template_text("claude-settings.json")))
+def _hooks(settings: dict[str, Any], cmd: list[str]) -> dict[str, Any]:
+    ours = json.loads(template_text("claude-settings.json"))
+    if cmd != ["ncx"]:
+        prefix = shlex.join(cmd)
+        ours["hooks"] = {e: [_with_exe(g, prefix) for g in gs] for e, gs in ours["hooks"].items()}
+    return merge_hooks(settings, ours)
+
+
+def _with_command(config: dict[str, Any], cmd: list[str]) -> dict[str, Any]:
+    """An mcpServers template whose ncx entry starts `cmd` instead of bare `ncx`."""
+    entry = config["mcpServers"]["ncx"]
+    entry["command"], entry["args"] = cmd[0], [*cmd[1:], *entry["args"]]
+    return config
 
 
 def _ncx_exe(command: Any, *, subcommand: str | None = None) -> str | None:
@@ -228,11 +311,15 @@ def _ncx_exe(command: Any, *, subcommand: str | None = None) -> str | None:
         argv = shlex.split(command)
     except ValueError:
         return None
-    if not argv or Path(argv[0]).name != "ncx":
+    if argv and Path(argv[0]).name == "ncx":
+        n = 1
+    elif len(argv) >= 3 and argv[1:3] == ["-m", "ncx"]:
+        n = 3  # an interpreter running ncx as a module
+    else:
         return None
-    if subcommand is not None and argv[1:2] != [subcommand]:
+    if subcommand is not None and argv[n : n + 1] != [subcommand]:
         return None
-    return argv[0]
+    return shlex.join(argv[:n])
 
 
 def _is_ours(hook: Any) -> bool:
@@ -264,7 +351,7 @@ def merge_hooks(settings: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any
             inner = group.get("hooks") if isinstance(group, dict) else None
             if isinstance(inner, list) and any(_is_ours(h) for h in inner):
                 at = len(kept) if at is None else at
-                exe = exe or next(_ncx_exe(h["command"]) for h in inner if _is_ours(h))
+                exe = exe or next(_kept_exe(h["command"]) for h in inner if _is_ours(h))
                 rest = [h for h in inner if not _is_ours(h)]
                 if rest:
                     kept.append({**group, "hooks": rest})
@@ -277,11 +364,14 @@ def merge_hooks(settings: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any
 
 
 def _with_exe(group: dict[str, Any], exe: str | None) -> dict[str, Any]:
+    """`group` with its commands started by `exe` (a shell-quoted command prefix)."""
     if not exe or exe == "ncx":
         return group
-    hooks = [
-        {**h, "command": shlex.join([exe, *shlex.split(h["command"])[1:]])} for h in group["hooks"]
-    ]
+    hooks = []
+    for h in group["hooks"]:
+        argv = shlex.split(h["command"])
+        rest = argv[len(shlex.split(_ncx_exe(h["command"]) or "ncx")) :]
+        hooks.append({**h, "command": exe + " " + shlex.join(rest)})
     return {**group, "hooks": hooks}
 
 
@@ -297,6 +387,24 @@ def merge_mcp(config: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
     entry = dict(ours["mcpServers"]["ncx"])
     old = servers.get("ncx")
     if isinstance(old, dict):
-        exe = _ncx_exe(old.get("command"))
-        entry = {**old, **entry, **({"command": exe} if exe else {})}
+        args = old.get("args")
+        old_args: list[Any] = args if isinstance(args, list) else []
+        exe = _kept_exe(_argv_text([old.get("command"), *old_args]))
+        entry = {**old, **entry}
+        if exe:  # the user's own ncx executable: keep it
+            argv = [entry["command"], *entry["args"]]
+            rest = argv[len(shlex.split(_ncx_exe(_argv_text(argv)) or "ncx")) :]
+            prefix = shlex.split(exe)
+            entry["command"], entry["args"] = prefix[0], [*prefix[1:], *rest]
     return {**config, "mcpServers": {**servers, "ncx": entry}}
+
+
+def _argv_text(argv: list[Any]) -> str | None:
+    return shlex.join(argv) if argv and all(isinstance(a, str) for a in argv) else None
+
+
+def _kept_exe(command: str | None) -> str | None:
+    """The ncx command prefix of an existing entry when it names an executable (an install
+    the user chose); a bare `ncx` is re-derived (see ncx_command)."""
+    exe = _ncx_exe(command)
+    return None if not exe or exe == "ncx" else exe

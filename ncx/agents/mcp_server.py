@@ -7,7 +7,9 @@ when the server is built.
 
 # No `from __future__ import annotations`: the SDK reads the tools' annotations at runtime
 # (their JSON schemas), and `Field` is imported inside build_server, out of the module's reach.
+import re
 import threading
+from collections.abc import Collection
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,13 +26,20 @@ INSTRUCTIONS = (
 
 
 class _Tree:
-    """The repo and a Searcher reused across calls (the model loads once per server)."""
+    """The repo and a Searcher reused across calls (the model loads once per server).
 
-    def __init__(self, root: Path, cfg: Config):
-        self.root, self.cfg = root, cfg
+    `problem`: why there is no repository to serve (started outside one); every tool
+    answers with it, so the client reads a message instead of a dead process."""
+
+    def __init__(self, root: Path, cfg: Config, problem: NcxError | None = None):
+        self.root, self.cfg, self.problem = root, cfg, problem
         self.lock = threading.Lock()  # the SDK runs sync tools in worker threads
         self._searcher: Any = None
         self._model: Any = None
+
+    def ready(self) -> None:
+        if self.problem is not None:
+            raise self.problem
 
     def model(self) -> Any:
         from ncx.memory.ops import load_tree_model
@@ -50,23 +59,47 @@ class _Tree:
         return self._searcher
 
 
-def _tool_error(exc: NcxError) -> Exception:
+_SHELL = re.compile(r"(`ncx [^`]*`)")  # a command for the user's shell: kept as written
+_FLAG = re.compile(r"--([a-z][\w-]*)(?:[ =](\"[^\"]*\"|\d+))?")
+
+
+def mcp_hint(hint: str, args: Collection[str]) -> str:
+    """A CLI hint restated for an MCP client: a flag that is also an argument of the tool
+    becomes `name=value` (`--force` -> `force=true`, `--budget 200` -> `budget=200`);
+    `ncx …` commands stay, marked as the user's to run."""
+    parts = _SHELL.split(hint)
+
+    def arg(m: "re.Match[str]") -> str:
+        name = m.group(1).replace("-", "_")
+        return f"{name}={m.group(2) or 'true'}" if name in args else m.group(0)
+
+    text = "".join(p if i % 2 else _FLAG.sub(arg, p) for i, p in enumerate(parts))
+    return text + (" (`ncx …`: ask the user to run it)" if len(parts) > 1 else "")
+
+
+def _tool_error(exc: NcxError, args: Collection[str] = ()) -> Exception:
     from mcp.server.mcpserver.exceptions import ToolError
 
-    return ToolError(f"{exc}" + (f" (hint: {exc.hint})" if exc.hint else ""))
+    hint = mcp_hint(exc.hint, args) if exc.hint else ""
+    return ToolError(f"{exc}" + (f" (hint: {hint})" if hint else ""))
 
 
-def build_server(root: Path, cfg: Config) -> Any:
-    """An MCPServer with ncx's four tools, bound to the repository at `root`."""
+def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) -> Any:
+    """An MCPServer with ncx's four tools, bound to the repository at `root`; with `problem`
+    (no repository to serve), each tool answers with that error."""
     from mcp.server.mcpserver import MCPServer
     from pydantic import Field
 
-    from ncx import __version__
+    from ncx import version
 
-    tree = _Tree(root, cfg)
+    tree = _Tree(root, cfg, problem)
+    instructions = INSTRUCTIONS
+    if problem is not None:
+        instructions = f"Not serving a repository: {problem}. " + instructions
     server: Any = MCPServer(
-        "ncx", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+        "ncx", instructions=instructions, version=version(), log_level="WARNING"
     )
+    assemble_args, remember_args = ("task", "criteria", "budget"), ("learning", "force")
 
     def assemble(
         task: Annotated[str, Field(description="What you are about to do, in one line.")],
@@ -81,10 +114,11 @@ def build_server(root: Path, cfg: Config) -> Any:
 
         req = FrameRequest(task=task, criteria=tuple(criteria or ()), budget=budget)
         try:
+            tree.ready()
             with tree.lock:
                 frame = build_frame(tree.root, tree.cfg, req, searcher=tree.searcher())
         except NcxError as exc:
-            raise _tool_error(exc) from None
+            raise _tool_error(exc, assemble_args) from None
         return str(frame.markdown)
 
     def retrieve(
@@ -105,6 +139,7 @@ def build_server(root: Path, cfg: Config) -> Any:
             domains=frozenset({domain.lower()} if domain else ()),
         )
         try:
+            tree.ready()
             with tree.lock:
                 s = tree.searcher()
                 hits = s.search(query, k=k, filters=filters)
@@ -128,8 +163,12 @@ def build_server(root: Path, cfg: Config) -> Any:
         related_docs: Annotated[
             list[str] | None, Field(description="Repo paths of docs it concerns.")
         ] = None,
+        force: Annotated[
+            bool,
+            Field(description="Save it even if it is close to an existing memory."),
+        ] = False,
     ) -> dict[str, Any]:
-        from ncx.memory.ops import NewMemory, add_memory
+        from ncx.memory.ops import DuplicateMemory, NewMemory, add_memory
 
         new = NewMemory(
             learning=learning,
@@ -142,10 +181,21 @@ def build_server(root: Path, cfg: Config) -> Any:
             provenance="mcp",
         )
         try:
+            tree.ready()
             with tree.lock:
-                added = add_memory(tree.root, new, embedder=tree.model(), today=date.today())
+                added = add_memory(
+                    tree.root, new, embedder=tree.model(), today=date.today(), force=force
+                )
+        except DuplicateMemory as exc:
+            from mcp.server.mcpserver.exceptions import ToolError
+
+            raise ToolError(
+                f"{exc} (hint: if it says something {exc.existing} does not, call remember "
+                f"again with force=true; if {exc.existing} is wrong, tell the user, who can "
+                f'correct it with `ncx memory evolve {exc.existing} --incorrect "..."`)'
+            ) from None
         except NcxError as exc:
-            raise _tool_error(exc) from None
+            raise _tool_error(exc, remember_args) from None
         return {
             "id": added.memory.id,
             "status": "proposed",
@@ -157,8 +207,9 @@ def build_server(root: Path, cfg: Config) -> Any:
         from ncx.tree.status import tree_status
 
         try:
+            tree.ready()
             with tree.lock:
-                return dict(tree_status(tree.root, tree.cfg))
+                return tree_status(tree.root, tree.cfg).to_json()
         except NcxError as exc:
             raise _tool_error(exc) from None
 

@@ -206,10 +206,24 @@ def mcp(
         _say("  hint: pip install 'ncx[mcp]'  (with pipx: pipx inject ncx mcp)")
         raise typer.Exit(code=1) from None
     from ncx.agents.mcp_server import build_server
+    from ncx.errors import NcxError
     from ncx.repo import find_root
 
     # Cursor expands ${workspaceFolder} in mcp.json; a client that does not passes it verbatim.
     where = root if root is not None and "${" not in str(root) else None
-    tree_root = find_root(where) if where is not None else _root()
+    try:
+        tree_root = find_root(where) if where is not None else _root()
+        problem: NcxError | None = None
+    except NcxError as exc:
+        # Dying here shows the client only a closed pipe; serve, and answer every tool with
+        # this error and how to point the server at a repository.
+        problem = NcxError(
+            exc.message,
+            path=exc.path,
+            hint="start the MCP server inside the repository: set the server's cwd, or add "
+            '"--root", "<repo path>" to its args in the MCP config',
+        )
+        tree_root = where or Path.cwd()
+        _say(f"ncx: warning: {exc}")
     _say(f"ncx: MCP server for {tree_root} on stdio")
-    build_server(tree_root, _config()).run("stdio")
+    build_server(tree_root, _config(), problem=problem).run("stdio")

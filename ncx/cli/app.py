@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -29,7 +29,34 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    # help text carries literal brackets ('ncx[mcp]', '[default: ...]'); rich markup would
+    # eat them, so help is plain text
+    rich_markup_mode=None,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from ncx import version
+
+        print(f"ncx {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root_options(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the installed ncx version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Project knowledge for coding agents, kept in the project's own git repo."""
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 

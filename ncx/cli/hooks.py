@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -92,10 +93,28 @@ def review(
     rev_range: Annotated[
         str | None,
         typer.Argument(
-            metavar="[BASE..HEAD]", help="Refs to compare [default: merge base with main..HEAD]."
+            metavar="[BASE..HEAD]",
+            help="What HEAD adds since it left BASE (git's meaning; BASE...HEAD too) "
+            "[default: merge base with main..HEAD].",
         ),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="markdown or json.")] = "markdown",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The full report as JSON (same as --format json).")
+    ] = False,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit",
+            min=0,
+            help="Markdown on stdout shows at most this many memories, docs and problems "
+            "each, then '… N more' (0: no cap).",
+        ),
+    ] = 30,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Also write the full, uncapped markdown report here."),
+    ] = None,
     fail_on_problems: Annotated[
         bool, typer.Option("--fail-on-problems", help="Exit 1 if `ncx check` finds problems.")
     ] = False,
@@ -106,7 +125,8 @@ def review(
     """The knowledge change of a branch, ready to paste as a PR comment.
 
     Memories added / changed / superseded / removed with their text, docs re-chunked
-    (which sections), and `ncx check` problems. Example: ncx review main..HEAD
+    (which sections; docs added, renamed, deleted), model and manifest changes, and
+    `ncx check` problems. Example: ncx review main..HEAD --out review-full.md
     """
     from ncx.tree.review import build_review, render_markdown, resolve_range
 
@@ -114,15 +134,17 @@ def review(
         raise typer.BadParameter("use markdown or json", param_hint="--format")
     root = _root()
     base, head = resolve_range(root, rev_range)
-    rev = build_review(root, base, head)
+    rev = build_review(root, base, head, spec=rev_range or "")
     if not no_check and (root / ".neocortex" / "manifest.json").is_file():
         from ncx.tree.check import check_tree
 
         rev.problems = [str(p) for p in check_tree(root, _config())]
-    if fmt == "json":
+    if out is not None:
+        out.write_text(render_markdown(rev), encoding="utf-8")
+    if as_json or fmt == "json":
         sys.stdout.write(json.dumps(rev.as_json(), indent=2, ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render_markdown(rev))
+        sys.stdout.write(render_markdown(rev, limit=limit or None))
     if fail_on_problems and rev.problems:
         _say(f"ncx: {len(rev.problems)} problem(s)")
         raise typer.Exit(code=1)

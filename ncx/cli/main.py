@@ -92,9 +92,10 @@ def init(
 def _install_agents(
     root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
 ) -> None:
-    from ncx.agents.install import apply_plan, diff_text, plan_install
+    from ncx.agents.install import apply_plan, diff_text, ncx_command, plan_install, verify_command
 
-    plan = plan_install(root, agents, workflow=len(agents) == 3)
+    command = ncx_command()
+    plan = plan_install(root, agents, workflow=len(agents) == 3, command=command)
     if dry_run:
         for change in plan.changes:
             sys.stdout.write(diff_text(change))
@@ -114,6 +115,17 @@ def _install_agents(
         if written
         else f"ncx: {who}: already installed; nothing to do"
     )
+    if not dry_run:  # the agents will start ncx this way: prove it starts
+        import shlex
+
+        worked, said = verify_command(command)
+        shown = shlex.join([*command, "--version"])
+        _say(
+            f"ncx: checked: `{shown}` -> {said}"
+            if worked
+            else f"ncx: warning: `{shown}` failed ({said}); the agents cannot start ncx "
+            "this way: install ncx with pipx or uv tool, then re-run `ncx init --agent`"
+        )
     if tree:
         _say("next: `ncx sync` to chunk and embed your docs")
 
@@ -143,7 +155,7 @@ def sync(
     Exit 1 if any doc could not be read (the rest is still synced).
     Example: ncx sync docs/
     """
-    from ncx.tree.sources import describe
+    from ncx.sources import describe
     from ncx.tree.sync import sync as run_sync
 
     report = run_sync(
@@ -217,28 +229,27 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
     st = tree_status(_root(), _config())
     if as_json:
-        _json_out(st)
+        _json_out(st.to_json())
         return
-    from ncx.tree.sources import describe
+    from ncx.sources import describe
 
-    model = st["model"]
-    kinds = describe(st["formats"])
+    kinds = describe(st.formats)
     line = (
-        f"ncx: {st['docs']} docs"
+        f"ncx: {st.docs} docs"
         + (f" ({kinds})" if kinds else "")
-        + f", {st['chunks']} chunks, {st['memories']} memories; "
-        f"model {model['id']} ({model['dim']}d"
-        + ("); " if model["available"] else ", not available here: run `ncx check`); ")
+        + f", {st.chunks} chunks, {st.memories} memories; "
+        f"model {st.model.id} ({st.model.dim}d"
+        + ("); " if st.model.available else ", not available here: run `ncx check`); ")
     )
-    line += f"{st['stale']} stale (run `ncx sync`)" if st["stale"] else "up to date"
-    if st["problems"]:
-        line += f"; {st['problems']} problems (run `ncx check`)"
+    line += f"{st.stale} stale (run `ncx sync`)" if st.stale else "up to date"
+    if st.problems:
+        line += f"; {st.problems} problems (run `ncx check`)"
     print(line)
-    for s in st["skipped"][:5]:
-        print(f"not indexed: {s['path']}: {s['reason']}")
-    if len(st["skipped"]) > 5:
-        print(f"... and {len(st['skipped']) - 5} more not indexed (ncx status --json lists all)")
-    if st.get("v2"):
+    for path, why in st.skipped[:5]:
+        print(f"not indexed: {path}: {why}")
+    if len(st.skipped) > 5:
+        print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
+    if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
 
 

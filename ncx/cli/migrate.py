@@ -66,8 +66,13 @@ def migrate(
     if force:
         raise typer.BadParameter("--force only goes with --rollback")
 
-    from ncx.v2.migrate import apply_migration, build_plan, format_report, report_json
+    from ncx.v2.migrate import apply_migration, build_plan, format_report, has_v2, report_json
 
+    if not has_v2(root):
+        if as_json:
+            _json_out({"ok": True, "nothing_to_migrate": True})
+        _say("ncx: nothing to migrate: no .mlda/ folder and no *.meta.yaml sidecars here")
+        return
     plan = build_plan(root)
     result = None
     if not dry_run:

@@ -124,17 +124,21 @@ def _continues(owner: _Line, last: _Line, line: _Line) -> bool:
         return False
     if _SPEAKER.match(_QUOTE.sub("", line.raw).strip().replace("**", "")):
         return False  # each chat turn stands alone
+    # A line that opens with a signal of its own ("Never …", "verified on CI", "fixed by …")
+    # is a new statement, even indented under a bullet: folded in, its learning would hide
+    # inside another memory's text.
+    signals = (_VERIFIED, _RESOLUTION, _ERROR_WORDS, _EXCEPTION, *_EXPLICIT, *_PROCEDURAL)
+    if any(p.match(line.text) for p in signals):
+        return False
     if owner.bullet and line.raw[:1] in (" ", "\t"):
         return True  # an indented line under a bullet
     # Hard-wrapped prose: a long line cut mid-sentence and a next line that carries on in
     # lower case. Short unpunctuated lines are telegraphic notes ("tried again") and each one
     # counts, so the error → fix window can still see them apart.
     previous = last.raw.strip()
-    if len(previous) < 60 or previous.endswith(_SENTENCE_DONE) or not line.text[:1].islower():
-        return False
-    # A line that opens with a signal of its own ("verified on CI", "fixed by …") is new.
-    signals = (_VERIFIED, _RESOLUTION, _ERROR_WORDS, _EXCEPTION, *_EXPLICIT, *_PROCEDURAL)
-    return not any(p.match(line.text) for p in signals)
+    return not (
+        len(previous) < 60 or previous.endswith(_SENTENCE_DONE) or not line.text[:1].islower()
+    )
 
 
 def _line_above(lines: Sequence[_Line], i: int) -> int | None:
@@ -537,12 +541,22 @@ def _patterns(lines: Sequence[_Line]) -> Iterator[_Candidate]:
 # --- Assembly ------------------------------------------------------------------------------
 
 
-def _context(lines: Sequence[_Line], start: int, end: int, text: str, limit: int = 300) -> str:
-    """The section heading and the neighbouring lines of the same paragraph, short."""
+def _context(
+    lines: Sequence[_Line],
+    start: int,
+    end: int,
+    text: str,
+    limit: int = 300,
+    taken: frozenset[int] = frozenset(),
+) -> str:
+    """The section heading and the neighbouring lines of the same paragraph, short.
+
+    Lines in `taken` are other proposals' own: a learning is never another one's context
+    (saved there, it would make its own proposal look already known)."""
     heading = next((lines[j].text for j in range(start - 1, -1, -1) if lines[j].heading), None)
     before: list[str] = []
     for j in range(start - 1, max(-1, start - 3), -1):
-        if lines[j].blank or lines[j].heading:
+        if lines[j].blank or lines[j].heading or j in taken:
             break
         before.insert(0, lines[j].text)
     # Inside the span, only what the proposal's text left out (tracebacks, failed attempts).
@@ -554,7 +568,8 @@ def _context(lines: Sequence[_Line], start: int, end: int, text: str, limit: int
         and line.text not in text
         and not any(p.search(line.text) for p in _EXPLICIT)
     ]
-    after = [] if end + 1 >= len(lines) or lines[end + 1].heading else [lines[end + 1].text]
+    nxt = end + 1
+    after = [] if nxt >= len(lines) or lines[nxt].heading or nxt in taken else [lines[nxt].text]
     parts = [p for p in ([heading] if heading else []) + before + inside + after if p]
     joined = "\n".join(dict.fromkeys(parts))
     return joined if len(joined) <= limit else joined[: limit - 1].rstrip() + "…"
@@ -593,15 +608,17 @@ def propose_memories(notes: str) -> list[Proposal]:
         kept.append(c)
         seen.add(key)
     kept.sort(key=lambda c: (c.start, c.end))
+    spans = [frozenset(range(c.start, c.end + 1)) for c in kept]
+    everyone = frozenset().union(*spans)
     return [
         Proposal(
             text=c.text,
-            context=_context(lines, c.start, c.end, c.text),
+            context=_context(lines, c.start, c.end, c.text, taken=everyone - span),
             type=c.type,
             confidence=c.confidence,
             trigger=c.trigger,
             keywords=_keywords(c.text),
             source_lines=(lines[c.start].number, lines[c.end].number),
         )
-        for c in kept
+        for c, span in zip(kept, spans, strict=True)
     ]

@@ -404,12 +404,12 @@ def _attach_lines(
 
     Chunk files hold no line numbers (they would churn on every edit above them). The text
     is found in the source's markdown view (the file itself for plain markdown; reST,
-    notebooks, MDX and MyST read by ncx.tree.sources, stdlib-only and fast) and mapped to
+    notebooks, MDX and MyST read by ncx.sources, stdlib-only and fast) and mapped to
     the file's own lines; a notebook chunk also gets its `cell`. Ranges of reused units
     stand unless their source changed; a chunk whose text is no longer in the source
     (edited, not yet synced) gets no range.
     """
-    from ncx.tree.sources import View, read_view
+    from ncx.sources import View, read_view
 
     by_source: dict[str, list[int]] = {}
     for i, u in enumerate(units):

@@ -145,9 +145,11 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
             memories.append(u)
     out += ["", "## Knowledge map", ""]
     for dom in sorted(domains, key=lambda d: (-sum(domains[d].values()), d))[:8]:
-        main = ", ".join(
-            f"`{p}`" for p, _ in sorted(domains[dom].items(), key=lambda kv: (-kv[1], kv[0]))[:4]
-        )
+        # the docs with the most sections, changelogs only when there is nothing else: their
+        # length is history, not what the project is
+        ranked = sorted(domains[dom].items(), key=lambda kv: (-kv[1], kv[0]))
+        ranked = [kv for kv in ranked if not _is_log(kv[0])] or ranked
+        main = ", ".join(f"`{p}`" for p, _ in ranked[:4])
         label = "docs" if dom == "-" else f"domain {dom}"
         out.append(f"- {label} ({len(domains[dom])} docs): {main}")
     rank = {"high": 0, "medium": 1, "low": 2}
@@ -173,6 +175,24 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
     return text
 
 
+_LOG = re.compile(
+    r"(?:^|/)(?:change[-_ ]?log|changes|history|news|releases?|release[-_ ]notes)[^/]*$", re.I
+)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+
+
+def _is_log(path: str) -> bool:
+    return bool(_LOG.search(path))
+
+
+def _is_prose(block: str) -> bool:
+    """A paragraph of sentences, not a list (a table of contents, badges), table or code."""
+    first = block.lstrip()
+    if first.startswith(("- ", "* ", "+ ", "|", "```", "~~~", ">")) or re.match(r"\d+[.)] ", first):
+        return False
+    return len(_LINK.sub(r"\1", block).split()) >= 3
+
+
 def _identity(root: Path) -> str:
     for name in ("AGENTS.md", "CLAUDE.md", "README.md", "readme.md"):
         p = root / name
@@ -189,7 +209,7 @@ def _identity(root: Path) -> str:
             if b.strip() and not b.lstrip().startswith(("<", "[!", "!["))
         ]
         title = next((b.lstrip("# ").strip() for b in paras if b.startswith("# ")), "")
-        prose = [b for b in paras if not b.startswith("#")][:2]
+        prose = [b for b in paras if not b.startswith("#") and _is_prose(b)][:2]
         text = " ".join(" ".join(b.split()) for b in prose)
         if not title and not text:
             continue

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ncx.layout import doc_chunk_dir
+from ncx.sources import View, format_of, read_view
 from ncx.store import decode_source, dump_frontmatter, parse_frontmatter
 from ncx.tree.chunker import Chunk, ChunkSettings, chunk_markdown
-from ncx.tree.sources import View, format_of, read_view
 from ncx.words import STOPWORDS
 
 _DOC_ID = re.compile(r"^(DOC-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2,})$")
@@ -90,7 +90,7 @@ class ChunkFile:
 def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDoc:
     """Decode and split a source doc; raise BadSource / BadFrontmatter naming `path`.
 
-    Any source format is first read as markdown (ncx.tree.sources); the DOC-ID comes from
+    Any source format is first read as markdown (ncx.sources); the DOC-ID comes from
     the sidecar, else the frontmatter, else the header lines."""
     view = read_view(path, decode_source(data, path=path))
     fmt = format_of(path)

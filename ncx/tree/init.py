@@ -103,7 +103,7 @@ def with_block(text: str, block: str) -> str:
 
 def _resolve_formats(names: Sequence[str]) -> tuple[str, ...]:
     """`--skip-format` values (`notebook`, `ipynb`) as format names; UsageError if unknown."""
-    from ncx.tree.sources import format_names, resolve_format
+    from ncx.sources import format_names, resolve_format
 
     out = set()
     for n in names:

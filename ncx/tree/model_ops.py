@@ -81,15 +81,53 @@ def fetch_model(hub_id: str, cfg: Config, *, timeout: float = 120.0) -> Path:
         )
     if not (dest / "model.safetensors").is_file():
         raise NcxError(f"{hub_id} has no model.safetensors; is it a model2vec model?")
-    load_embedder(str(dest))  # prove it loads before anyone relies on it
+    verify_against_reference(dest)  # prove it loads, and encodes as model2vec does
     return dest
+
+
+# Texts that exercise plain words, casing, punctuation, code and a long tail of sub-words.
+_PROBES = (
+    "How do I rotate the signing key?",
+    "def retry(request, timeout=30): return http.get(url)",
+    "Never commit secrets; use the vault. Ünïcödé and CamelCaseIdentifiers_too",
+    "install",
+)
+
+
+def verify_against_reference(folder: Path) -> None:
+    """Encode probe texts with model2vec's own StaticModel and with ncx's reader; refuse the
+    model when they differ.
+
+    ncx reads model folders itself (a third of the cold cost, embedder.py); model2vec is the
+    reference for what a model means. A model whose config asks for something the reader does
+    not reproduce would otherwise give silently wrong vectors. Write side only: this runs when
+    a model is fetched or adopted, never on a query.
+    """
+    import numpy as np
+    from model2vec import StaticModel
+
+    ours = load_embedder(str(folder)).embed(list(_PROBES))
+    try:
+        ref_model = StaticModel.from_pretrained(str(folder))
+        ref = np.asarray(ref_model.encode(list(_PROBES)), dtype=np.float32)
+    except Exception as exc:  # model2vec raises many unrelated types
+        raise ModelUnavailable(f"model2vec cannot load this model: {exc}", path=folder) from None
+    if ref.shape != ours.shape or not np.allclose(ours, ref, atol=2e-3):
+        worst = float(np.abs(ours - ref).max()) if ref.shape == ours.shape else float("inf")
+        raise ModelUnavailable(
+            f"ncx's reader and model2vec encode this model differently (max diff {worst:.4f})",
+            path=folder,
+            hint="use a plain model2vec static model (no custom tokenizer settings), "
+            "or report the model at ncx's issue tracker",
+        )
 
 
 def switch_model(root: Path, cfg: Config, model_id: str) -> Any:
     """Re-embed the whole tree with another model and record it in the manifest."""
     from ncx.tree.sync import sync
 
-    load_embedder(model_id, cache_root=cfg.model_cache)  # fail before touching anything
+    # fail before touching anything
+    verify_against_reference(resolve_model_dir(model_id, cache_root=cfg.model_cache))
     return sync(root, replace(cfg, model=model_id), reembed=True)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ncx.errors import NcxError, UsageError
-from ncx.layout import NCX_DIR
+from ncx.layout import MANIFEST, NCX_DIR
 from ncx.memory.file import body_sections
 from ncx.store import parse_frontmatter
 
@@ -33,6 +33,8 @@ class MemoryChange:
 @dataclass
 class DocChange:
     source_path: str
+    status: str = "edited"  # added | edited | renamed | deleted
+    renamed_from: str | None = None
     added: list[str] = field(default_factory=list)  # section trails
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
@@ -42,77 +44,181 @@ class DocChange:
 class Review:
     base: str
     head: str
+    spec: str = ""  # the range as the user gave it
     memories: list[MemoryChange] = field(default_factory=list)
     docs: list[DocChange] = field(default_factory=list)
+    tree: list[str] = field(default_factory=list)  # manifest and model changes
+    reembedded: int = 0  # units whose vector changed while their text did not
     problems: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "base": self.base,
             "head": self.head,
+            "range": self.spec,
             "memories": [m.__dict__ for m in self.memories],
             "docs": [d.__dict__ for d in self.docs],
+            "tree": self.tree,
+            "reembedded": self.reembedded,
             "problems": self.problems,
         }
 
 
 def resolve_range(root: Path, spec: str | None) -> tuple[str, str]:
-    """`BASE..HEAD`, `BASE` (..HEAD), or nothing: the merge base with main/master, else HEAD~1."""
+    """(base, head) with git's meaning of a range: what `head` adds since it left `base`.
+
+    `A..B` and `A...B` both compare B with the merge base of A and B (a change made on A
+    after B branched off is not B's); `A` alone is `A..HEAD`; nothing is the merge base with
+    main/master, else HEAD~1.
+    """
     import git
 
     r = git.Repo(root)
     if spec:
-        base, _, head = spec.partition("..")
-        head = head or "HEAD"
-    else:
-        head = "HEAD"
-        base = ""
-        for cand in ("origin/main", "main", "origin/master", "master"):
-            try:
-                mb = r.merge_base(cand, head)
-            except git.GitCommandError:
-                continue
-            if mb and mb[0].hexsha != r.commit(head).hexsha:
-                base = mb[0].hexsha
-                break
-        if not base:
-            base = "HEAD~1"
-    for ref in (base, head):
+        sep = "..." if "..." in spec else ".."
+        left, _, right = spec.partition(sep)
+        left, head = left or "HEAD", right or "HEAD"
+        for ref in (left, head):
+            _commit(r, ref)
         try:
-            r.commit(ref)
-        except (git.BadName, ValueError, git.GitCommandError):
+            bases = r.merge_base(left, head)
+        except git.GitCommandError:
+            bases = []
+        if not bases:
             raise UsageError(
-                f"unknown git revision {ref!r}", hint="give a range like main..HEAD"
-            ) from None
-    return base, head
+                f"{left} and {head} share no history",
+                hint="compare two refs of the same repository",
+            )
+        return bases[0].hexsha, head
+    head = "HEAD"
+    for cand in ("origin/main", "main", "origin/master", "master"):
+        try:
+            mb = r.merge_base(cand, head)
+        except git.GitCommandError:
+            continue
+        if mb and mb[0].hexsha != r.commit(head).hexsha:
+            return mb[0].hexsha, head
+    _commit(r, "HEAD~1")
+    return "HEAD~1", head
 
 
-def build_review(root: Path, base: str, head: str) -> Review:
+def _commit(r: Any, ref: str) -> Any:
+    import git
+
+    try:
+        return r.commit(ref)
+    except (git.BadName, ValueError, git.GitCommandError):
+        raise UsageError(
+            f"unknown git revision {ref!r}", hint="give a range like main..HEAD or main...HEAD"
+        ) from None
+
+
+def build_review(root: Path, base: str, head: str, *, spec: str = "") -> Review:
     import git
 
     r = git.Repo(root)
-    b, h = r.commit(base), r.commit(head)
-    review = Review(base=b.hexsha[:10], head=h.hexsha[:10])
-    docs: dict[str, DocChange] = {}
+    b, h = _commit(r, base), _commit(r, head)
+    review = Review(base=b.hexsha[:10], head=h.hexsha[:10], spec=spec)
+    # doc -> trail -> body, on each side, from the chunk files that changed
+    before: dict[str, dict[str, str]] = {}
+    after: dict[str, dict[str, str]] = {}
+    md_changed: set[str] = set()
+    npy_changed: set[str] = set()
     for d in b.diff(h, paths=[NCX_DIR], no_renames=True):
         path = d.b_path or d.a_path or ""
+        if path == f"{NCX_DIR}/{MANIFEST}":
+            review.tree += _manifest_notes(d)
+            continue
+        if path.endswith(".npy"):
+            npy_changed.add(path[: -len(".npy")])
+            continue
         if not path.endswith(".md"):
             continue
+        md_changed.add(path[: -len(".md")])
         old = _meta_body(d.a_blob.data_stream.read(), path) if d.a_blob else None
         new = _meta_body(d.b_blob.data_stream.read(), path) if d.b_blob else None
         if path.startswith(MEMORIES):
             review.memories.append(_memory_change(path, old, new))
         elif path.startswith(CHUNKS):
-            meta = (new or old or ({}, ""))[0]
-            src = str(meta.get("source_path") or path)
-            doc = docs.setdefault(src, DocChange(src))
-            trail = " > ".join(str(t) for t in meta.get("source_section") or []) or "(intro)"
-            (doc.added if old is None else doc.removed if new is None else doc.changed).append(
-                trail
-            )
+            for side, got in ((before, old), (after, new)):
+                if got is not None:
+                    meta, body = got
+                    src = str(meta.get("source_path") or path)
+                    trail = " > ".join(str(t) for t in meta.get("source_section") or [])
+                    side.setdefault(src, {})[trail or "(intro)"] = body
+    review.reembedded = len(npy_changed - md_changed)
+    review.docs = _doc_changes(r, b, h, before, after)
     review.memories.sort(key=lambda m: (m.change, m.id))
-    review.docs = sorted(docs.values(), key=lambda d: d.source_path)
     return review
+
+
+def _doc_changes(
+    r: Any,
+    b: Any,
+    h: Any,
+    before: dict[str, dict[str, str]],
+    after: dict[str, dict[str, str]],
+) -> list[DocChange]:
+    """Per source doc: its sections added / changed / removed, and whether the doc itself was
+    added, deleted or renamed (git's rename detection on the docs, outside .neocortex/)."""
+    renamed: dict[str, str] = {}  # new path -> old path
+    status: dict[str, str] = {}
+    out = r.git.diff("--name-status", "-M", "-z", b.hexsha, h.hexsha, "--", ".", f":!{NCX_DIR}")
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields) and fields[i]:
+        code = fields[i]
+        if code.startswith(("R", "C")):
+            old_path, new_path = fields[i + 1], fields[i + 2]
+            if code.startswith("R"):
+                renamed[new_path] = old_path
+            i += 3
+            continue
+        status[fields[i + 1]] = {"A": "added", "D": "deleted"}.get(code[0], "edited")
+        i += 2
+    old_of = {new: old for new, old in renamed.items() if new in after or old in before}
+    changes: list[DocChange] = []
+    for src in sorted((set(before) | set(after)) - set(old_of.values()) | set(old_of)):
+        old_src = old_of.get(src, src)
+        was, now = before.get(old_src, {}), after.get(src, {})
+        doc = DocChange(src, status=status.get(src, "edited"))
+        if src in old_of:
+            doc.status, doc.renamed_from = "renamed", old_src
+        doc.added = [t for t in now if t not in was]
+        doc.removed = [t for t in was if t not in now]
+        doc.changed = [t for t in now if t in was and was[t] != now[t]]
+        if doc.status == "renamed" or doc.added or doc.removed or doc.changed:
+            changes.append(doc)
+    return changes
+
+
+def _manifest_notes(d: Any) -> list[str]:
+    import json
+
+    def load(blob: Any) -> dict[str, Any]:
+        if blob is None:
+            return {}
+        try:
+            data = json.loads(blob.data_stream.read())
+        except ValueError:
+            return {"_broken": True}
+        return data if isinstance(data, dict) else {}
+
+    old, new = load(d.a_blob), load(d.b_blob)
+    if not old:
+        return ["`.neocortex/` created"] if new else []
+    notes = []
+    om, nm = old.get("model") or {}, new.get("model") or {}
+    if om != nm:
+        notes.append(
+            f"model {om.get('id')} ({om.get('dim')}d) → {nm.get('id')} ({nm.get('dim')}d)"
+            if om.get("id") != nm.get("id")
+            else f"model {nm.get('id')}: weights changed (sha256 {str(nm.get('sha256'))[:12]})"
+        )
+    for key in sorted(set(old) | set(new)):
+        if key != "model" and old.get(key) != new.get(key):
+            notes.append(f"manifest `{key}`: {old.get(key)!r} → {new.get(key)!r}")
+    return notes
 
 
 def _meta_body(data: bytes, path: str) -> tuple[dict[str, Any], str]:
@@ -163,9 +269,20 @@ def _public(meta: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_markdown(review: Review) -> str:
-    out = [f"## ncx knowledge review `{review.base}..{review.head}`", ""]
-    if not review.memories and not review.docs and not review.problems:
+LIMIT = 30  # memories, docs and problems each, in a capped report
+LEARNING_CHARS = 1500  # of one memory's text in a capped report
+MAX_CHARS = 60_000  # of a capped report: under GitHub's 65,536-character comment limit
+
+
+def render_markdown(review: Review, *, limit: int | None = None) -> str:
+    """The report as markdown. With `limit`, at most that many memories, docs and problems
+    each (and long learnings cut), then "… N more": sized for a PR comment, while the full
+    report goes to a file or JSON."""
+    title = review.spec or f"{review.base}..{review.head}"
+    out = [f"## ncx knowledge review `{title}`", ""]
+    if review.spec:
+        out[0] += f" ({review.base}..{review.head})"
+    if not (review.memories or review.docs or review.problems or review.tree or review.reembedded):
         out.append("No change to `.neocortex/` in this range.")
         return "\n".join(out) + "\n"
     counts: dict[str, int] = {}
@@ -177,19 +294,28 @@ def render_markdown(review: Review) -> str:
         f"**Problems:** {len(review.problems)}"
     )
     out.append("")
+    if review.tree or review.reembedded:
+        out += ["### Tree", ""] + [f"- {n}" for n in review.tree]
+        if review.reembedded:
+            out.append(f"- {review.reembedded} unit(s) re-embedded with unchanged text")
+        out.append("")
+    more = "… {n} more {what} (the full report: `ncx review --out FILE` or `--json`)"
     if review.memories:
         out += ["### Memories", ""]
-        for m in review.memories:
+        shown = review.memories if limit is None else review.memories[:limit]
+        for m in shown:
             tags = ", ".join(f"{k}: {v}" for k, v in m.meta.items())
             out.append(f"- **{m.change}** `{m.id}`" + (f" ({tags})" if tags else ""))
-            out += [f"  > {line}" if line else "  >" for line in m.learning.splitlines()]
+            out += _quote(m.learning, limit)
             if m.before is not None:
                 out.append("  <details><summary>before</summary>")
                 out.append("")
-                out += [f"  > {line}" if line else "  >" for line in m.before.splitlines()]
+                out += _quote(m.before, limit)
                 out.append("  </details>")
             for n in m.notes:
                 out.append(f"  - {n}")
+        if len(shown) < len(review.memories):
+            out.append(more.format(n=len(review.memories) - len(shown), what="memories"))
         out.append("")
     if review.docs:
         out += [
@@ -198,12 +324,46 @@ def render_markdown(review: Review) -> str:
             "| doc | sections added | changed | removed |",
             "|---|---|---|---|",
         ]
-        for d in review.docs:
-            cells = [", ".join(x) or "—" for x in (d.added, d.changed, d.removed)]
-            out.append(
-                f"| `{d.source_path}` | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-            )
+        shown_docs = review.docs if limit is None else review.docs[:limit]
+        for d in shown_docs:
+            name = f"`{d.source_path}`"
+            if d.status == "renamed":
+                name += f" (renamed from `{d.renamed_from}`)"
+            elif d.status in ("added", "deleted"):
+                name += f" ({d.status})"
+            cells = [_trails(x, limit) for x in (d.added, d.changed, d.removed)]
+            if d.status == "deleted":
+                cells[2] = f"all {len(d.removed)}"
+            out.append(f"| {name} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        if len(shown_docs) < len(review.docs):
+            out += ["", more.format(n=len(review.docs) - len(shown_docs), what="docs")]
         out.append("")
     if review.problems:
-        out += ["### Problems (`ncx check`)", ""] + [f"- {p}" for p in review.problems] + [""]
-    return "\n".join(out).rstrip() + "\n"
+        probs = review.problems if limit is None else review.problems[:limit]
+        out += ["### Problems (`ncx check`)", ""] + [f"- {p}" for p in probs]
+        if len(probs) < len(review.problems):
+            out.append(more.format(n=len(review.problems) - len(probs), what="problems"))
+        out.append("")
+    text = "\n".join(out).rstrip() + "\n"
+    if limit is not None and len(text) > MAX_CHARS:  # GitHub refuses comments over 65,536
+        cut = text.rfind("\n", 0, MAX_CHARS - 200)
+        text = (
+            text[:cut]
+            + f"\n\n… cut at {MAX_CHARS:,} characters "
+            + "(the full report: `ncx review --out FILE` or `--json`)\n"
+        )
+    return text
+
+
+def _quote(text: str, limit: int | None) -> list[str]:
+    if limit is not None and len(text) > LEARNING_CHARS:
+        text = text[:LEARNING_CHARS].rstrip() + " …"
+    return [f"  > {line}" if line else "  >" for line in text.splitlines()]
+
+
+def _trails(trails: list[str], limit: int | None) -> str:
+    if not trails:
+        return "—"
+    if limit is not None and len(trails) > 5:
+        return ", ".join(trails[:5]) + f", … {len(trails) - 5} more"
+    return ", ".join(trails)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ncx import repo
 from ncx.config import Config
 from ncx.layout import CHUNKS, MANIFEST, MEMORIES, NCX_DIR, doc_chunk_dir, is_inside_ncx
-from ncx.tree.sources import format_of, suffixes
+from ncx.sources import format_of, suffixes
 
 # ncx.tree.sidecar.SUFFIX, not imported: sidecar pulls in the chunker, which a commit that
 # touches no doc must not pay for (a test holds the two equal).

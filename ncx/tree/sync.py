@@ -32,6 +32,7 @@ from ncx.layout import (
 )
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
+from ncx.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
 from ncx.store import (
     blob_vec,
     dump_frontmatter,
@@ -46,7 +47,6 @@ from ncx.store import (
 )
 from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
-from ncx.tree.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
 
 _STATE = "sync-state.json"
 
@@ -83,7 +83,7 @@ class _Pending:
 def list_sources(
     root: Path, manifest: Manifest, *, tracked: Sequence[str] | None = None
 ) -> list[str]:
-    """Docs ncx indexes: tracked files of a format it reads (ncx.tree.sources) outside
+    """Docs ncx indexes: tracked files of a format it reads (ncx.sources) outside
     .neocortex/, minus excludes and formats switched off in the manifest.
 
     Tracked means in the git index, which is also what the next commit will hold, so the

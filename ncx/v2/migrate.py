@@ -778,6 +778,15 @@ def existing_memories(root: Path) -> dict[str, Memory]:
     return out
 
 
+def has_v2(root: Path) -> bool:
+    """Whether there is anything v2 here: a .mlda/ folder or a tracked *.meta.yaml sidecar."""
+    from ncx import repo
+
+    if (root / MLDA).is_dir():
+        return True
+    return any(p.endswith(".meta.yaml") for p in repo.tracked_files(root))
+
+
 def build_plan(root: Path, *, today: date | None = None) -> MigrationPlan:
     """Read the v2 tree and the git index, and plan. Reads only."""
     from ncx import repo

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ncx.errors import BadSource
-from ncx.tree.sources.view import View
+from ncx.sources.view import View
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,22 +80,22 @@ def read_view(path: str, text: str) -> View:
     fmt = format_of(path)
     name = fmt.name if fmt else "markdown"
     if name == "rst":
-        from ncx.tree.sources.rst import read_rst
+        from ncx.sources.rst import read_rst
 
         return read_rst(text)
     if name == "notebook":
-        from ncx.tree.sources.notebook import read_notebook
+        from ncx.sources.notebook import read_notebook
 
         return read_notebook(text, path)
     if name == "asciidoc":
-        from ncx.tree.sources.asciidoc import read_asciidoc
+        from ncx.sources.asciidoc import read_asciidoc
 
         return read_asciidoc(text)
     if name == "mdx":
-        from ncx.tree.sources.mdx import read_mdx
+        from ncx.sources.mdx import read_mdx
 
         return read_mdx(text)
-    from ncx.tree.sources.myst import read_myst
+    from ncx.sources.myst import read_myst
 
     return read_myst(text)
 

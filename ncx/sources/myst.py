@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from ncx.tree.sources.directives import directive
-from ncx.tree.sources.roles import render_myst_inline
-from ncx.tree.sources.view import Line, View, build, dedent, numbered
+from ncx.sources.directives import directive
+from ncx.sources.roles import render_myst_inline
+from ncx.sources.view import Line, View, build, dedent, numbered
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _DIRECTIVE = re.compile(r"^(\s{0,3})(`{3,}|:{3,})\{([A-Za-z][\w:+.-]*)\}\s*(.*)$")
@@ -46,7 +46,7 @@ def render_myst(lines: list[Line]) -> list[Line]:
             body = lines[i + 1 : j]
             end_ln = lines[j][1] if j < n else (body[-1][1] if body else ln)
             if d.group(3).lower() == "eval-rst":
-                from ncx.tree.sources.rst import _Reader
+                from ncx.sources.rst import _Reader
 
                 out.extend(_Reader().block(dedent(body)))
             else:

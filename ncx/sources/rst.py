@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 
-from ncx.tree.sources.directives import directive
-from ncx.tree.sources.roles import render_rst_inline
-from ncx.tree.sources.view import Line, View, build, fenced, numbered
+from ncx.sources.directives import directive
+from ncx.sources.roles import render_rst_inline
+from ncx.sources.view import Line, View, build, fenced, numbered
 
 _ADORN = re.compile(r"^([!-/:-@\[-`{-~])\1+\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([A-Za-z][\w:+.-]*)::(?:\s+(.*))?$")

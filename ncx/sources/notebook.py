@@ -17,8 +17,8 @@ import re
 from typing import Any
 
 from ncx.errors import BadSource
-from ncx.tree.sources.myst import render_myst
-from ncx.tree.sources.view import Line, View, build, fenced
+from ncx.sources.myst import render_myst
+from ncx.sources.view import Line, View, build, fenced
 
 _SOURCE_KEY = re.compile(r'^\s*"source"\s*:\s*\[\s*$')
 HINT_JSON = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ncx.tree.sources.view import Line, View, build, numbered
+from ncx.sources.view import Line, View, build, numbered
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _IMPORT = re.compile(r"^(import\s.*(\sfrom\s|['\"];?\s*$)|import\s*\{|export\s)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ncx.tree.sources.view import Line, dedent, fenced, trim_blank
+from ncx.sources.view import Line, dedent, fenced, trim_blank
 
 CODE = frozenset(
     """code-block code sourcecode testcode testoutput doctest ipython jupyter-execute

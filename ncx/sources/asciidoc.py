@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ncx.tree.sources.view import Line, View, build, fenced, numbered
+from ncx.sources.view import Line, View, build, fenced, numbered
 
 _TITLE = re.compile(r"^(={1,6})\s+(\S.*?)\s*=*\s*$")
 _ATTR = re.compile(r"^:!?[\w-]+!?:(\s.*)?$")
