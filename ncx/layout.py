@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 NCX_DIR = ".neocortex"
@@ -41,6 +43,54 @@ def doc_chunk_dir(source_path: str) -> str:
     p = PurePosixPath(source_path)
     stem = p.with_suffix("") if p.suffix.lower() in (".md", ".markdown") else p
     return f"{NCX_DIR}/{CHUNKS}/{stem.as_posix()}"
+
+
+_DOC_SUFFIXES = (".md", ".markdown")
+# A folder name ncx cannot use as it is: it would climb out (`..`), be its parent (`.`), or
+# look like a unit file (`x.md`, `x.npy`: `a/x.md.md` next to `a.md`'s chunk `x.md`) or a
+# temp file of an atomic write.
+_UNIT_LIKE = (".md", ".npy", ".markdown")
+
+
+def _safe_part(part: str) -> str:
+    low = part.lower()
+    if part in ("", ".", "..") or low.endswith(_UNIT_LIKE) or low.startswith(".tmp-"):
+        return part.replace("%", "%25").replace(".", "%2E") or "%"
+    return part
+
+
+def chunk_folders(sources: Iterable[str]) -> dict[str, str]:
+    """{source path: repo-relative chunk folder}, no two alike, none outside chunks/.
+
+    An ordinary doc keeps the folder `doc_chunk_dir` gives (`docs/x.md` -> `chunks/docs/x`).
+    Only the cases that would collide or escape change: a name part that is `.`, `..`,
+    empty or unit-like is escaped (`..md` -> `chunks/%2E`), and when two sources still share a
+    folder ignoring case (`guide.md`, `guide.markdown`, `Guide.MD`), the first by (not
+    `.md`, path) keeps it and the others get `~` and 6 hex digits of their path's hash:
+    deterministic, and the same on a case-insensitive file system.
+    """
+    plain: dict[str, str] = {}
+    for src in sources:
+        p = PurePosixPath(src)
+        name = p.name
+        for ext in _DOC_SUFFIXES:
+            if name.lower().endswith(ext):
+                name = name[: -len(ext)]
+                break
+        parts = [*src.split("/")[:-1], name]
+        plain[src] = "/".join(_safe_part(x) for x in parts)
+    groups: dict[str, list[str]] = {}
+    for src, folder in plain.items():
+        groups.setdefault(folder.casefold(), []).append(src)
+    out: dict[str, str] = {}
+    for members in groups.values():
+        members.sort(key=lambda s: (not s.endswith(".md"), s))
+        for i, src in enumerate(members):
+            folder = plain[src]
+            if i:
+                folder += "~" + hashlib.sha1(src.encode("utf-8", "surrogateescape")).hexdigest()[:6]
+            out[src] = f"{NCX_DIR}/{CHUNKS}/{folder}"
+    return out
 
 
 def npy_for(md_path: Path) -> Path:

@@ -54,6 +54,14 @@ def load_manifest(root: Path) -> Manifest:
     path = manifest_path(root)
     try:
         raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raw = "\x00"  # reported as damaged below
+    except (IsADirectoryError, NotADirectoryError):
+        raise NcxError(
+            "manifest is not a file",
+            path=path,
+            hint="restore it with `git checkout -- .neocortex/`",
+        ) from None
     except FileNotFoundError:
         raise NotInitialized(
             "no .neocortex/ here",
@@ -66,13 +74,25 @@ def load_manifest(root: Path) -> Manifest:
             raise ValueError("not an object")
         fmt = int(data.get("format", 0))
         model = data["model"]
+        if not isinstance(model, dict):
+            raise ValueError("model is not an object")
+        dim = model.get("dim", 0)
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim <= 65_536:
+            raise ValueError(f"model dim {dim!r} is not a whole number")
         ch = data.get("chunker", {})
         chunk = ChunkSettings(
             int(ch["max_tokens"]), int(ch["min_tokens"]), int(ch["overlap_tokens"])
         )
+        if (
+            not 20 <= chunk.max_tokens <= 100_000
+            or not 0 <= chunk.overlap_tokens < chunk.max_tokens
+        ):
+            raise ValueError(f"chunker settings {ch!r} make no sense")
+        if chunk.min_tokens < 0:
+            raise ValueError(f"chunker min_tokens {chunk.min_tokens} is negative")
         exclude = tuple(str(p) for p in data.get("sources", {}).get("exclude", []))
         skip = _skip_formats(data.get("sources", {}).get("skip_formats", []), path)
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise NcxError(
             f"manifest is damaged ({exc})",
             path=path,

@@ -82,6 +82,22 @@ def read_staged(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     return result
 
 
+def staged_sizes(root: Path, paths: Iterable[str]) -> dict[str, int]:
+    """The size of each path's staged blob (`git cat-file --batch-check`): nothing is read,
+    so a 500 MB doc is refused before its bytes cross the pipe."""
+    wanted = list(paths)
+    if not wanted:
+        return {}
+    req = "".join(f":{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
+    out = git(root, "cat-file", "--batch-check", input=req).decode("utf-8", "replace")
+    sizes: dict[str, int] = {}
+    for p, line in zip(wanted, out.splitlines(), strict=False):
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            sizes[p] = int(parts[2])
+    return sizes
+
+
 @dataclass(frozen=True, slots=True)
 class Head:
     """Branch and short HEAD; both empty before the first commit."""

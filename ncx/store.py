@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,55 @@ def _yaml() -> Any:
     import yaml
 
     return yaml
+
+
+# Limits of what ncx parses. A unit (chunk or memory) is a few KB; 2 MB leaves room for a
+# long hand-written memory while a file that size is still read and parsed in milliseconds.
+MAX_UNIT_BYTES = 2_000_000
+MAX_YAML_CHARS = 256_000
+# YAML aliases expand: nine lines of `&a [*b, *b, ...]` make 10^9 nodes (a "billion laughs").
+# ncx never writes an alias; a hand-written sidecar may share a few values. The whole
+# document may expand to at most this many nodes, counted before anything is built.
+MAX_YAML_NODES = 50_000
+# A temp file of an atomic write older than this is left over from a killed process.
+STALE_TEMP_S = 600
+TEMP_PREFIX = ".tmp-"
+
+
+def yaml_problem(yaml_text: str) -> str | None:
+    """Why a YAML text must not be loaded (too big, alias bomb, recursive alias), or None.
+
+    Walks the parser's events only (no objects are built), so a bomb costs its own size."""
+    if len(yaml_text) > MAX_YAML_CHARS:
+        return f"YAML is {len(yaml_text):,} characters, over the {MAX_YAML_CHARS:,} limit"
+    if "&" not in yaml_text and "*" not in yaml_text:
+        return None  # no anchor, no alias: nothing can expand (the common case, no 2nd pass)
+    yaml = _yaml()
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = [[None, 0]]  # [anchor, nodes so far] of each open collection
+    try:
+        for ev in yaml.parse(yaml_text, Loader=loader):
+            if isinstance(ev, yaml.AliasEvent):
+                if ev.anchor not in sizes:
+                    return f"alias *{ev.anchor} refers to itself or to no anchor"
+                stack[-1][1] += sizes[ev.anchor]
+            elif isinstance(ev, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                stack.append([ev.anchor, 1])
+            elif isinstance(ev, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                anchor, n = stack.pop()
+                if anchor is not None:
+                    sizes[anchor] = n
+                stack[-1][1] += n
+            elif isinstance(ev, yaml.ScalarEvent):
+                if ev.anchor is not None:
+                    sizes[ev.anchor] = 1
+                stack[-1][1] += 1
+            if stack[-1][1] > MAX_YAML_NODES or sum(x[1] for x in stack) > MAX_YAML_NODES:
+                return f"YAML aliases expand to over {MAX_YAML_NODES:,} values (an alias bomb)"
+    except yaml.YAMLError:
+        return None  # the real parse reports it with its line
+    return None
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int]:
@@ -147,8 +197,19 @@ def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], s
         return simple, body, start
     yaml = _yaml()
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    bomb = yaml_problem(yaml_text)
+    if bomb is not None:
+        raise BadFrontmatter(
+            f"frontmatter refused: {bomb}",
+            path=path,
+            hint="write plain `key: value` lines (no &anchors / *aliases); ncx never writes them",
+        )
     try:
         meta = yaml.load(yaml_text, Loader=loader)
+    except RecursionError:
+        raise BadFrontmatter(
+            "frontmatter nests too deep", path=path, hint="flatten the YAML"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         # A mark past the last YAML line (an unclosed bracket) points at that last line.
@@ -202,7 +263,7 @@ def dump_frontmatter(meta: Mapping[str, Any], body: str) -> str:
 
 def decode_source(data: bytes, *, path: Path | str) -> str:
     """Bytes of a markdown source -> text, or BadSource naming the file and the fix."""
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data:  # anywhere, not just the first 8 KB: a NUL poisons every consumer
         raise BadSource(
             "looks binary (NUL bytes), not markdown",
             path=path,
@@ -223,8 +284,25 @@ def decode_source(data: bytes, *, path: Path | str) -> str:
 
 
 def read_unit(path: Path) -> tuple[dict[str, Any], str]:
-    """Read one .neocortex unit (chunk or memory): (metadata, body)."""
+    """Read one .neocortex unit (chunk or memory): (metadata, body).
+
+    ncx writes units as regular files; a symlink in their place (to a file outside the
+    repository, or to a secret) is refused, and so is a file over MAX_UNIT_BYTES, before
+    its bytes are read."""
     try:
+        if path.is_symlink():
+            raise BadSource(
+                "is a symlink; ncx units are regular files, and a link may point anywhere",
+                path=path,
+                hint="delete it and run `ncx sync`",
+            )
+        size = path.stat().st_size
+        if size > MAX_UNIT_BYTES:
+            raise BadSource(
+                f"is {size / 1e6:.1f} MB, over the {MAX_UNIT_BYTES / 1e6:.0f} MB limit for a unit",
+                path=path,
+                hint="shorten it (a memory is one learning), or delete it",
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise BadSource(f"cannot be read: {exc.strerror}", path=path) from None
@@ -236,7 +314,10 @@ def read_unit(path: Path) -> tuple[dict[str, Any], str]:
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` via a temp file in the same folder and os.replace."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    # The pid in the name lets a sweep tell a live process's temp file from a dead one's.
+    fd, tmp = tempfile.mkstemp(
+        dir=path.parent, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=path.suffix
+    )
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -244,6 +325,36 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def is_temp(name: str) -> bool:
+    return name.startswith(TEMP_PREFIX)
+
+
+def stale_temp(path: Path) -> bool:
+    """A temp file of write_atomic whose writer is gone (dead pid, or older than STALE_TEMP_S).
+    Sweeps remove only these, never a live process's file about to be renamed into place."""
+    name = path.name
+    if not is_temp(name):
+        return False
+    try:
+        age = time.time() - path.stat().st_mtime
+    except OSError:
+        return False
+    if age > STALE_TEMP_S:
+        return True
+    pid_text = name[len(TEMP_PREFIX) :].split("-", 1)[0]
+    if not pid_text.isdigit() or os.name == "nt":
+        # An older ncx's temp name, or Windows (where os.kill(pid, 0) is not a probe):
+        # wait for the file to age out.
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return False
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:

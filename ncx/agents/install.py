@@ -130,13 +130,13 @@ def plan_install(
     mcp = _with_command(json.loads(template_text("mcp.json")), cmd)
 
     def add(rel: str, make: Any) -> None:
-        before = _read(root / rel)
+        before = _read(root, rel)
         after = make(before)
         if after is not None and after != before:
             changes.append(Change(rel, before, after))
 
     if "claude" in agents:
-        claude_md = _read(root / "CLAUDE.md")
+        claude_md = _read(root, "CLAUDE.md")
         # one block where Claude reads it: in AGENTS.md when CLAUDE.md imports that file
         if imports_agents_md(claude_md) and MD_START not in (claude_md or ""):
             if "codex" not in agents:
@@ -171,7 +171,7 @@ def plan_install(
             + "".join(f"{json.dumps(a)}, " for a in cmd[1:]),
         )
         rel = ".codex/config.toml"
-        current = _read(root / rel) or ""
+        current = _read(root, rel) or ""
         if _OWN_TOML_TABLE.search(_outside_block(current, TOML_START, TOML_END)):
             notes.append(f"{rel} already defines [mcp_servers.ncx]; left as it is")
         else:
@@ -185,7 +185,7 @@ def plan_install(
     for name in WORKFLOWS if workflow else ():
         rel = f".github/workflows/{name}"
         wf = template_text(f"github/{name}")
-        current_wf = _read(root / rel)
+        current_wf = _read(root, rel)
         if current_wf is None:
             changes.append(Change(rel, None, wf))
         elif current_wf != wf:
@@ -254,7 +254,19 @@ def _outside_block(text: str, start: str, end: str) -> str:
 # --- JSON settings --------------------------------------------------------------------------
 
 
-def _read(path: Path) -> str | None:
+def _read(root: Path, rel: str) -> str | None:
+    from ncx.paths import read_problem
+
+    path = root / rel
+    # A linked CLAUDE.md (or .claude/ folder) could point outside the repository: its text
+    # would be read into the plan and the merged file written over the link's target.
+    bad = read_problem(root, rel)
+    if bad is not None or (path.is_symlink() and not path.exists()):
+        raise BadAgentFile(
+            bad or "is a dangling symlink",
+            path=rel,
+            hint="replace the link with a regular file, then re-run",
+        )
     try:
         data = path.read_bytes()
     except FileNotFoundError:

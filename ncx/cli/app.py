@@ -6,12 +6,15 @@ Command modules (cli.py, cli_memory.py, cli_migrate.py, ...) register on `app` t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
 import typer
 
@@ -61,6 +64,49 @@ def _root_options(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# What a terminal would act on instead of print: CSI (`ESC [ ... m`, cursor moves, screen
+# clears), OSC (`ESC ] ... BEL`: window titles, hyperlinks, clipboard writes), DCS/PM/APC
+# strings, other two-byte escapes, and the C0/C1 control characters (tab and newline stay).
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b.?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
+def clean(text: str) -> str:
+    """Text quoted from docs, memories, paths or tasks, made safe to show on a terminal."""
+    return _CONTROL.sub("", text) if text else text
+
+
+class _Clean:
+    """A text stream that strips terminal controls from everything written through it."""
+
+    def __init__(self, inner: TextIO):
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        self._inner.write(clean(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextlib.contextmanager
+def _clean_streams() -> Iterator[None]:
+    # The CLI edge: every line ncx prints (reports, frames, memory text, error messages)
+    # passes here, so a heading or task holding `ESC ]` cannot drive the user's terminal.
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Clean(out), _Clean(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
 def _say(msg: str) -> None:
     print(msg, file=sys.stderr)
 
@@ -70,6 +116,37 @@ def _fail(exc: NcxError) -> typer.Exit:
     return typer.Exit(code=exc.exit_code)
 
 
+def as_ncx_error(exc: BaseException) -> NcxError | None:
+    """An unexpected exception as the one message a user sees (None: let it propagate).
+
+    Every known failure is already an NcxError; this is the net under them, so a missed
+    case is still one line naming the file, not a traceback."""
+    if any(c.__module__.startswith(("click", "typer")) for c in type(exc).__mro__):
+        return None  # the CLI framework's own exits and usage errors print themselves
+    if isinstance(exc, (SystemExit, KeyboardInterrupt, GeneratorExit)):
+        return None
+    if isinstance(exc, OSError):
+        name = exc.filename if isinstance(exc.filename, str) else None
+        return NcxError(
+            f"{exc.strerror or exc}",
+            path=name,
+            hint="check that the path exists, is the right kind (file or folder) and is writable",
+        )
+    if isinstance(exc, UnicodeError):
+        return NcxError(f"text is not valid UTF-8 ({exc})", hint="re-save the file as UTF-8")
+    if isinstance(exc, (RecursionError, MemoryError)):
+        return NcxError(
+            "input too large or too deeply nested to process",
+            hint="run `ncx check` to find the file",
+        )
+    if os.environ.get("NCX_DEBUG"):
+        return None
+    return NcxError(
+        f"internal error: {type(exc).__name__}: {str(exc)[:300]}",
+        hint="this is a bug in ncx; run again with NCX_DEBUG=1 for the traceback and report it",
+    )
+
+
 def command(*args: Any, target: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
     """app.command (or `target`.command for a sub-app such as `ncx memory`), with NcxError
     turned into a message and an exit code (the one edge)."""
@@ -77,10 +154,16 @@ def command(*args: Any, target: typer.Typer | None = None, **kwargs: Any) -> Cal
     def deco(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*a: Any, **kw: Any) -> Any:
-            try:
-                return fn(*a, **kw)
-            except NcxError as exc:
-                raise _fail(exc) from None
+            with _clean_streams():
+                try:
+                    return fn(*a, **kw)
+                except NcxError as exc:
+                    raise _fail(exc) from None
+                except Exception as exc:
+                    err = as_ncx_error(exc)
+                    if err is None:
+                        raise
+                    raise _fail(err) from None
 
         (target or app).command(*args, **kwargs)(wrapper)
         return fn

@@ -346,8 +346,10 @@ def retrieve(
                 continue
             try:
                 req = json.loads(line)
-                q, qk = str(req["query"]), int(req.get("k", k))
-            except (ValueError, KeyError, TypeError) as exc:
+                q, qk = str(req["query"]), req.get("k", k)
+                if isinstance(qk, bool) or not isinstance(qk, int) or not 1 <= qk <= 10_000:
+                    raise ValueError(f"k must be a whole number from 1 to 10000, not {qk!r}")
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
             t = time.perf_counter()
             hits = searcher.search(q, k=qk, filters=filters)
@@ -447,6 +449,12 @@ def assemble(
             raise typer.BadParameter(
                 f"{task_file}: {exc.strerror}", param_hint="--task-file"
             ) from None
+        except UnicodeDecodeError as exc:
+            raise typer.BadParameter(
+                f"{task_file}: not UTF-8 (bad byte at offset {exc.start}); "
+                "re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)",
+                param_hint="--task-file",
+            ) from None
         items = [ln.strip()[2:].strip() for ln in lines if ln.strip().startswith(("- ", "* "))]
         prose = [
             ln.strip().lstrip("# ")
@@ -457,6 +465,14 @@ def assemble(
         crit += items
     if not task:
         raise typer.BadParameter('give --task "..." or --task-file FILE')
+    if budget is not None and budget <= 0:
+        raise typer.BadParameter(
+            f"{budget} is not a budget; give a positive number of tokens", param_hint="--budget"
+        )
+    if out is not None and not out.parent.is_dir():
+        raise typer.BadParameter(
+            f"{out.parent} is not a folder; create it first", param_hint="--out"
+        )
     cfg = _config()
     req = FrameRequest(
         task=task,
@@ -491,6 +507,10 @@ def wakeup(
     """
     from ncx.query.context import wakeup as make_wakeup
 
+    if budget <= 0:
+        raise typer.BadParameter(
+            f"{budget} is not a budget; give a positive number of tokens", param_hint="--budget"
+        )
     sys.stdout.write(make_wakeup(_root(), _config(), budget))
 
 

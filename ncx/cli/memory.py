@@ -353,4 +353,7 @@ def show(
     if as_json:
         _json_out(_memory_json(read_memory(path), path.relative_to(root).as_posix()))
         return
-    sys.stdout.write(path.read_text(encoding="utf-8"))
+    from ncx.store import read_unit
+
+    read_unit(path)  # refuses a link, a file over the size cap, a YAML bomb, before printing
+    sys.stdout.write(path.read_bytes().decode("utf-8", "replace"))

@@ -140,14 +140,20 @@ def read_memory(path: Path) -> Memory:
 
 
 def memory_path(root: Path, memory_id: str) -> Path:
-    return memories_dir(root) / f"{memory_id}.md"
+    """The file of a memory id; the id is checked first, so it can never name another path."""
+    from ncx.paths import memory_ref
+
+    return memories_dir(root) / f"{memory_ref(memory_id)}.md"
 
 
 def write_memory(root: Path, memory: Memory, vector: NDArray[np.float32]) -> list[Path]:
     """Write the vector, then the markdown (a crash in between is healed by `ncx sync`)."""
     import numpy as np
 
+    from ncx.paths import check_write
+
     md = memory_path(root, memory.id)
+    check_write(root, md)  # a linked memories/ folder must not carry the write elsewhere
     buf = io.BytesIO()
     np.save(buf, np.asarray(vector, dtype=np.float16), allow_pickle=False)
     write_atomic(md.with_suffix(".npy"), buf.getvalue())

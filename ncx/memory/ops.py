@@ -9,16 +9,18 @@ discovery writes into the new memory alone, and only supersede touches two files
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ncx.config import Config
 from ncx.embedder import Embedder
 from ncx.errors import NcxError, UsageError
 from ncx.layout import memories_dir
+from ncx.locks import exclusive
 from ncx.manifest import load_manifest
 from ncx.memory.file import (
     CONFIDENCES,
@@ -33,6 +35,7 @@ from ncx.memory.file import (
     render_memory,
     write_memory,
 )
+from ncx.paths import check_write, memory_ref
 from ncx.secrets import SecretFinding, find_secrets
 from ncx.store import remove_unit, write_atomic
 
@@ -53,6 +56,21 @@ RELATED_MAX = 5
 _LIVE = frozenset({"active", "proposed"})  # what a new memory may duplicate
 _USEFUL_STEP = 0.1
 _DEFAULT_USEFULNESS = 0.5
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _locked(fn: _F) -> _F:
+    """Run a read-modify-write of memory files under the repo's memory lock (ncx.locks):
+    concurrent evolves all count, and a racing add sees the other add's memory."""
+
+    @functools.wraps(fn)
+    def wrapper(root: Path, *args: Any, **kwargs: Any) -> Any:
+        with exclusive(root):
+            return fn(root, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class MemoryNotFound(NcxError):
@@ -188,9 +206,25 @@ def guard_secrets(**texts: str) -> None:
             raise SecretRefused(where, findings)
 
 
+# A memory is one learning and its context. The cap sits well above long pasted notes
+# (a 200 KB file of notes is accepted) and below what would make every retrieve read and
+# tokenize megabytes (MCP `remember` once accepted a 10 MB learning); store.MAX_UNIT_BYTES,
+# the most a unit file may hold, leaves room for the frontmatter.
+MAX_MEMORY_BYTES = 1_000_000
+
+
 def _validate(new: NewMemory) -> None:
     if not new.learning.strip():
         raise UsageError("the learning is empty", hint="give the text to remember")
+    size = len(new.learning.encode("utf-8", "replace")) + len(
+        new.context.encode("utf-8", "replace")
+    )
+    if size > MAX_MEMORY_BYTES:
+        raise UsageError(
+            f"the learning and context are {size:,} bytes, over the "
+            f"{MAX_MEMORY_BYTES:,} a memory may hold",
+            hint="a memory is one learning: keep the point, and put a long text in a doc",
+        )
     for name, value, allowed in (
         ("type", new.type, TYPES),
         ("confidence", new.confidence, CONFIDENCES),
@@ -213,6 +247,7 @@ def _clean_keywords(keywords: Iterable[str]) -> list[str]:
 # --- add --------------------------------------------------------------------------------------
 
 
+@_locked
 def add_memory(
     root: Path, new: NewMemory, *, embedder: Embedder, today: date, force: bool = False
 ) -> Added:
@@ -276,7 +311,7 @@ def _embed_text(learning: str, context: str) -> str:
 
 def find_memory(root: Path, ref: str) -> Path:
     """A memory's file from its full id or a unique part of it (the 6-letter suffix)."""
-    ref = ref.strip().removesuffix(".md")
+    ref = memory_ref(ref)  # an id, never a path: `../../README` is refused before any join
     folder = memories_dir(root)
     exact = memory_path(root, ref)
     if exact.is_file():
@@ -312,6 +347,7 @@ def list_memories(root: Path) -> tuple[list[Memory], list[NcxError]]:
 def _rewrite(root: Path, path: Path, memory: Memory, meta: Mapping[str, Any]) -> str:
     """Write a memory whose Learning/Context did not change: the vector stays as it is."""
     updated = Memory(memory.id, memory.learning, memory.context, meta, memory.related_lines)
+    check_write(root, path)
     write_atomic(path, render_memory(updated))
     return path.relative_to(root).as_posix()
 
@@ -319,6 +355,7 @@ def _rewrite(root: Path, path: Path, memory: Memory, meta: Mapping[str, Any]) ->
 # --- evolve -----------------------------------------------------------------------------------
 
 
+@_locked
 def mark_useful(root: Path, ref: str, *, today: date) -> list[str]:
     """Confirmed useful: usefulness +0.1 (max 1), confidence one step up, verified today."""
     path = find_memory(root, ref)
@@ -332,12 +369,15 @@ def mark_useful(root: Path, ref: str, *, today: date) -> list[str]:
     return [_rewrite(root, path, mem, meta)]
 
 
+@_locked
 def mark_incorrect(
     root: Path, ref: str, correction: str, *, embedder: Embedder, today: date
 ) -> list[str]:
     """Append a dated correction to the learning, lower confidence, re-embed."""
     if not correction.strip():
         raise UsageError("the correction is empty", hint='--incorrect "what is true instead"')
+    if len(correction.encode("utf-8", "replace")) > MAX_MEMORY_BYTES:
+        raise UsageError(f"the correction is over {MAX_MEMORY_BYTES:,} bytes")
     guard_secrets(correction=correction)
     path = find_memory(root, ref)
     mem = read_memory(path)
@@ -353,6 +393,7 @@ def mark_incorrect(
     return [p.relative_to(root).as_posix() for p in written]
 
 
+@_locked
 def supersede(root: Path, old_ref: str, new_ref: str, *, today: date) -> list[str]:
     """Mark `old` superseded by `new` and link both ways; the only two files written."""
     old_path, new_path = find_memory(root, old_ref), find_memory(root, new_ref)
@@ -377,6 +418,7 @@ def supersede(root: Path, old_ref: str, new_ref: str, *, today: date) -> list[st
 # --- review -----------------------------------------------------------------------------------
 
 
+@_locked
 def approve(root: Path, ref: str, *, today: date) -> list[str]:
     """A proposed memory becomes active (a one-line change a reviewer sees in the PR)."""
     path = find_memory(root, ref)
@@ -388,6 +430,7 @@ def approve(root: Path, ref: str, *, today: date) -> list[str]:
     return [_rewrite(root, path, mem, meta)]
 
 
+@_locked
 def reject(root: Path, ref: str) -> list[str]:
     """Delete a proposed memory (an active one is removed with `remove`)."""
     path = find_memory(root, ref)
@@ -400,8 +443,10 @@ def reject(root: Path, ref: str) -> list[str]:
     return remove(root, mem.id)
 
 
+@_locked
 def remove(root: Path, ref: str) -> list[str]:
     path = find_memory(root, ref)
+    check_write(root, path)
     return [p.relative_to(root).as_posix() for p in remove_unit(path)]
 
 

@@ -62,6 +62,12 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
     """The current cache, rebuilt first if stale, missing or corrupt (with `stale_ok`, an
     out-of-date cache is returned as it is; only a missing or corrupt one is rebuilt)."""
     path = cache_dir(root) / _FILE
+    if path.is_dir() or path.is_symlink():
+        raise NcxError(
+            "is not the cache file ncx writes (a folder or a link)",
+            path=path,
+            hint="delete it (the cache is derived and rebuilt on the next query)",
+        )
     if not rebuild:
         idx = _try_load(root, path, check=not stale_ok)
         if idx is not None:
@@ -239,7 +245,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         stored_terms.append({f: terms(fields[f]) for f in _STORED})
         vec_rows.append(vec)
 
-    for dirpath, dirs, names in os.walk(chunks_dir(root)):
+    for dirpath, dirs, names in os.walk(chunks_dir(root)) if _owned(root, chunks_dir(root)) else ():
         dirs.sort()
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         stats[rel_dir] = _stat_str(Path(dirpath))
@@ -250,7 +256,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
             if n.endswith(".md"):
                 parse(Path(dirpath) / n, "chunk")
     mem = memories_dir(root)
-    if mem.is_dir():
+    if mem.is_dir() and _owned(root, mem):
         for md in sorted(mem.glob("*.md")):
             rel = md.relative_to(root).as_posix()
             stats[rel] = _stat_str(md)
@@ -320,14 +326,35 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     }
 
 
+def _owned(root: Path, folder: Path) -> bool:
+    """`folder` really lies inside .neocortex/ inside the repo: a chunks/ or memories/
+    folder linked elsewhere is never indexed (nor served)."""
+    from ncx.layout import ncx_dir
+    from ncx.paths import is_within
+
+    return is_within(folder, ncx_dir(root)) and is_within(ncx_dir(root), root)
+
+
 def _parse_unit(
     root: Path, md: Path, kind: str, dim: int
 ) -> tuple[dict[str, Any], dict[str, str], Any, str] | None:
     """(unit metadata, field texts, vector, body) of one unit file, or None if unreadable."""
     try:
         meta, body = read_unit(md)
-    except NcxError:
-        return None
+        return _unit_fields(root, md, kind, dim, meta, body)
+    except (NcxError, ValueError, TypeError, OverflowError):
+        return None  # a hand edit made a field unusable: `ncx check` names it
+
+
+def _text(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _unit_fields(
+    root: Path, md: Path, kind: str, dim: int, meta: dict[str, Any], body: str
+) -> tuple[dict[str, Any], dict[str, str], Any, str]:
+    # Every value is coerced to the JSON type the index stores: a YAML date or list where a
+    # string belongs must not break the whole cache.
     rel = md.relative_to(root).as_posix()
     vec = _vector(md.with_suffix(".npy"), dim)
     unit: dict[str, Any] = {
@@ -335,12 +362,12 @@ def _parse_unit(
         "kind": kind,
         "file": rel,
         "tokens": int(meta.get("tokens") or 0),
-        "domain": meta.get("domain"),
+        "domain": _text(meta.get("domain")),
     }
     if kind == "chunk":
         src = str(meta.get("source_path") or "")
         trail = [str(t) for t in meta.get("source_section") or []]
-        unit.update(source_path=src, section=trail, doc_id=meta.get("source_doc"))
+        unit.update(source_path=src, section=trail, doc_id=_text(meta.get("source_doc")))
         prose, code = split_code(body)
         return unit, {"prose": prose, "code": code, "trail": " ".join(trail)}, vec, body
     sections = body_sections(body)
@@ -349,8 +376,8 @@ def _parse_unit(
         source_path=rel,
         section=[],
         status=str(meta.get("status") or "active"),
-        type=meta.get("type"),
-        confidence=meta.get("confidence"),
+        type=_text(meta.get("type")),
+        confidence=_text(meta.get("confidence")),
         updated=str(meta.get("updated") or meta.get("created") or ""),
         usefulness=_float(meta.get("usefulness")),
         keywords=[str(k) for k in meta.get("keywords") or []],
@@ -389,12 +416,15 @@ def _vector(npy: Path, dim: int) -> Any:
         header = data[10:end]
         fits = len(data) - end == 2 * dim
         if fits and b"'descr': '<f2'" in header and f"'shape': ({dim},)".encode() in header:
-            return np.frombuffer(data, dtype="<f2", offset=end)
+            v = np.frombuffer(data, dtype="<f2", offset=end)
+            return v if np.isfinite(v).all() else None
     try:
         v = np.load(io.BytesIO(data), allow_pickle=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         return None
-    return v if v.shape == (dim,) else None
+    if v.shape != (dim,) or v.dtype.kind != "f" or not np.isfinite(v).all():
+        return None  # NaN/inf would poison every score it touches
+    return v
 
 
 def _attach_lines(
@@ -427,6 +457,7 @@ def _attach_lines(
             view = read_view(src, text) if text else View(text)
         except NcxError:
             view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
+        found_bodies: list[str] = []
         for i in rows:
             u = units[i]
             if i in bodies:
@@ -436,15 +467,86 @@ def _attach_lines(
                     body = read_unit(root / u["file"])[1]
                 except NcxError:
                     body = ""
-            body = body.strip("\n")
-            pos = view.text.find(body) if body and view.text else -1
+            found_bodies.append(body.strip("\n"))
+        found = locate(view.text, found_bodies)
+        for i, body, pos in zip(rows, found_bodies, found, strict=True):
+            u = units[i]
             u.pop("cell", None)
-            if pos < 0:
+            if pos is None:
                 u["start_line"] = u["end_line"] = None
                 continue
-            first = view.text.count("\n", 0, pos) + 1
+            first = pos[1]
             last = first + body.count("\n")
             u["start_line"], u["end_line"] = view.source_span(first, last)
             cell = view.cell_span(first, last)
             if cell is not None:
                 u["cell"] = cell
+
+
+def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:
+    """(char offset, 1-based line) of the first occurrence of each body in `text`, or None.
+
+    Linear in the text plus the bodies: a body of three or more lines is keyed by its longest
+    inner line (a whole line of the text wherever the body starts, even mid-line as a
+    sentence window does), the text's lines are scanned once for those keys, and each
+    candidate is verified in place; the earliest verified one is the first occurrence. A
+    body of one or two lines, or one whose key repeats all over the text, falls back to
+    `str.find`. (A `find` per chunk from the start plus a newline count up to it made a
+    50 MB doc's first retrieve take 92 s; benchmarks/hostile_costs.py.)
+    """
+    from bisect import bisect_right
+
+    if not text:
+        return [None] * len(bodies)
+    starts = [0]
+    starts.extend(m + 1 for m in _newlines(text))
+    wanted: dict[str, list[tuple[int, int]]] = {}  # source line -> (body index, shift)
+    for b, body in enumerate(bodies):
+        lines = body.split("\n")
+        if len(lines) < 3:
+            continue
+        # Inner lines are whole source lines wherever the body starts (a sentence window
+        # starts mid-line); the longest is the least likely to repeat.
+        shift, best = 0, -1
+        off = len(lines[0]) + 1
+        for line in lines[1:-1]:
+            if len(line) > best:
+                shift, best = off, len(line)
+            off += len(line) + 1
+        wanted.setdefault(body[shift : shift + best], []).append((b, shift))
+    cands: dict[int, list[int]] = {}
+    crowded: set[int] = set()  # a key repeated all over the text: plain find is cheaper
+    if wanted:
+        for n, start in enumerate(starts):
+            end = starts[n + 1] - 1 if n + 1 < len(starts) else len(text)
+            hits = wanted.get(text[start:end])
+            if hits:
+                for b, shift in hits:
+                    got = cands.setdefault(b, [])
+                    if len(got) >= _MAX_CANDIDATES:
+                        crowded.add(b)
+                    elif start - shift >= 0:
+                        got.append(start - shift)
+    out: list[tuple[int, int] | None] = []
+    for b, body in enumerate(bodies):
+        pos = -1
+        if body and (body.count("\n") < 2 or b in crowded):
+            # One line, or two that may start and end mid-line: no whole line to key on.
+            pos = text.find(body)
+        elif body:
+            for c in sorted(set(cands.get(b, ()))):
+                if text.startswith(body, c):
+                    pos = c
+                    break
+        out.append(None if pos < 0 else (pos, bisect_right(starts, pos)))
+    return out
+
+
+_MAX_CANDIDATES = 64
+
+
+def _newlines(text: str) -> Iterator[int]:
+    i = text.find("\n")
+    while i >= 0:
+        yield i
+        i = text.find("\n", i + 1)

@@ -112,13 +112,26 @@ def git_state(root: Path) -> list[str]:
         return []
 
 
+_MAX_STATE_BYTES = 200_000  # a handoff note, not a document; the frame budget cuts it anyway
+
+
 def _state_note(root: Path, given: Path | None) -> list[str]:
+    from ncx.paths import ignored_targets, read_problem
+
     path = given or ncx_dir(root) / STATE_FILE
     if not path.is_file():
         if given is not None:
             raise UsageError("state file not found", path=given, hint="give an existing file")
         return []
-    text = path.read_text(encoding="utf-8", errors="replace").strip()
+    if given is None:
+        # The default note is a committed file anyone can replace by a link: never follow one
+        # out of the repository, into .git/ or to an ignored file (a frame goes to an agent).
+        rel = f"{ncx_dir(root).name}/{STATE_FILE}"
+        if read_problem(root, rel, ignored_targets(root, [rel])) is not None:
+            return []
+    with path.open("rb") as f:
+        data = f.read(_MAX_STATE_BYTES + 1)
+    text = data[:_MAX_STATE_BYTES].decode("utf-8", errors="replace").strip()
     return [
         "",
         f"From `{path.relative_to(root) if path.is_relative_to(root) else path}`:",

@@ -7,7 +7,9 @@ and by the `ncx-check` pre-commit hook in CI.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
     problems = _model_problems(cfg, manifest.model)
     report = sync(root, cfg, dry_run=True)
     stale = sorted({_unit_of(p) for p in report.written + report.removed})
+    stale_set = set(stale)
     for folder, kind in ((chunks_dir(root), "chunk"), (memories_dir(root), "memory")):
         mds, npys = _walk(folder)
         for md in mds:
@@ -54,6 +57,12 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
                     )
                     continue
                 problems.extend(_memory_problems(md, rel, meta))
+                problems.extend(_retrieval_problems(root, md, rel, kind, dim))
+            elif rel in stale_set:
+                # A chunk equal to what sync writes is right by construction; only one that
+                # differs is parsed, for what retrieval would make of it.
+                with contextlib.suppress(NcxError):  # a parse error is reported below
+                    problems.extend(_retrieval_problems(root, md, rel, kind, dim))
             npy = md.with_suffix(".npy")
             if npy not in npys:
                 problems.append(Problem(rel, "has no .npy vector beside it; run `ncx sync`"))
@@ -118,6 +127,28 @@ def _memory_problems(md: Path, rel: str, meta: dict[str, Any]) -> list[Problem]:
     return out
 
 
+_CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
+
+
+def _retrieval_problems(root: Path, md: Path, rel: str, kind: str, dim: int) -> list[Problem]:
+    """What retrieval would skip or serve wrongly: merge-conflict markers, field types."""
+    from ncx.query.cache import _unit_fields
+
+    out = []
+    meta, body = read_unit(md)
+    if _CONFLICT.search(body):
+        out.append(
+            Problem(rel, "holds merge-conflict markers (<<<<<<< / >>>>>>>); resolve the merge")
+        )
+    try:
+        _unit_fields(root, md, kind, dim, meta, body)
+    except (ValueError, TypeError, OverflowError) as exc:
+        out.append(
+            Problem(rel, f"retrieval skips it: a frontmatter value has the wrong type ({exc})")
+        )
+    return out
+
+
 def _unit_of(path: str) -> str:
     return path[:-4] + ".md" if path.endswith(".npy") else path
 
@@ -157,4 +188,15 @@ def npy_problem(npy: Path, dim: int) -> str | None:
         return f"has dtype {descr}, expected float16; run `ncx sync --reembed`"
     if shape != (dim,):
         return f"has shape {shape}, but the model has dim {dim}; run `ncx sync --reembed`"
+    import numpy as np
+
+    try:
+        data = npy.read_bytes()
+        vec = np.frombuffer(data, dtype=descr, offset=8 + size_len + hlen)
+    except (OSError, ValueError):
+        vec = None
+    if vec is None or vec.shape != (dim,):
+        return "is truncated or has trailing bytes; delete it and run `ncx sync`"
+    if not np.isfinite(vec).all():
+        return "holds NaN or infinite values; delete it and run `ncx sync`"
     return None

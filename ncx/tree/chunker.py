@@ -244,12 +244,46 @@ def _pieces(
             continue
         # Too big: prose splits at sentences, code and lists at lines.
         cuts = _line_cuts(text) if is_code or "\n" in text.strip() else _sentence_cuts(text)
+        cap = settings.max_tokens * (_CODE_CAP if is_code else 1)
         prev = 0
         for cut in [*cuts, len(text)]:
             if cut > prev:
                 piece = text[prev:cut]
-                out.append((b_start + prev, b_start + cut, count_tokens(piece), is_code))
+                tokens = count_tokens(piece)
+                if tokens > cap:
+                    # One sentence or line bigger than any frame (a 2 MB line, minified
+                    # code): cut it by size so no chunk exceeds the cap.
+                    for a, z, t in _hard_cuts(piece, tokens, cap):
+                        out.append((b_start + prev + a, b_start + prev + z, t, is_code))
+                else:
+                    out.append((b_start + prev, b_start + cut, tokens, is_code))
                 prev = cut
+    return out
+
+
+def _hard_cuts(text: str, tokens: int, cap: int) -> list[tuple[int, int, int]]:
+    """Spans of `text` of at most `cap` tokens each, cut at the last space before the size
+    limit where there is one, else mid-word. Linear: each span is counted about twice."""
+    out: list[tuple[int, int, int]] = []
+    pos, left = 0, tokens
+    while pos < len(text):
+        rest = len(text) - pos
+        if left <= cap:
+            out.append((pos, len(text), count_tokens(text[pos:])))
+            break
+        step = max(1, int(rest * cap / max(left, 1) * 0.9))
+        while True:
+            cut = min(len(text), pos + step)
+            space = text.rfind(" ", pos + step // 2, cut)
+            if space > pos and cut < len(text):
+                cut = space + 1
+            n = count_tokens(text[pos:cut])
+            if n <= cap or step == 1:
+                break
+            step = max(1, step // 2)
+        out.append((pos, cut, n))
+        left = max(0, left - n)
+        pos = cut
     return out
 
 

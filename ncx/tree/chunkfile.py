@@ -134,8 +134,12 @@ def _str(v: Any) -> str | None:
     return s or None
 
 
-def chunk_files(doc: SourceDoc, settings: ChunkSettings) -> list[ChunkFile]:
-    folder = doc_chunk_dir(doc.path)
+def chunk_files(
+    doc: SourceDoc, settings: ChunkSettings, *, folder: str | None = None
+) -> list[ChunkFile]:
+    """The chunk files of one doc, in `folder` (sync passes the collision-free one from
+    layout.chunk_folders; alone, a doc gets doc_chunk_dir's)."""
+    folder = folder or doc_chunk_dir(doc.path)
     out = []
     for chunk in chunk_markdown(
         doc.body, settings=settings, first_line=doc.first_line, title=doc.title

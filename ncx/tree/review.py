@@ -106,8 +106,11 @@ def _commit(r: Any, ref: str) -> Any:
     import git
 
     try:
+        # `HEAD:README.md` names a file, not a commit: refused here, not deep in a diff.
+        if r.rev_parse(ref).type not in ("commit", "tag"):
+            raise ValueError(ref)
         return r.commit(ref)
-    except (git.BadName, ValueError, git.GitCommandError):
+    except (git.BadName, ValueError, TypeError, AttributeError, git.GitCommandError):
         raise UsageError(
             f"unknown git revision {ref!r}", hint="give a range like main..HEAD or main...HEAD"
         ) from None

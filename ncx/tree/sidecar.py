@@ -26,8 +26,21 @@ def sidecar_path(doc_path: str) -> str | None:
 def read_doc_meta(rel: str, data: bytes) -> tuple[DocMeta | None, list[BadSource]]:
     """Parse sidecar bytes; (None, [error]) when it does not parse. Warnings are left to
     `ncx migrate`, which reports them; only what makes the sidecar unusable is an error here."""
+    from ncx.store import yaml_problem
     from ncx.v2.reader import parse_sidecar  # yaml and the v2 reader only when a sidecar exists
 
+    # The v2 reader shares anchored values instead of copying them, but a chunk's frontmatter
+    # is written out in full: an alias bomb in a sidecar would become gigabytes of chunks.
+    bomb = yaml_problem(data.decode("utf-8", "replace"))
+    if bomb is not None:
+        return None, [
+            BadSource(
+                f"sidecar refused: {bomb}",
+                path=rel,
+                hint="write the sidecar without &anchors / *aliases; its doc is chunked "
+                "without its metadata meanwhile",
+            )
+        ]
     sc, problems = parse_sidecar(rel, data)
     errors = [
         BadSource(

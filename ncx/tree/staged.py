@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING
 
 from ncx import repo
 from ncx.config import Config
-from ncx.layout import CHUNKS, MANIFEST, MEMORIES, NCX_DIR, doc_chunk_dir, is_inside_ncx
+from ncx.layout import (
+    CHUNKS,
+    MANIFEST,
+    MEMORIES,
+    NCX_DIR,
+    chunk_folders,
+    doc_chunk_dir,
+    is_inside_ncx,
+)
 from ncx.sources import format_of, suffixes
 
 # ncx.tree.sidecar.SUFFIX, not imported: sidecar pulls in the chunker, which a commit that
@@ -248,13 +256,18 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
         and d.lower().endswith(suffixes(manifest.skip_formats))
         and not is_excluded(d, manifest.exclude)
     )
-    folder_doc = {doc_chunk_dir(d): d for d in live}
+    # The layout's own mapping (it escapes odd names and splits case-insensitive clashes).
+    # Only the docs in scope are known here: a doc whose folder clashes with that of a doc
+    # the commit does not touch is the one case this can name wrongly.
+    folder_of = chunk_folders(live)
+    folder_doc = {folder_of[d]: d for d in live}
     children: dict[str, dict[str, _Entry]] = {}
     for path, e in index.items():
         if path.startswith(_CHUNKS) and path.endswith((".md", ".npy")):
             folder, _, name = path.rpartition("/")
             children.setdefault(folder, {})[name] = e
     want_folders = {doc_chunk_dir(d) for d in docs if d.lower().endswith(SOURCES)}
+    want_folders |= set(folder_doc)
     to_read = [index[d].oid for d in live]
     sidecars: dict[str, str] = {}
     for d in live:
@@ -274,7 +287,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
     verdict.docs = live
 
     for d in live:
-        folder = doc_chunk_dir(d)
+        folder = folder_of[d]
         staged = children.get(folder, {})
         verdict.units += sum(1 for n in staged if n.endswith(".md"))
         expected = _expected(

@@ -8,6 +8,7 @@ collected and the rest of the run continues; a broken doc keeps its existing chu
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import hashlib
@@ -24,23 +25,34 @@ from ncx.embedder import Embedder, check_tree_model, load_tree_model, model_mism
 from ncx.errors import BadSource, NcxError
 from ncx.layout import (
     cache_dir,
+    chunk_folders,
     chunks_dir,
-    doc_chunk_dir,
     is_inside_ncx,
     manifest_path,
     memories_dir,
 )
+from ncx.locks import exclusive
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
+from ncx.paths import (
+    Links,
+    check_write,
+    ignored_targets,
+    lexical_rel,
+    read_problem,
+    rel_problem,
+)
 from ncx.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
 from ncx.store import (
     blob_vec,
     dump_frontmatter,
     has_markers,
     hash_of,
+    is_temp,
     lf,
     read_unit,
     remove_unit,
+    stale_temp,
     vec_of,
     with_vec,
     write_if_changed,
@@ -133,8 +145,16 @@ class _Out:
 
     def __init__(self, root: Path, report: SyncReport, dry: bool):
         self.root, self.report, self.dry = root, report, dry
+        self._safe: set[Path] = set()  # folders already checked to resolve inside .neocortex/
+
+    def _gate(self, path: Path) -> None:
+        # Every write and delete stays inside .neocortex/, links at any level included.
+        if path.parent not in self._safe:
+            check_write(self.root, path)
+            self._safe.add(path.parent)
 
     def write(self, path: Path, data: bytes) -> None:
+        self._gate(path)
         try:
             # A file that differs only by CRLF (a core.autocrlf=true checkout) is not rewritten:
             # git sees no change in it either.
@@ -149,6 +169,7 @@ class _Out:
 
     def remove(self, md_or_npy: Path) -> None:
         md = md_or_npy.with_suffix(".md")
+        self._gate(md)
         if self.dry:
             for p in (md, md.with_suffix(".npy")):
                 if p.exists():
@@ -159,6 +180,33 @@ class _Out:
 
 
 def sync(
+    root: Path,
+    cfg: Config,
+    *,
+    paths: Sequence[str] = (),
+    staged: bool = False,
+    reembed: bool = False,
+    dry_run: bool = False,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """`_sync` under the memory lock (ncx.locks) unless it is a dry run: a sync rewrites
+    memories' hash lines and sweeps vectors without markdown, which must not interleave
+    with a `memory add` or `evolve` in another process."""
+    with contextlib.nullcontext() if dry_run else exclusive(root):
+        return _sync(
+            root,
+            cfg,
+            paths=paths,
+            staged=staged,
+            reembed=reembed,
+            dry_run=dry_run,
+            embedder=embedder,
+            progress=progress,
+        )
+
+
+def _sync(
     root: Path,
     cfg: Config,
     *,
@@ -184,15 +232,22 @@ def sync(
     model = _ModelSlot(root, manifest, cfg, embedder, reembed)
 
     tracked = repo.tracked_files(root)
-    sources = list_sources(root, manifest, tracked=tracked)
+    sources = []
+    for p in list_sources(root, manifest, tracked=tracked):
+        bad = rel_problem(p)
+        if bad is None:
+            sources.append(p)
+        else:  # one odd name is reported; the rest of the tree keeps syncing
+            report.problems.append(BadSource(f"{bad}; skipped", path=p[:200]))
+    folders = chunk_folders(sources)
     if paths:
         wanted = {_norm(root, p) for p in paths}
         in_scope = [
             p
             for p in sources
-            if p in wanted or any(p.startswith(w.rstrip("/") + "/") for w in wanted)
+            if p in wanted or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
         ]
-        gone_scope = {w for w in wanted if w not in set(sources)}
+        gone_scope = {w for w in wanted if w not in set(sources) and rel_problem(w) is None}
     else:
         in_scope, gone_scope = sources, set()
     report.docs = len(in_scope)
@@ -216,33 +271,45 @@ def sync(
         sidecar = sidecars.get(path)
         # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
         sig = _signature(data if sidecar is None else data + b"\0" + sidecar[1])
-        folder = root / doc_chunk_dir(path)
+        folder = root / folders[path]
         prev = docs_state.get(path)
-        # Trigger: the doc's bytes are those of the last run, and its chunk folder holds the
-        # very files that run left (same names, sizes and mtimes). Why: a state file is an
-        # accelerator, never the judge: a checkout, a merge or a hand edit of a chunk file
-        # changes its stat, so the doc is re-planned from the files themselves.
-        if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files")):
-            n_chunks = sum(1 for n in prev["files"] if n.endswith(".md"))
-            all_chunks += n_chunks
-            _count(report.chunks_by_format, path, n_chunks)
-            continue
-        meta = None
-        if sidecar is not None:
-            meta, errors = read_doc_meta(*sidecar)
-            report.problems.extend(errors)
         try:
+            # Trigger: the doc's bytes are those of the last run, and its chunk folder holds
+            # the very files that run left (same names, sizes and mtimes). Why: a state file
+            # is an accelerator, never the judge: a checkout, a merge or a hand edit of a
+            # chunk file changes its stat, so the doc is re-planned from the files themselves.
+            if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files")):
+                n_chunks = sum(1 for n in prev["files"] if n.endswith(".md"))
+                all_chunks += n_chunks
+                _count(report.chunks_by_format, path, n_chunks)
+                continue
+            meta = None
+            if sidecar is not None:
+                meta, errors = read_doc_meta(*sidecar)
+                report.problems.extend(errors)
             doc = load_doc(path, data, meta)
+            files = chunk_files(doc, manifest.chunk, folder=folders[path])
+            planned = _plan_doc(out, folder, files, force=reembed)
         except NcxError as exc:
             report.problems.append(exc)
             continue
-        files = chunk_files(doc, manifest.chunk)
+        except OSError as exc:  # a chunk folder that is a file, a name the disk refuses, ...
+            report.problems.append(_os_problem(root, path, exc))
+            continue
         all_chunks += len(files)
         _count(report.chunks_by_format, path, len(files))
-        pending.extend(_plan_doc(out, folder, files, force=reembed))
+        pending.extend(planned)
         docs_state[path] = {"sig": sig, "names": sorted(Path(f.rel_path).name for f in files)}
 
-    _remove_orphans(out, sources, in_scope if paths else None, gone_scope, docs_state)
+    gone_folders = chunk_folders([*sources, *gone_scope])
+    _remove_orphans(
+        out,
+        {folders[p] for p in sources},
+        {gone_folders[p] for p in gone_scope if format_of(p) is not None} if paths else None,
+        sources,
+        gone_scope,
+        docs_state,
+    )
     pending.extend(_plan_memories(out, force=reembed))
     report.chunks = all_chunks
 
@@ -270,7 +337,7 @@ def sync(
     if reembed or model.switched:
         manifest = replace(manifest, model=model.get().info.as_manifest())
         out.write(manifest_path(root), manifest.to_json().encode())
-    _stamp(root, docs_state)
+    _stamp(root, docs_state, folders)
     _save_state(root, manifest, state)
     report.written.sort()
     report.removed.sort()
@@ -322,35 +389,45 @@ def _count(counts: dict[str, int], path: str, n: int) -> None:
 
 
 def _norm(root: Path, p: str) -> str:
-    """A user-given path (relative to the cwd, or absolute) as a repo-relative POSIX path."""
-    full = Path(os.path.abspath(p))
+    """A user-given path (relative to the cwd, or absolute) as a normalised repo-relative
+    POSIX path; UnsafePath for one outside the repository (never taken as a removed doc)."""
+    return lexical_rel(root, p)
+
+
+def _os_problem(root: Path, path: str, exc: OSError) -> NcxError:
+    where = exc.filename if isinstance(exc.filename, str) else path
     try:
-        return full.relative_to(Path(os.path.abspath(root))).as_posix()
+        where = Path(where).relative_to(root).as_posix()
     except ValueError:
-        return Path(p).as_posix()
+        pass
+    return NcxError(
+        f"cannot be written: {exc.strerror or exc}; {path} skipped",
+        path=where[:300],
+        hint="check that .neocortex/chunks/ is a folder you can write to (`ncx check`)",
+    )
 
 
 def _read_contents(
     root: Path, paths: Sequence[str], staged: bool, cfg: Config, report: SyncReport
 ) -> dict[str, bytes]:
     if staged:
-        data = repo.read_staged(root, paths)
-        out = {}
-        for p, b in data.items():
-            if len(b) > cfg.max_doc_bytes:
-                report.problems.append(_too_big(p, len(b), cfg))
+        small = []
+        for p, size in repo.staged_sizes(root, paths).items():
+            if size > cfg.max_doc_bytes:  # refused from its size alone, never read
+                report.problems.append(_too_big(p, size, cfg))
             else:
-                out[p] = b
-        return out
+                small.append(p)
+        return repo.read_staged(root, small)
     out = {}
-    real_root = root.resolve()
+    links = Links(root)
+    ignored = ignored_targets(root, paths, links)
     for p in paths:
         full = root / p
-        if full.is_symlink() and real_root not in full.resolve().parents:
-            # A tracked link to a file outside the repo: never copy outside text into chunks.
-            report.problems.append(
-                BadSource("is a symlink that leaves the repository; refused", path=p)
-            )
+        # A tracked link (or linked folder) to a file outside the repo, into .git/ or to an
+        # ignored file: never copy that text into committed chunks.
+        bad = read_problem(root, p, ignored, links)
+        if bad is not None:
+            report.problems.append(BadSource(bad, path=p))
             continue
         try:
             size = full.stat().st_size
@@ -379,15 +456,24 @@ def _read_sidecars(
     if not wanted:
         return {}
     if staged:
-        data = repo.read_staged(root, sorted(wanted.values()))
+        sizes = repo.staged_sizes(root, sorted(wanted.values()))
+        data = repo.read_staged(root, [sc for sc, n in sizes.items() if n <= _MAX_SIDECAR])
         return {p: (sc, data[sc]) for p, sc in wanted.items() if sc in data}
     out = {}
+    ignored = ignored_targets(root, wanted.values())
     for p, sc in wanted.items():
         try:
+            if read_problem(root, sc, ignored) is not None:
+                continue  # a linked sidecar is not followed; the doc is chunked without it
+            if (root / sc).stat().st_size > _MAX_SIDECAR:
+                continue
             out[p] = (sc, (root / sc).read_bytes())
         except OSError:
             continue  # deleted in the working tree: the doc is chunked without it
     return out
+
+
+_MAX_SIDECAR = 256_000  # a sidecar is a few lines of YAML
 
 
 def _too_big(path: str, size: int, cfg: Config) -> BadSource:
@@ -424,13 +510,13 @@ def _files_intact(folder: Path, files: Any) -> bool:
     return isinstance(files, dict) and _stats(folder) == files
 
 
-def _stamp(root: Path, docs_state: dict[str, Any]) -> None:
+def _stamp(root: Path, docs_state: dict[str, Any], folders: dict[str, str]) -> None:
     """Record the stat of each planned doc's files as this run left them."""
     for path, entry in docs_state.items():
         names = entry.pop("names", None)
-        if names is None:
+        if names is None or path not in folders:
             continue
-        files = _stats(root / doc_chunk_dir(path))
+        files = _stats(root / folders[path])
         want = {n for name in names for n in (name, name[:-3] + ".npy")}
         # Only a complete, exact set is worth remembering; anything else is re-planned.
         entry["files"] = files if set(files) == want else None
@@ -464,6 +550,11 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
         pending.append(pending_unit)
     if folder.is_dir():
         for name in sorted(os.listdir(folder)):
+            if is_temp(name):
+                # Another process's atomic write in progress: only a dead one's is swept.
+                if not out.dry and stale_temp(folder / name):
+                    (folder / name).unlink(missing_ok=True)
+                continue
             if (name.endswith(".md") and name not in keep) or (
                 name.endswith(".npy") and name[:-4] + ".md" not in keep
             ):
@@ -480,23 +571,26 @@ def _read(path: Path) -> bytes | None:
 
 def _remove_orphans(
     out: _Out,
+    live: set[str],
+    gone_folders: set[str] | None,
     sources: Sequence[str],
-    scope: Sequence[str] | None,
     gone: set[str],
     docs_state: dict[str, Any],
 ) -> None:
-    """Remove chunks of docs that are no longer sources (deleted, renamed, excluded)."""
+    """Remove chunks of docs that are no longer sources (deleted, renamed, excluded).
+
+    `live`: the chunk folders of current sources; `gone_folders`: for a run limited to some
+    paths, the folders of those given paths that are no longer sources (None: whole tree)."""
     root = out.root
     base = chunks_dir(root)
     if not base.is_dir():
         return
-    if scope is not None:
+    if gone_folders is not None:
         # A limited run only cleans up after the paths it was given.
-        folders = {root / doc_chunk_dir(p) for p in gone if format_of(p) is not None}
+        folders = {root / f for f in gone_folders}
         for p in gone:
             docs_state.pop(p, None)
     else:
-        live = {doc_chunk_dir(p) for p in sources}
         folders = set()
         for dirpath, _dirs, names in os.walk(base):
             rel = Path(dirpath).relative_to(root).as_posix()
@@ -509,6 +603,8 @@ def _remove_orphans(
         if not folder.is_dir():
             continue
         for name in sorted(os.listdir(folder)):
+            if is_temp(name):
+                continue  # swept by _plan_doc when stale; never another process's live file
             if name.endswith((".md", ".npy")) and (folder / name).is_file():
                 out.remove(folder / name)
 
@@ -521,11 +617,23 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
         return []
     pending = []
     for md in sorted(folder.glob("*.md")):
+        if is_temp(md.name):
+            continue
         report.memories += 1
         try:
             meta, body = read_unit(md)
         except NcxError as exc:
             report.problems.append(exc)
+            continue
+        if "\n<<<<<<< " in "\n" + body or "\n>>>>>>> " in "\n" + body:
+            # Embedding both sides of a merge would serve a learning nobody wrote.
+            report.problems.append(
+                NcxError(
+                    "holds merge-conflict markers; not re-embedded",
+                    path=md.relative_to(root).as_posix(),
+                    hint="resolve the merge in the file, then run `ncx sync`",
+                )
+            )
             continue
         digest = memory_hash(body)
         vector = _read(md.with_suffix(".npy"))
@@ -542,6 +650,10 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
             _Pending(md, functools.partial(_memory_bytes, meta, body), memory_embed_text(body))
         )
     for npy in sorted(folder.glob("*.npy")):
+        if is_temp(npy.name):
+            if not out.dry and stale_temp(npy):  # a killed add's leftover, never a live one
+                npy.unlink(missing_ok=True)
+            continue
         if not npy.with_suffix(".md").exists():
             out.remove(npy)
     return pending
@@ -558,8 +670,11 @@ def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
         buf = io.BytesIO()
         np.save(buf, np.asarray(vec, dtype=np.float16), allow_pickle=False)
         data = buf.getvalue()
-        out.write(p.md_path.with_suffix(".npy"), data)
-        out.write(p.md_path, p.render(blob_vec(data)))
+        try:
+            out.write(p.md_path.with_suffix(".npy"), data)
+            out.write(p.md_path, p.render(blob_vec(data)))
+        except OSError as exc:  # one unit the disk refuses does not stop the others
+            out.report.problems.append(_os_problem(out.root, str(p.md_path), exc))
 
 
 def _memory_bytes(meta: dict[str, Any], body: str, vec: str) -> bytes:

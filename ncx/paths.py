@@ -1,0 +1,182 @@
+"""paths: the one gate every path from outside ncx passes before it is read, joined or written.
+
+Paths reach ncx from a user's arguments, from git's list of tracked files (a doc, a sidecar,
+a symlink), from memory ids and from files under .neocortex/. None of them is trusted:
+`..` is normalised away lexically and then the path is resolved (symlinks at every level)
+and compared with the place it must stay in. Reads refuse a link whose target leaves the
+repository, lies inside `.git/` or is ignored by git (a tracked link to `.env` would
+otherwise copy a secret into a committed chunk); writes refuse anything that resolves
+outside `.neocortex/`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path, PurePosixPath
+
+from ncx.errors import NcxError, UsageError
+from ncx.layout import NCX_DIR
+
+# The longest path ncx accepts from a repo. Linux allows 4096 bytes for a whole path and
+# 255 per name; a chunk path adds `.neocortex/chunks/` and a slug, so a doc path near the
+# limit would fail on write with ENAMETOOLONG after its chunks were half planned.
+MAX_REL_PATH = 1024
+MAX_NAME = 255
+
+
+class UnsafePath(NcxError):
+    """A path that would leave the repository (or .neocortex/), or pass through a bad link."""
+
+
+def lexical_rel(root: Path, user_path: str) -> str:
+    """A user-given path (relative to the cwd, or absolute) as a normalised repo-relative POSIX
+    path; UnsafePath when it points outside the repository. Lexical: no link is followed."""
+    if "\0" in user_path:
+        raise UsageError(f"path {user_path!r} holds a NUL byte", hint="give a real file path")
+    full = os.path.normpath(os.path.abspath(user_path))
+    base = os.path.normpath(os.path.abspath(root))
+    real_base = os.path.realpath(base)
+    for b in (base, real_base):
+        if full == b:
+            return "."
+        if full.startswith(b.rstrip(os.sep) + os.sep):
+            return PurePosixPath(Path(os.path.relpath(full, b)).as_posix()).as_posix()
+    raise UnsafePath(
+        "is outside the repository",
+        path=user_path,
+        hint=f"give a path inside {root}",
+    )
+
+
+def is_within(child: Path, parent: Path) -> bool:
+    """`child` resolves to `parent` or below it (symlinks at every level followed)."""
+    try:
+        c, p = child.resolve(), parent.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+    return c == p or p in c.parents
+
+
+def rel_problem(rel: str) -> str | None:
+    """Why a repo-relative path from git cannot be a source ncx handles, or None."""
+    if "\0" in rel or "\n" in rel or "\r" in rel:
+        return "has a control character in its name"
+    if len(rel) > MAX_REL_PATH:
+        return f"path is {len(rel)} characters, over the {MAX_REL_PATH} ncx handles"
+    parts = rel.split("/")
+    if any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME for p in parts):
+        return f"has a file or folder name over {MAX_NAME} bytes"
+    if any(p in ("", ".", "..") for p in parts):
+        return "is not a normalised path"
+    return None
+
+
+class Links:
+    """Which repo-relative paths pass through a symlink at some level. Each folder is
+    lstat-ed once per scan, so checking 5,000 docs costs about what their own lstat does."""
+
+    def __init__(self, root: Path):
+        self._base = os.fspath(root) + os.sep
+        self._seen: dict[str, bool] = {}  # folder or file -> it, or a folder above, is a link
+
+    def has_link(self, rel: str) -> bool:
+        known = self._seen.get(rel)
+        if known is not None:
+            return known
+        folder, _, _name = rel.rpartition("/")
+        linked = bool(folder) and self.has_link(folder)
+        linked = linked or os.path.islink(self._base + rel)
+        self._seen[rel] = linked
+        return linked
+
+
+def read_problem(
+    root: Path, rel: str, ignored: set[str] | None = None, links: Links | None = None
+) -> str | None:
+    """Why the working-tree file `rel` must not be read as a source, or None.
+
+    Every level is checked, so a tracked link, a linked parent folder and a link to a link
+    are all followed to where they really point. A path with no link at any level needs no
+    resolving: the caller's own stat and read report what else can be wrong with it."""
+    if links is not None and not links.has_link(rel):
+        return None
+    full = root / rel
+    try:
+        real = full.resolve(strict=True)
+    except FileNotFoundError:
+        return None  # deleted in the working tree: the caller handles a missing file
+    except (OSError, RuntimeError):
+        return "is a symlink loop"
+    real_root = root.resolve()
+    if real != real_root and real_root not in real.parents:
+        return "is a symlink that leaves the repository; refused"
+    target = real.relative_to(real_root).as_posix()
+    if target == ".git" or target.startswith(".git/"):
+        return "is a symlink into .git/; refused (it may hold credentials)"
+    if target != rel and ignored is not None and target in ignored:
+        return f"is a symlink to the git-ignored {target}; refused (it may hold secrets)"
+    if not real.is_file():
+        return "is not a regular file"
+    return None
+
+
+def ignored_targets(root: Path, rels: Iterable[str], links: Links | None = None) -> set[str]:
+    """The link targets among `rels`' resolutions that git ignores (one `git check-ignore`)."""
+    from ncx import repo
+
+    links = links or Links(root)
+    targets = []
+    real_root = root.resolve()
+    for rel in rels:
+        full = root / rel
+        if not links.has_link(rel):
+            continue
+        try:
+            real = full.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        if real_root in real.parents:
+            targets.append(real.relative_to(real_root).as_posix())
+    if not targets:
+        return set()
+    out = repo.git(
+        root,
+        "check-ignore",
+        "--no-index",
+        "-z",
+        "--stdin",
+        input="\0".join(targets).encode("utf-8", "surrogateescape") + b"\0",
+        check=False,
+    )
+    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def check_write(root: Path, path: Path) -> None:
+    """Refuse a write or delete that would land outside `.neocortex/` (via `..` or a linked
+    folder at any level, `.neocortex/` itself included)."""
+    ncx = root / NCX_DIR
+    # Only the folders count: the file itself is replaced by rename or unlinked, and neither
+    # follows a link in its place (a linked unit becomes a regular file, its target untouched).
+    if not is_within(ncx, root) or not is_within(path.parent, ncx):
+        raise UnsafePath(
+            "would be written outside .neocortex/ (a symlinked folder or a `..` path); refused",
+            path=path,
+            hint="replace the symlink under .neocortex/ with a real folder and run `ncx sync`",
+        )
+
+
+_MEM_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")
+
+
+def memory_ref(ref: str) -> str:
+    """A memory id or a part of one, checked before it is ever joined to a folder."""
+    ref = ref.strip().removesuffix(".md")
+    if not _MEM_REF.match(ref):
+        raise UsageError(
+            f"{ref[:80]!r} is not a memory id",
+            hint="give an id of the form MEM-YYYY-MM-DD-xxxxxx (or its 6-letter end); "
+            "see `ncx memory list`",
+        )
+    return ref
