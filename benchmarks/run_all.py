@@ -23,6 +23,7 @@ SCRIPTS = [
     ("Speed: cold assemble, warm retrieval, pre-commit hook", "speed_bench.py", ["--runs", "10"]),
     ("Memory retrieval (cisagov ADR memories)", "memory_bench.py", []),
     ("Agent prompt-submit hook latency", "hook_latency.py", []),
+    ("Commits through pre-commit (rust-lang/rfcs)", "commit_hooks.py", ["--runs", "5"]),
     ("Token estimate calibration", "token_calibration.py", []),
     ("Model cold load", "model_load.py", ["--runs", "15"]),
 ]

@@ -1,5 +1,5 @@
 """`python -m ncx` runs the command line."""
 
-from ncx.cli.main import main
+from ncx.cli.entry import main
 
 main()

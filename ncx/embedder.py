@@ -257,8 +257,7 @@ def model_mismatch(
     return (
         f"this tree was embedded by {manifest_model.get('id')!r} "
         f"({manifest_model.get('dim')}d, sha256 {want_sha[:12]}…), but the model loaded is "
-        f"{info.id!r} ({info.dim}d"
-        + (f", sha256 {info.sha256[:12]}…)" if check_sha else ")")
+        f"{info.id!r} ({info.dim}d" + (f", sha256 {info.sha256[:12]}…)" if check_sha else ")")
     )
 
 
@@ -295,4 +294,3 @@ def check_tree_model(
             hint="run `ncx sync --reembed` to re-embed the tree with the loaded model, "
             "or unset NCX_EMBEDDING_MODEL",
         )
-

@@ -8,6 +8,7 @@ read as LF, YAML must be a mapping, keys keep their order. Every write is atomic
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import tempfile
@@ -17,6 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from ncx.errors import BadFrontmatter, BadSource
+
+# `vec: <id>` in a unit's frontmatter names the exact bytes of its .npy: the first 16 hex of
+# their git blob id, so a staged or committed vector is checked from `git ls-files -s` alone,
+# and a .md taken from one side of a conflict with the other side's .npy is caught without
+# the model. Written as the last frontmatter line.
+_VEC_LINE = re.compile(rb"^vec: '?([0-9a-f]{16})'?\r?$", re.MULTILINE)
+_HASH_LINE = re.compile(rb"^hash: '?([0-9a-f]+)'?\r?$", re.MULTILINE)
+_MARKER = re.compile(rb"^(?:<{7}|>{7}) ", re.MULTILINE)
 
 
 def _yaml() -> Any:
@@ -376,3 +385,58 @@ def remove_unit(md_path: Path) -> list[Path]:
     except OSError:
         pass
     return removed
+
+
+def blob_vec(npy: bytes) -> str:
+    """The `vec` id of a .npy's bytes: its git blob id (SHA-1), first 16 hex."""
+    return hashlib.sha1(b"blob %d\0" % len(npy) + npy).hexdigest()[:16]
+
+
+def _head(md: bytes) -> bytes:
+    """The frontmatter block of a unit's bytes (fences included), or b"" without one."""
+    if not md.startswith(b"---"):
+        return b""
+    end = md.find(b"\n---", 3)
+    return md[: end + 1] if end >= 0 else b""
+
+
+def vec_of(md: bytes) -> str | None:
+    """The `vec` id a unit's .md records, by a strict line match (no YAML parse)."""
+    m = _VEC_LINE.search(_head(md))
+    return m.group(1).decode() if m else None
+
+
+def hash_of(md: bytes) -> str | None:
+    """The text `hash` a unit's .md records, by a strict line match (no YAML parse)."""
+    m = _HASH_LINE.search(_head(md))
+    return m.group(1).decode() if m else None
+
+
+def with_vec(md: bytes, vec: str) -> bytes:
+    """`md` (written by dump_frontmatter, no `vec` line) with `vec: <vec>` as its last key."""
+    end = md.index(b"\n---\n", 3) + 1
+    return md[:end] + _vec_line(vec) + md[end:]
+
+
+@functools.lru_cache(maxsize=4096)
+def _vec_line(vec: str) -> bytes:
+    # Rendered by the same YAML dumper as the rest, so the line equals what
+    # dump_frontmatter writes for the key (quoted exactly when YAML would read a number).
+    line: str = _yaml().dump({"vec": vec}, Dumper=_dumper(), default_flow_style=False, width=10_000)
+    return line.encode()
+
+
+def without_vec(md: bytes) -> bytes:
+    """`md` with its `vec` line taken out: what a person wrote, without the derived id."""
+    m = _VEC_LINE.search(_head(md))
+    return md if m is None else md[: m.start()] + md[m.end() + 1 :]
+
+
+def has_markers(md: bytes) -> bool:
+    """Merge-conflict markers (`<<<<<<< ` / `>>>>>>> ` at a line start) anywhere in a unit."""
+    return _MARKER.search(md) is not None
+
+
+def lf(data: bytes) -> bytes:
+    """Bytes with CRLF read as LF: a checkout with core.autocrlf=true is not a change."""
+    return data.replace(b"\r\n", b"\n") if b"\r" in data else data

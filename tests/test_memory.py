@@ -65,7 +65,7 @@ def test_add_writes_the_schema_and_nothing_changes_on_read(tree: Path) -> None:
     meta = front(tree, mid)
     assert list(meta) == [
         "id", "type", "domain", "confidence", "status", "keywords", "source_task", "related_docs",
-        "related", "created", "updated", "verified", "superseded_by", "usefulness", "hash",
+        "related", "created", "updated", "verified", "superseded_by", "usefulness", "hash", "vec",
     ]  # fmt: skip
     assert meta["type"] == "experiential" and meta["domain"] == "auth"
     assert meta["confidence"] == "high" and meta["status"] == "active"

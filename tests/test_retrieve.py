@@ -211,3 +211,26 @@ def test_wakeup_skips_a_table_of_contents_and_changelogs(repo: Path) -> None:
     docs_line = next(line for line in out.splitlines() if line.startswith("- docs ("))
     assert "`README.md`" in docs_line
     assert not any(log in docs_line for log in ("CHANGELOG", "HISTORY", "NEWS", "CHANGES"))
+
+
+def test_a_cache_built_in_worker_processes_is_the_one_built_in_process(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+
+    from ncx.query import cache
+
+    for i in range(12):
+        write(repo, f"docs/topic{i:02}.md", f"# Topic {i}\n\nThe retry_policy of service {i} backs off.\n\n"
+              f"## Limits\n\nAt most {i} calls per minute per user; camelCaseName{i} applies.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    serial = cache.load_index(repo, rebuild=True)
+    monkeypatch.setattr(cache, "_PARALLEL_FROM", 1)  # every fresh unit through the pool
+    pooled = cache.load_index(repo, rebuild=True)
+    assert pooled.units == serial.units and len(serial.units) >= 12
+    assert np.array_equal(pooled.vectors, serial.vectors)
+    assert pooled.lex.vocab == serial.lex.vocab
+    assert np.array_equal(pooled.lex.data, serial.lex.data)
+    assert np.array_equal(pooled.lex.indices, serial.lex.indices)

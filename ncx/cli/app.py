@@ -147,6 +147,15 @@ def as_ncx_error(exc: BaseException) -> NcxError | None:
     )
 
 
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the flush at exit does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test runner's buffer): nothing left to flush into a pipe
+
+
 def command(*args: Any, target: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
     """app.command (or `target`.command for a sub-app such as `ncx memory`), with NcxError
     turned into a message and an exit code (the one edge)."""
@@ -159,6 +168,10 @@ def command(*args: Any, target: typer.Typer | None = None, **kwargs: Any) -> Cal
                     return fn(*a, **kw)
                 except NcxError as exc:
                     raise _fail(exc) from None
+                except BrokenPipeError:
+                    # the reader left (`ncx retrieve ... | head`): stop quietly, as `cat` does
+                    _silence_stdout()
+                    raise typer.Exit(code=141) from None
                 except Exception as exc:
                     err = as_ncx_error(exc)
                     if err is None:

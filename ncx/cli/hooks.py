@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -35,11 +36,45 @@ def hook_sync() -> None:
 
 
 @command("check", target=hook_app)
-def hook_check() -> None:
-    """Validate .neocortex/ like `ncx check`; never writes. For CI: pre-commit run --all-files."""
+def hook_check(
+    full: Annotated[
+        bool, typer.Option("--all", help="Check the whole tree, even inside `git commit`.")
+    ] = False,
+) -> None:
+    """Validate .neocortex/; never writes. Inside `git commit`: only what the commit touches,
+    judged in the index. Elsewhere (CI: pre-commit run --all-files, pre-push): like `ncx check`.
+    """
     from ncx.tree.precommit import hook_check as run
 
-    raise typer.Exit(code=run(_root(), _config(), _say, _out))
+    # git sets GIT_INDEX_FILE for the hooks `git commit` runs (pre-commit passes it on);
+    # pre-commit gives a hook no other sign of its stage.
+    staged = bool(os.environ.get("GIT_INDEX_FILE")) and not full
+    raise typer.Exit(code=run(_root(), _config(), _say, _out, staged=staged))
+
+
+@command("post-merge", target=hook_app)
+def hook_post_merge() -> None:
+    """After a merge or a rebase (post-rewrite): re-sync the chunks of the docs that changed,
+    in the working tree, and say the one command that commits the fix.
+
+    Example (.pre-commit-config.yaml): default_install_hook_types: [pre-commit, post-merge,
+    post-rewrite] and hooks: [{id: ncx-sync-after-merge}]. Run as a post-checkout hook it
+    follows branch switches too.
+    """
+    from ncx.tree.precommit import hook_after
+
+    env = os.environ
+    if env.get("PRE_COMMIT_CHECKOUT_TYPE") is not None:
+        if env.get("PRE_COMMIT_CHECKOUT_TYPE") != "1":
+            raise typer.Exit(code=0)  # a file checkout (`git checkout -- path`): nothing to follow
+        base, what = env.get("PRE_COMMIT_FROM_REF", ""), "checkout"
+    elif env.get("PRE_COMMIT_REWRITE_COMMAND") == "amend":
+        base, what = "HEAD@{1}", "amend"
+    elif env.get("PRE_COMMIT_REWRITE_COMMAND") is not None:
+        base, what = "ORIG_HEAD", "rebase"
+    else:
+        base, what = "ORIG_HEAD", "merge"
+    raise typer.Exit(code=hook_after(_root(), _config(), _say, _out, base=base, what=what))
 
 
 @command("migrate", target=hook_app)

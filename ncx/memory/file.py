@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ncx.layout import memories_dir
-from ncx.store import dump_frontmatter, read_unit, write_atomic
+from ncx.store import blob_vec, dump_frontmatter, read_unit, write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,6 +47,7 @@ KEY_ORDER = (
     "usefulness",
     "provenance",
     "hash",
+    "vec",
 )
 
 _SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
@@ -110,12 +111,17 @@ def render_body(learning: str, context: str, related_lines: Sequence[str]) -> st
     return "\n".join(parts)
 
 
-def render_memory(memory: Memory) -> bytes:
-    """Bytes of the memory file: ordered frontmatter (hash refreshed) + body."""
+def render_memory(memory: Memory, *, vec: str | None = None) -> bytes:
+    """Bytes of the memory file: ordered frontmatter (hash refreshed) + body.
+
+    `vec` names the .npy written with it (store.blob_vec); without it the one the memory
+    already records is kept, for rewrites that leave the vector alone."""
     body = render_body(memory.learning, memory.context, memory.related_lines)
     meta = dict(memory.meta)
     meta["id"] = memory.id
     meta["hash"] = memory_hash(body)
+    if vec is not None:
+        meta["vec"] = vec
     ordered = {k: meta[k] for k in KEY_ORDER if k in meta}
     ordered.update({k: v for k, v in meta.items() if k not in ordered})
     return dump_frontmatter(ordered, body).encode()
@@ -151,7 +157,7 @@ def write_memory(root: Path, memory: Memory, vector: NDArray[np.float32]) -> lis
     buf = io.BytesIO()
     np.save(buf, np.asarray(vector, dtype=np.float16), allow_pickle=False)
     write_atomic(md.with_suffix(".npy"), buf.getvalue())
-    write_atomic(md, render_memory(memory))
+    write_atomic(md, render_memory(memory, vec=blob_vec(buf.getvalue())))
     return [md, md.with_suffix(".npy")]
 
 

@@ -7,6 +7,7 @@ and by the `ncx-check` pre-commit hook in CI.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import chunks_dir, memories_dir
 from ncx.manifest import load_manifest
-from ncx.store import decode_source, parse_frontmatter, read_unit
+from ncx.store import decode_source, has_markers, parse_frontmatter, read_unit
 from ncx.tree.sync import sync
 
 
@@ -31,45 +32,72 @@ class Problem:
 
 
 def check_tree(root: Path, cfg: Config) -> list[Problem]:
+    """Every problem of the working tree's .neocortex/: the full check, for CI.
+
+    Chunk files are judged by comparing their bytes with what `ncx sync` would write (its
+    dry run, `vec` against the .npy included); only a file that differs is parsed, to say
+    why. Memories are parsed (schema, secrets). A .npy is read for its header and its id.
+    """
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
     problems = _model_problems(cfg, manifest.model)
+    report = sync(root, cfg, dry_run=True)
+    stale = sorted({_unit_of(p) for p in report.written + report.removed})
+    stale_set = set(stale)
     for folder, kind in ((chunks_dir(root), "chunk"), (memories_dir(root), "memory")):
-        for md in _walk(folder, ".md"):
+        mds, npys = _walk(folder)
+        for md in mds:
             rel = md.relative_to(root).as_posix()
-            try:
-                meta, _ = read_unit(md)
-            except NcxError as exc:
-                problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}"))
-                continue
             if kind == "memory":
+                try:
+                    meta, _ = read_unit(md)
+                except NcxError as exc:
+                    problems.append(
+                        Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}")
+                    )
+                    continue
                 problems.extend(_memory_problems(md, rel, meta))
-            elif "id" not in meta:
-                problems.append(Problem(rel, f"{kind} has no id in its frontmatter"))
-            problems.extend(_retrieval_problems(root, md, rel, kind, dim))
+                problems.extend(_retrieval_problems(root, md, rel, kind, dim))
+            elif rel in stale_set:
+                # A chunk equal to what sync writes is right by construction; only one that
+                # differs is parsed, for what retrieval would make of it.
+                with contextlib.suppress(NcxError):  # a parse error is reported below
+                    problems.extend(_retrieval_problems(root, md, rel, kind, dim))
             npy = md.with_suffix(".npy")
-            if not npy.exists():
+            if npy not in npys:
                 problems.append(Problem(rel, "has no .npy vector beside it; run `ncx sync`"))
             else:
                 bad = npy_problem(npy, dim)
                 if bad:
                     problems.append(Problem(npy.relative_to(root).as_posix(), bad))
-        for npy in _walk(folder, ".npy"):
+        for npy in sorted(npys):
             if not npy.with_suffix(".md").exists():
                 problems.append(
                     Problem(
                         npy.relative_to(root).as_posix(), "vector without a .md; run `ncx sync`"
                     )
                 )
-    report = sync(root, cfg, dry_run=True)
     for err in report.problems:
         problems.append(Problem(err.path or "?", f"{err.message}; {err.hint or ''}".rstrip("; ")))
-    stale = sorted({_unit_of(p) for p in report.written + report.removed})
     for path in stale:
-        problems.append(
-            Problem(path, "stale: differs from what `ncx sync` would write; run `ncx sync`")
-        )
+        problems.append(Problem(path, _why_stale(root, path)))
     return problems
+
+
+def _why_stale(root: Path, rel: str) -> str:
+    """Why a unit differs from what sync would write: markers, broken YAML, or just stale."""
+    fix = "run `ncx sync`"
+    try:
+        data = (root / rel).read_bytes()
+    except OSError:
+        return f"stale: differs from what `ncx sync` would write; {fix}"
+    if has_markers(data):
+        return f"has merge-conflict markers; {fix} (a memory: resolve it by hand first)"
+    try:
+        read_unit(root / rel)
+    except NcxError as exc:
+        return f"{exc.message}; {exc.hint or 'fix or delete it'}"
+    return f"stale: differs from what `ncx sync` would write; {fix}"
 
 
 def _model_problems(cfg: Config, model: dict[str, Any]) -> list[Problem]:
@@ -125,12 +153,18 @@ def _unit_of(path: str) -> str:
     return path[:-4] + ".md" if path.endswith(".npy") else path
 
 
-def _walk(folder: Path, suffix: str) -> list[Path]:
-    out: list[Path] = []
+def _walk(folder: Path) -> tuple[list[Path], set[Path]]:
+    """The .md files (sorted) and the .npy files under `folder`, in one walk."""
+    mds: list[Path] = []
+    npys: set[Path] = set()
     for dirpath, dirs, names in os.walk(folder):
         dirs.sort()
-        out.extend(Path(dirpath) / n for n in sorted(names) if n.endswith(suffix))
-    return out
+        for n in sorted(names):
+            if n.endswith(".md"):
+                mds.append(Path(dirpath) / n)
+            elif n.endswith(".npy"):
+                npys.add(Path(dirpath) / n)
+    return mds, npys
 
 
 def npy_problem(npy: Path, dim: int) -> str | None:

@@ -14,11 +14,17 @@ from ncx.manifest import Manifest, load_manifest
 from ncx.store import write_if_changed
 
 GITIGNORE = "# derived, rebuilt on demand (ncx)\ncache/\n"
-# Vectors are binary in diffs; generated chunk files collapse in PR views (linguist),
-# memories stay in full view because they are what reviewers read.
+# Text under .neocortex/ is LF in every checkout (core.autocrlf=true must not make every
+# chunk differ from what sync writes); vectors are binary (no diff, no text merge, no EOL).
+# A chunk .md never gets a text merge either (merge=binary): conflict markers in a derived
+# file would only be committed; git keeps one side and `ncx sync` rewrites it from the doc.
+# Generated chunk files collapse in PR views (linguist); memories stay in full view, for
+# reviewers, and keep text merges, for people resolving them.
 GITATTRIBUTES_BLOCK = (
     "# >>> ncx >>>\n"
+    ".neocortex/** text eol=lf\n"
     ".neocortex/**/*.npy binary\n"
+    ".neocortex/chunks/**/*.md merge=binary\n"
     ".neocortex/chunks/** linguist-generated=true\n"
     ".neocortex/manifest.json linguist-generated=true\n"
     "# <<< ncx <<<\n"

@@ -1,71 +1,160 @@
 """hooks: what the pre-commit hooks run. Returns exit codes; writes derived files, never stages.
 
-pre-commit's contract (docs/decisions.md §12): a hook that writes files prints one
-line per file and exits 1, so the user reviews and stages them; it never runs `git add`.
-pre-commit passes no deleted files and may split long file lists, so `hook sync` asks git
-for the staged changes itself (pass_filenames: false) and reads docs from the index.
+pre-commit's contract (docs/decisions.md §12): a hook that writes files says what it
+wrote and exits 1, so the user reviews and stages them; it never runs `git add`.
+pre-commit passes no deleted files and may split long file lists, so the hooks ask git for
+the staged changes themselves (pass_filenames: false). What they judge is the index
+(ncx.tree.staged): the staged docs against the staged chunk files, never the working tree
+or a cache, and only the units the commit touches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ncx import repo
 from ncx.config import Config
-from ncx.layout import NCX_DIR, is_inside_ncx
-from ncx.sources import suffixes
+from ncx.errors import NcxError
+from ncx.layout import NCX_DIR, doc_chunk_dir
+from ncx.tree.staged import Finding, changes, scope_of, staged_changes
 
 Say = Callable[[str], None]
-MARKDOWN = suffixes()  # every source format ncx reads (ncx.sources)
-
-
-def staged_changes(root: Path) -> list[tuple[str, str]]:
-    """(status letter, path) of every staged change; renames come as delete + add."""
-    out = repo.git(root, "diff", "--cached", "--name-status", "--no-renames", "-z")
-    parts = [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-    return [(parts[i][0], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+# More lines than this and a hook prints the first few and a count instead of all of them.
+SUMMARY_LIMIT = 20
+_HEAD_LINES = 5
 
 
 def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
-    """Re-chunk the docs this commit touches; 1 if anything was written or a doc is broken."""
-    changes = staged_changes(root)
-    docs = [p for _, p in changes if p.lower().endswith(MARKDOWN) and not is_inside_ncx(p)]
-    memories = [p for _, p in changes if p.startswith(f"{NCX_DIR}/memories/") and p.endswith(".md")]
-    # Trigger: nothing this commit touches is a doc or a memory.
-    # Why: most commits are code; they must cost no more than the CLI floor.
+    """Write the chunk files of the docs this commit changes from their staged text; 1 if the
+    commit does not hold matching chunk files (written now or only unstaged)."""
+    scope = scope_of(staged_changes(root))
+    # Trigger: nothing this commit touches is a doc, a sidecar, a chunk, a memory or the
+    # manifest. Why: most commits are code; they must cost no more than the CLI floor.
     # Outcome: exit 0 before numpy, the model or the manifest are even looked at.
-    if not docs and not memories:
+    if scope.empty:
         return 0
     if not (root / NCX_DIR / "manifest.json").is_file():
         say("ncx: no .neocortex/ here; run `ncx init` (hook skipped)")
         return 0
+    from ncx.tree.staged import verify
     from ncx.tree.sync import sync
 
-    report = sync(root, cfg, paths=docs or [f"{NCX_DIR}/memories"], staged=True)
-    for p in report.written:
-        out(f"ncx: wrote {p}")
-    for p in report.removed:
-        out(f"ncx: removed {p}")
-    for exc in report.problems:
-        say(exc.report())
-    if report.changed:
-        say(
-            f"ncx: {len(report.written) + len(report.removed)} file(s) changed under {NCX_DIR}/; "
-            f"review them, then `git add {NCX_DIR}` and commit again"
+    verdict = verify(root, cfg, None if scope.everything else scope)
+    if not verdict.findings:
+        return 0
+    stale = verdict.stale_docs()
+    # Docs the commit changes get their chunks from their staged text. Chunks staged
+    # without their doc are not overwritten: the doc's unstaged edit is what they follow.
+    fixable = [d for d in stale if d in scope.changed_docs or scope.everything]
+    memories = any(f.syncable and f.doc is None for f in verdict.findings)
+    written: list[str] = []
+    removed: list[str] = []
+    if fixable or memories:
+        # Absolute paths: sync reads user paths relative to the cwd (a subdirectory here).
+        paths = [str(root / d) for d in fixable] or [str(root / NCX_DIR / "memories")]
+        report = sync(root, cfg, paths=paths, staged=True)
+        written, removed = report.written, report.removed
+        summarise(
+            [f"ncx: wrote {p}" for p in written] + [f"ncx: removed {p}" for p in removed], out
         )
-    return 1 if report.changed or report.problems else 0
+        for exc in report.problems:
+            say(exc.report())
+    # What sync just rewrote is not repeated; the rest (chunks staged without their doc,
+    # broken docs, secrets in memories, unresolved conflicts) is printed as found.
+    rest = [f for f in verdict.findings if not (f.syncable and (f.doc in fixable or f.doc is None))]
+    summarise([str(f) for f in rest], out)
+    if fixable or (memories and not rest):
+        docs = " ".join(fixable)
+        what = (
+            f"{len(written) + len(removed)} file(s) written under {NCX_DIR}/ for the staged docs"
+            if written or removed
+            else f"{NCX_DIR}/ is right in the working tree but the commit does not hold it"
+        )
+        say(
+            f"ncx: {what}; stage the doc and .neocortex: `git add {docs + ' ' if docs else ''}"
+            f"{NCX_DIR}`, then commit again (`git commit -a` does not stage new files)"
+        )
+    return 1
 
 
-def hook_check(root: Path, cfg: Config, say: Say, out: Say) -> int:
+def hook_check(root: Path, cfg: Config, say: Say, out: Say, *, staged: bool) -> int:
+    """Never writes. `staged` (inside `git commit`): the units this commit touches, judged in
+    the index. Otherwise (CI: `pre-commit run --all-files`, pre-push): the whole tree."""
+    if staged:
+        scope = scope_of(staged_changes(root))
+        if scope.empty:
+            return 0
     if not (root / NCX_DIR / "manifest.json").is_file():
         say("ncx: no .neocortex/ here; nothing to check")
         return 0
-    from ncx.tree.check import check_tree
+    if staged:
+        from ncx.tree.staged import verify
 
-    problems = check_tree(root, cfg)
-    for p in problems:
-        out(str(p))
-    if problems:
-        say(f"ncx: {len(problems)} problem(s) in {NCX_DIR}/")
-    return 1 if problems else 0
+        findings: Sequence[Finding | object] = verify(
+            root, cfg, None if scope.everything else scope
+        ).findings
+        where = "what this commit holds"
+    else:
+        from ncx.tree.check import check_tree
+
+        findings = check_tree(root, cfg)
+        where = f"{NCX_DIR}/"
+    summarise([str(p) for p in findings], out)
+    if findings:
+        say(f"ncx: {len(findings)} problem(s) in {where}")
+    return 1 if findings else 0
+
+
+def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: str) -> int:
+    """After a merge, rebase or checkout: bring the chunks of the docs that changed between
+    `base` and HEAD in step in the working tree; say the one command that commits the fix."""
+    if not (root / NCX_DIR / "manifest.json").is_file() or not base or set(base) == {"0"}:
+        return 0
+    try:
+        found = changes(root, base, "HEAD")
+    except NcxError:
+        return 0  # base is not a commit here (a first checkout): nothing to compare
+    scope = scope_of(found)
+    if scope.empty:
+        return 0
+    from ncx.tree.sync import sync
+
+    tracked = set(repo.tracked_files(root, sorted(scope.docs)))
+    live_folders = {doc_chunk_dir(d) for d in tracked}
+    # A removed doc's folder is cleaned only when no live doc owns the same folder.
+    gone = {d for d in scope.changed_docs - tracked if doc_chunk_dir(d) not in live_folders}
+    paths = sorted(tracked | gone)
+    if not paths and not scope.memories:
+        return 0
+    try:
+        report = sync(root, cfg, paths=[str(root / p) for p in paths] or [str(root / NCX_DIR)])
+    except NcxError as exc:
+        say(exc.report())
+        say(f"ncx: {NCX_DIR}/ may not match the docs after the {what}; run `ncx sync`")
+        return 1
+    summarise(
+        [f"ncx: wrote {p}" for p in report.written] + [f"ncx: removed {p}" for p in report.removed],
+        out,
+    )
+    for err in report.problems:
+        say(err.report())
+    if report.changed:
+        say(
+            f"ncx: {NCX_DIR}/ did not match the docs after the {what}; fixed in the working tree. "
+            f"Commit it: `git add -A {NCX_DIR} && git commit -m 'ncx sync'`"
+        )
+    elif report.problems:
+        say("ncx: fix the docs above, then run `ncx sync`")
+    return 1 if report.changed or report.problems else 0
+
+
+def summarise(lines: list[str], out: Say, limit: int = SUMMARY_LIMIT) -> None:
+    """Every line, or the first few and a count: a 500-doc commit must not print 15,000."""
+    if len(lines) <= limit:
+        for line in lines:
+            out(line)
+        return
+    for line in lines[:_HEAD_LINES]:
+        out(line)
+    out(f"… and {len(lines) - _HEAD_LINES} more ({len(lines)} in all)")

@@ -14,7 +14,7 @@ from typing import Any
 from ncx.errors import NcxError, UsageError
 from ncx.layout import MANIFEST, NCX_DIR
 from ncx.memory.file import body_sections
-from ncx.store import parse_frontmatter
+from ncx.store import parse_frontmatter, without_vec
 
 CHUNKS = f"{NCX_DIR}/chunks/"
 MEMORIES = f"{NCX_DIR}/memories/"
@@ -137,9 +137,13 @@ def build_review(root: Path, base: str, head: str, *, spec: str = "") -> Review:
             continue
         if not path.endswith(".md"):
             continue
+        a_data = d.a_blob.data_stream.read() if d.a_blob else None
+        b_data = d.b_blob.data_stream.read() if d.b_blob else None
+        if a_data is not None and b_data is not None and without_vec(a_data) == without_vec(b_data):
+            continue  # only its `vec` (the id of its .npy) changed: a re-embedding
         md_changed.add(path[: -len(".md")])
-        old = _meta_body(d.a_blob.data_stream.read(), path) if d.a_blob else None
-        new = _meta_body(d.b_blob.data_stream.read(), path) if d.b_blob else None
+        old = _meta_body(a_data, path) if a_data is not None else None
+        new = _meta_body(b_data, path) if b_data is not None else None
         if path.startswith(MEMORIES):
             review.memories.append(_memory_change(path, old, new))
         elif path.startswith(CHUNKS):

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,17 +44,22 @@ from ncx.paths import (
 )
 from ncx.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
 from ncx.store import (
+    blob_vec,
     dump_frontmatter,
+    has_markers,
+    hash_of,
     is_temp,
+    lf,
     read_unit,
     remove_unit,
     stale_temp,
+    vec_of,
+    with_vec,
     write_if_changed,
 )
 from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
 
-_HASH_LINE = re.compile(rb"^hash: ([0-9a-f]+)$", re.MULTILINE)
 _STATE = "sync-state.json"
 
 Progress = Callable[[str], None]
@@ -83,7 +88,7 @@ class _Pending:
     """A unit whose vector must be (re)computed before its files are written."""
 
     md_path: Path
-    md_bytes: bytes | None  # None: markdown already right, only the .npy is missing/stale
+    render: Callable[[str], bytes]  # the .md's bytes, given the `vec` id of its new .npy
     text: str
 
 
@@ -150,12 +155,14 @@ class _Out:
 
     def write(self, path: Path, data: bytes) -> None:
         self._gate(path)
+        try:
+            # A file that differs only by CRLF (a core.autocrlf=true checkout) is not rewritten:
+            # git sees no change in it either.
+            if lf(path.read_bytes()) == data:
+                return
+        except OSError:
+            pass
         if self.dry:
-            try:
-                if path.read_bytes() == data:
-                    return
-            except OSError:
-                pass
             self.report.written.append(path.relative_to(self.root).as_posix())
         elif write_if_changed(path, data):
             self.report.written.append(path.relative_to(self.root).as_posix())
@@ -267,9 +274,14 @@ def _sync(
         folder = root / folders[path]
         prev = docs_state.get(path)
         try:
-            if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files", [])):
-                all_chunks += len(prev["files"])
-                _count(report.chunks_by_format, path, len(prev["files"]))
+            # Trigger: the doc's bytes are those of the last run, and its chunk folder holds
+            # the very files that run left (same names, sizes and mtimes). Why: a state file
+            # is an accelerator, never the judge: a checkout, a merge or a hand edit of a
+            # chunk file changes its stat, so the doc is re-planned from the files themselves.
+            if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files")):
+                n_chunks = sum(1 for n in prev["files"] if n.endswith(".md"))
+                all_chunks += n_chunks
+                _count(report.chunks_by_format, path, n_chunks)
                 continue
             meta = None
             if sidecar is not None:
@@ -287,7 +299,7 @@ def _sync(
         all_chunks += len(files)
         _count(report.chunks_by_format, path, len(files))
         pending.extend(planned)
-        docs_state[path] = {"sig": sig, "files": sorted(Path(f.rel_path).name for f in files)}
+        docs_state[path] = {"sig": sig, "names": sorted(Path(f.rel_path).name for f in files)}
 
     gone_folders = chunk_folders([*sources, *gone_scope])
     _remove_orphans(
@@ -302,11 +314,18 @@ def _sync(
     report.chunks = all_chunks
 
     if dry_run:
-        report.written.extend(
-            p.md_path.with_suffix(".npy").relative_to(root).as_posix() for p in pending
-        )
+        # The vectors are computed (nothing is written) so the list is exactly what the real
+        # run writes: a re-embedded unit whose vector comes out the same keeps its .npy and
+        # `vec`. Without a usable model, every such unit is listed with both of its files.
+        try:
+            vectors: Any = model.get().embed([u.text for u in pending]) if pending else []
+            _write_pending(out, pending, vectors)
+        except NcxError:
+            for u in pending:
+                report.written.append(u.md_path.relative_to(root).as_posix())
+                report.written.append(u.md_path.with_suffix(".npy").relative_to(root).as_posix())
         report.written = sorted(set(report.written))
-        report.removed.sort()
+        report.removed = sorted(set(report.removed))
         return report
     if pending:
         embedder = model.get()  # loaded (or refused) before saying what it will do
@@ -318,6 +337,7 @@ def _sync(
     if reembed or model.switched:
         manifest = replace(manifest, model=model.get().info.as_manifest())
         out.write(manifest_path(root), manifest.to_json().encode())
+    _stamp(root, docs_state, folders)
     _save_state(root, manifest, state)
     report.written.sort()
     report.removed.sort()
@@ -472,13 +492,34 @@ def _signature(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def _files_intact(folder: Path, names: list[str]) -> bool:
+def _stats(folder: Path) -> dict[str, list[int]]:
+    """{file name: [size, mtime_ns]} of the chunk files directly in a doc's folder."""
+    out: dict[str, list[int]] = {}
     try:
-        present = set(os.listdir(folder))
-    except FileNotFoundError:
-        return not names
-    mds = {n for n in present if n.endswith(".md")}
-    return mds == set(names) and all(n[:-3] + ".npy" in present for n in names)
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return out
+    for e in entries:
+        if e.name.endswith((".md", ".npy")) and e.is_file():
+            st = e.stat()
+            out[e.name] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def _files_intact(folder: Path, files: Any) -> bool:
+    return isinstance(files, dict) and _stats(folder) == files
+
+
+def _stamp(root: Path, docs_state: dict[str, Any], folders: dict[str, str]) -> None:
+    """Record the stat of each planned doc's files as this run left them."""
+    for path, entry in docs_state.items():
+        names = entry.pop("names", None)
+        if names is None or path not in folders:
+            continue
+        files = _stats(root / folders[path])
+        want = {n for name in names for n in (name, name[:-3] + ".npy")}
+        # Only a complete, exact set is worth remembering; anything else is re-planned.
+        entry["files"] = files if set(files) == want else None
 
 
 def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -> list[_Pending]:
@@ -489,21 +530,24 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
     for f in files:
         md = root / f.rel_path
         keep.add(md.name)
-        try:
-            old = md.read_bytes()
-        except FileNotFoundError:
-            old = None
-        npy_ok = md.with_suffix(".npy").exists()
-        if old == f.data and npy_ok and not force:
+        old = _read(md)
+        npy = _read(md.with_suffix(".npy"))
+        pending_unit = _Pending(md, functools.partial(with_vec, f.data), f.embed_text)
+        if old is None or npy is None or force or has_markers(old):
+            # A chunk with conflict markers gets a fresh vector: which side's .npy git kept
+            # is not worth guessing.
+            pending.append(pending_unit)
             continue
-        # A chunk left with merge-conflict markers gets a fresh vector: which side's .npy
-        # git kept is not worth guessing.
-        conflicted = old is not None and b"\n<<<<<<< " in b"\n" + old
-        old_hash = _HASH_LINE.search(old) if old and not conflicted else None
-        if not force and npy_ok and old_hash and old_hash.group(1).decode() == f.hash:
-            out.write(md, f.data)  # metadata changed, text did not: keep the vector
+        old, have = lf(old), blob_vec(npy)
+        recorded = vec_of(old)
+        if recorded == have and old == with_vec(f.data, have):
             continue
-        pending.append(_Pending(md, f.data, f.embed_text))
+        # The .md's vec names another .npy (one side of a conflict each): embed again.
+        # No vec at all is a tree from before vec existed: its vector is kept, once.
+        if hash_of(old) == f.hash and recorded in (have, None):
+            out.write(md, with_vec(f.data, have))  # metadata changed, text did not
+            continue
+        pending.append(pending_unit)
     if folder.is_dir():
         for name in sorted(os.listdir(folder)):
             if is_temp(name):
@@ -516,6 +560,13 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
             ):
                 out.remove(folder / name)
     return pending
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _remove_orphans(
@@ -585,14 +636,19 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
             )
             continue
         digest = memory_hash(body)
-        npy_ok = md.with_suffix(".npy").exists()
-        if meta.get("hash") == digest and npy_ok and not force:
-            continue
-        new_bytes = None
-        if meta.get("hash") != digest:
-            meta["hash"] = digest
-            new_bytes = dump_frontmatter(meta, body).encode()
-        pending.append(_Pending(md, new_bytes, memory_embed_text(body)))
+        vector = _read(md.with_suffix(".npy"))
+        have = None if vector is None else blob_vec(vector)
+        recorded = meta.get("vec")
+        if meta.get("hash") == digest and have is not None and not force:
+            if recorded == have:
+                continue
+            if recorded is None:  # written before vec existed: keep its vector, record it
+                out.write(md, dump_frontmatter({**meta, "vec": have}, body).encode())
+                continue
+        meta["hash"] = digest
+        pending.append(
+            _Pending(md, functools.partial(_memory_bytes, meta, body), memory_embed_text(body))
+        )
     for npy in sorted(folder.glob("*.npy")):
         if is_temp(npy.name):
             if not out.dry and stale_temp(npy):  # a killed add's leftover, never a live one
@@ -613,12 +669,16 @@ def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
     for p, vec in zip(pending, vectors, strict=True):
         buf = io.BytesIO()
         np.save(buf, np.asarray(vec, dtype=np.float16), allow_pickle=False)
+        data = buf.getvalue()
         try:
-            out.write(p.md_path.with_suffix(".npy"), buf.getvalue())
-            if p.md_bytes is not None:
-                out.write(p.md_path, p.md_bytes)
+            out.write(p.md_path.with_suffix(".npy"), data)
+            out.write(p.md_path, p.render(blob_vec(data)))
         except OSError as exc:  # one unit the disk refuses does not stop the others
             out.report.problems.append(_os_problem(out.root, str(p.md_path), exc))
+
+
+def _memory_bytes(meta: dict[str, Any], body: str, vec: str) -> bytes:
+    return dump_frontmatter({**meta, "vec": vec}, body).encode()
 
 
 def _state_key(manifest: Manifest) -> str:

@@ -39,6 +39,14 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _memory_sha(data: bytes) -> str:
+    # Without the `vec` line: sync adds it after migrate wrote the file; it is derived from
+    # the text (a person's edit changes the text, and so this sha), not an edit itself.
+    from ncx.store import without_vec
+
+    return _sha(without_vec(data))
+
+
 @dataclass(frozen=True, slots=True)
 class Output:
     """A file migrate produced (repo-relative) and the digest of the v2 source it came from."""
@@ -153,12 +161,12 @@ class Journal:
         then discard without asking."""
         folder = memories_dir(self.root)
         for md in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-            self.memories.setdefault(md.name, _sha(md.read_bytes()))
+            self.memories.setdefault(md.name, _memory_sha(md.read_bytes()))
         self.save()
 
     def record_memory(self, name: str, data: bytes) -> None:
         """Before the memory is written: a run that stops halfway still knows it wrote it."""
-        self.memories[name] = _sha(data)
+        self.memories[name] = _memory_sha(data)
         self._log({"memory": name, "sha": self.memories[name]})
 
     def record_output(self, key: str, output: Output) -> None:
@@ -247,7 +255,7 @@ class Journal:
             orig = before / md.name
             if orig.is_file() and orig.read_bytes() == data:
                 continue
-            if self.memories.get(md.name) == _sha(data):
+            if self.memories.get(md.name) == _memory_sha(data):
                 continue
             out.append(md.relative_to(self.root).as_posix())
         return out

@@ -1,0 +1,452 @@
+"""staged: does what the next commit holds agree with itself? Staged docs against staged units.
+
+The judge of the pre-commit hooks. It reads only the git index (`git diff --cached`,
+`git ls-files -s`, `git cat-file --batch`), never the working tree and never a cache, so a
+doc staged without its chunks, chunks staged without their doc, a partial `git add -p`, a
+retry that did not stage the hook's output, `git checkout -- .neocortex` or one side of a
+conflict taken for a .md and the other for its .npy are all seen. A chunk .md's `vec` is
+checked against the blob id git already has for its .npy, so no vector is read and no model
+loaded. Cost grows with the change: the units checked are those of the docs, sidecars,
+chunk folders and memories the commit touches; a commit touching none costs one git call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from ncx import repo
+from ncx.config import Config
+from ncx.layout import (
+    CHUNKS,
+    MANIFEST,
+    MEMORIES,
+    NCX_DIR,
+    chunk_folders,
+    doc_chunk_dir,
+    is_inside_ncx,
+)
+from ncx.sources import format_of, suffixes
+
+# ncx.tree.sidecar.SUFFIX, not imported: sidecar pulls in the chunker, which a commit that
+# touches no doc must not pay for (a test holds the two equal).
+SIDECAR_SUFFIX = ".meta.yaml"
+
+if TYPE_CHECKING:
+    from ncx.manifest import Manifest
+    from ncx.tree.chunkfile import ChunkFile
+
+SOURCES = suffixes()  # every format ncx reads; the manifest may switch some off
+_CHUNKS = f"{NCX_DIR}/{CHUNKS}/"
+_MEMORIES = f"{NCX_DIR}/{MEMORIES}/"
+_DOC_EXTS = (".md", ".markdown", ".MD", ".Md", ".MARKDOWN")
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One staged change as git reports it (renames detected: `old` is the source path)."""
+
+    status: str  # A, M, D, R, C, T, U
+    path: str
+    old: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing wrong in the index: the file, what is wrong, and whose doc it is."""
+
+    path: str
+    message: str
+    doc: str | None = None  # the doc whose chunk files are wrong; None for memories
+    syncable: bool = False  # `ncx sync` makes it right (stale units, not broken docs)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a commit touches, as doc paths and memory stems (candidates; may be absent)."""
+
+    docs: frozenset[str] = frozenset()
+    memories: frozenset[str] = frozenset()
+    changed_docs: frozenset[str] = frozenset()  # docs (and sidecars' docs) the commit changes
+    everything: bool = False  # the manifest changed: every unit is in scope
+
+    @property
+    def empty(self) -> bool:
+        return not (self.docs or self.memories or self.everything)
+
+
+@dataclass
+class Verdict:
+    findings: list[Finding] = field(default_factory=list)
+    docs: list[str] = field(default_factory=list)  # docs in the index that were checked
+    units: int = 0  # chunk and memory files checked
+
+    def stale_docs(self) -> list[str]:
+        return sorted({f.doc for f in self.findings if f.doc is not None})
+
+
+def staged_changes(root: Path) -> list[Change]:
+    """Every staged change against HEAD (or the empty tree before the first commit)."""
+    return changes(root, "--cached")
+
+
+def changes(root: Path, *revs: str) -> list[Change]:
+    """`git diff --name-status -M` between `revs` (e.g. `--cached`, or BASE HEAD), parsed."""
+    out = repo.git(root, "diff", "--name-status", "-M", "-z", *revs)
+    parts = out.decode("utf-8", "surrogateescape").split("\0")
+    found, i = [], 0
+    while i < len(parts) - 1 and parts[i]:
+        status = parts[i]
+        if status[0] in "RC":
+            found.append(Change(status[0], parts[i + 2], parts[i + 1]))
+            i += 3
+        else:
+            found.append(Change(status[0], parts[i + 1]))
+            i += 2
+    return found
+
+
+def scope_of(changes: Iterable[Change]) -> Scope:
+    """The docs and memories whose files must agree after these changes. Pure."""
+    docs: set[str] = set()
+    changed: set[str] = set()
+    memories: set[str] = set()
+    everything = False
+    for ch in changes:
+        for p in (ch.path, ch.old) if ch.old else (ch.path,):
+            if p == f"{NCX_DIR}/{MANIFEST}":
+                everything = True
+            elif p.startswith(_CHUNKS):
+                folder = PurePosixPath(p[len(_CHUNKS) :]).parent.as_posix()
+                docs.update(_docs_of_folder(folder))
+            elif (
+                p.startswith(_MEMORIES)
+                and p.endswith((".md", ".npy"))
+                and "/" not in p[len(_MEMORIES) :]
+            ):
+                memories.add(PurePosixPath(p).stem)
+            elif is_inside_ncx(p):
+                continue
+            elif p.lower().endswith(SOURCES):
+                docs.add(p)
+                changed.add(p)
+            elif p.endswith(SIDECAR_SUFFIX):
+                stem = p[: -len(SIDECAR_SUFFIX)]
+                docs.update(stem + ext for ext in _DOC_EXTS)
+                changed.update(stem + ext for ext in _DOC_EXTS)
+    return Scope(frozenset(docs), frozenset(memories), frozenset(changed), everything)
+
+
+_NpyVec = Callable[[str, dict[str, bytes]], str]
+
+
+def _docs_of_folder(folder: str) -> list[str]:
+    """The docs whose chunks live in `<chunks>/<folder>`: `folder.md` (any case of the
+    suffix) or, for other formats, which keep their suffix (`a.rst` -> `a.rst/`), `folder`."""
+    out = [folder + ext for ext in _DOC_EXTS]
+    fmt = format_of(folder)
+    if fmt is not None and fmt.name != "markdown":
+        out.append(folder)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    oid: str
+    stage: int
+
+
+def _ls_files(root: Path, pathspecs: Sequence[str] | None) -> dict[str, _Entry]:
+    """{path: entry} of the index, limited to `pathspecs` (literal) unless None."""
+    args = ["ls-files", "-s", "-z"]
+    if pathspecs is not None:
+        if not pathspecs:
+            return {}
+        args += ["--", *pathspecs]
+    out = (
+        repo.git(root, "--literal-pathspecs", *args)
+        if pathspecs is not None
+        else repo.git(root, *args)
+    )
+    entries: dict[str, _Entry] = {}
+    for rec in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not rec:
+            continue
+        head, _, path = rec.partition("\t")
+        _mode, oid, stage = head.split(" ")
+        prev = entries.get(path)
+        if prev is None or int(stage) > prev.stage:
+            entries[path] = _Entry(oid, int(stage))
+    return entries
+
+
+def _read_blobs(root: Path, oids: Iterable[str]) -> dict[str, bytes]:
+    wanted = sorted(set(oids))
+    if not wanted:
+        return {}
+    out = repo.git(root, "cat-file", "--batch", input="".join(o + "\n" for o in wanted).encode())
+    blobs: dict[str, bytes] = {}
+    pos = 0
+    for oid in wanted:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        pos = nl + 1
+        if len(header) < 3:
+            continue
+        size = int(header[2])
+        blobs[oid] = out[pos : pos + size]
+        pos += size + 1
+    return blobs
+
+
+def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
+    """Check the index: each in-scope doc's staged chunk files against its staged text, each
+    in-scope memory's text against its hash and its .npy. `scope` None: the whole index."""
+    from ncx.manifest import load_manifest
+    from ncx.store import blob_vec, has_markers, vec_of, with_vec
+    from ncx.tree.sidecar import sidecar_path
+    from ncx.tree.sync import is_excluded
+
+    manifest = load_manifest(root)
+    verdict = Verdict()
+    if scope is None or scope.everything:
+        index = _ls_files(root, None)
+        docs = {p for p in index if p.lower().endswith(SOURCES) and not is_inside_ncx(p)}
+        folders = {
+            PurePosixPath(p[len(_CHUNKS) :]).parent.as_posix()
+            for p in index
+            if p.startswith(_CHUNKS)
+        }
+        docs |= {d for f in folders for d in _docs_of_folder(f)}
+        memories = {
+            PurePosixPath(p).stem
+            for p in index
+            if p.startswith(_MEMORIES) and "/" not in p[len(_MEMORIES) :]
+        }
+        # The manifest changed (a model or chunk setting): every doc is this commit's doc.
+        changed: frozenset[str] = frozenset(docs)
+    else:
+        docs, memories, changed = set(scope.docs), set(scope.memories), scope.changed_docs
+        specs = set(docs) | {doc_chunk_dir(d) for d in docs}
+        specs |= {sc for d in docs if (sc := sidecar_path(d)) is not None}
+        specs |= {f"{_MEMORIES}{m}{ext}" for m in memories for ext in (".md", ".npy")}
+        index = _ls_files(root, sorted(specs))
+
+    def npy_vec(oid: str, blobs: dict[str, bytes]) -> str:
+        return oid[:16] if len(oid) == 40 else blob_vec(blobs.get(oid, b""))
+
+    sha256_repo = any(len(e.oid) != 40 for e in index.values())
+    for path, e in sorted(index.items()):
+        if e.stage:
+            verdict.findings.append(
+                Finding(path, "has an unresolved merge conflict; resolve the docs, then `ncx sync`")
+            )
+
+    # Which folder belongs to which live doc; a folder with no live doc holds orphans.
+    live = sorted(
+        d
+        for d in docs
+        if d in index
+        and index[d].stage == 0
+        and d.lower().endswith(suffixes(manifest.skip_formats))
+        and not is_excluded(d, manifest.exclude)
+    )
+    # The layout's own mapping (it escapes odd names and splits case-insensitive clashes).
+    # Only the docs in scope are known here: a doc whose folder clashes with that of a doc
+    # the commit does not touch is the one case this can name wrongly.
+    folder_of = chunk_folders(live)
+    folder_doc = {folder_of[d]: d for d in live}
+    children: dict[str, dict[str, _Entry]] = {}
+    for path, e in index.items():
+        if path.startswith(_CHUNKS) and path.endswith((".md", ".npy")):
+            folder, _, name = path.rpartition("/")
+            children.setdefault(folder, {})[name] = e
+    want_folders = {doc_chunk_dir(d) for d in docs if d.lower().endswith(SOURCES)}
+    want_folders |= set(folder_doc)
+    to_read = [index[d].oid for d in live]
+    sidecars: dict[str, str] = {}
+    for d in live:
+        sc = sidecar_path(d)
+        if sc is not None and sc in index:
+            sidecars[d] = sc
+            to_read.append(index[sc].oid)
+    for folder in set(folder_doc) & set(children):
+        to_read += [e.oid for n, e in children[folder].items() if n.endswith(".md") or sha256_repo]
+    mem_md = {m: f"{_MEMORIES}{m}.md" for m in memories}
+    to_read += [index[p].oid for p in mem_md.values() if p in index]
+    if sha256_repo:
+        to_read += [
+            index[f"{_MEMORIES}{m}.npy"].oid for m in memories if f"{_MEMORIES}{m}.npy" in index
+        ]
+    blobs = _read_blobs(root, to_read)
+    verdict.docs = live
+
+    for d in live:
+        folder = folder_of[d]
+        staged = children.get(folder, {})
+        verdict.units += sum(1 for n in staged if n.endswith(".md"))
+        expected = _expected(
+            d, blobs[index[d].oid], sidecars.get(d), blobs, index, manifest, verdict
+        )
+        if expected is None:
+            continue  # the doc itself is broken: reported; its chunks are left as they are
+        add = verdict.findings.append
+        how = _how(d, d in changed)
+        for name, f in sorted(expected.items()):
+            md_path = f"{folder}/{name}"
+            entry = staged.get(name)
+            npy = staged.get(name[:-3] + ".npy")
+            if entry is None:
+                add(Finding(md_path, f"is missing from the commit; {how}", d, True))
+                continue
+            data = blobs.get(entry.oid, b"")
+            if has_markers(data):
+                add(
+                    Finding(
+                        md_path,
+                        "has merge-conflict markers; run `ncx sync` and stage .neocortex",
+                        d,
+                        True,
+                    )
+                )
+                continue
+            vec = vec_of(data)
+            if vec is None or data != with_vec(f.data, vec):
+                add(Finding(md_path, f"does not match the staged {d}; {how}", d, True))
+            elif npy is None:
+                add(Finding(md_path[:-3] + ".npy", f"is missing from the commit; {how}", d, True))
+            elif npy_vec(npy.oid, blobs) != vec:
+                add(
+                    Finding(
+                        md_path[:-3] + ".npy",
+                        f"is not the vector of its .md (vec {vec}); {how}",
+                        d,
+                        True,
+                    )
+                )
+        for name in sorted(staged):
+            stem = name[:-4] if name.endswith(".npy") else name[:-3]
+            if stem + ".md" not in expected:
+                add(
+                    Finding(
+                        f"{folder}/{name}",
+                        f"belongs to no section of the staged {d}; {how}",
+                        d,
+                        True,
+                    )
+                )
+    for folder in sorted(want_folders - set(folder_doc)):
+        gone = _gone_doc(folder, changed)
+        for name in sorted(children.get(folder, {})):
+            verdict.findings.append(
+                Finding(
+                    f"{folder}/{name}",
+                    f"is a chunk of {gone}, which the commit does not hold; "
+                    f"run `ncx sync {gone}` (it removes them) and `git add -A {NCX_DIR}`",
+                    gone,
+                    True,
+                )
+            )
+    for m in sorted(memories):
+        _check_memory(m, index, blobs, npy_vec, verdict)
+    return verdict
+
+
+def _how(doc: str, changed: bool) -> str:
+    if changed:
+        return f"run `ncx sync {doc}`, then stage the doc and .neocortex: `git add {doc} {NCX_DIR}`"
+    return (
+        f"the commit changes {doc}'s chunk files but not {doc}: stage the doc too "
+        f"(`git add {doc}`), or `ncx sync {doc}` and `git add {doc} {NCX_DIR}`"
+    )
+
+
+def _gone_doc(folder: str, changed: frozenset[str]) -> str:
+    """The doc a chunk folder belonged to: the removed doc the commit names, else `<folder>.md`."""
+    named = sorted(d for d in changed if doc_chunk_dir(d) == folder)
+    return named[0] if named else folder[len(_CHUNKS) :] + ".md"
+
+
+def _expected(
+    doc: str,
+    data: bytes,
+    sidecar: str | None,
+    blobs: dict[str, bytes],
+    index: dict[str, _Entry],
+    manifest: Manifest,
+    verdict: Verdict,
+) -> dict[str, ChunkFile] | None:
+    from ncx.errors import NcxError
+    from ncx.tree.chunkfile import chunk_files, load_doc
+    from ncx.tree.sidecar import read_doc_meta
+
+    meta = None
+    if sidecar is not None:
+        meta, errors = read_doc_meta(sidecar, blobs[index[sidecar].oid])
+        verdict.findings.extend(Finding(sidecar, f"{e.message}; {e.hint}") for e in errors)
+    try:
+        loaded = load_doc(doc, data, meta)
+    except NcxError as exc:
+        verdict.findings.append(Finding(doc, f"{exc.message}; {exc.hint or 'fix it'}"))
+        return None
+    files = chunk_files(loaded, manifest.chunk)
+    return {PurePosixPath(f.rel_path).name: f for f in files}
+
+
+def _check_memory(
+    m: str, index: dict[str, _Entry], blobs: dict[str, bytes], npy_vec: _NpyVec, verdict: Verdict
+) -> None:
+    from ncx.errors import NcxError
+    from ncx.memory.file import memory_hash, memory_problems
+    from ncx.secrets import find_secrets
+    from ncx.store import decode_source, has_markers, parse_frontmatter
+
+    md_path, npy_path = f"{_MEMORIES}{m}.md", f"{_MEMORIES}{m}.npy"
+    md, npy = index.get(md_path), index.get(npy_path)
+    add = verdict.findings.append
+    if md is None:
+        if npy is not None:
+            add(
+                Finding(
+                    npy_path,
+                    f"vector without a .md; `git rm --cached {npy_path}` or restore the .md",
+                )
+            )
+        return
+    verdict.units += 1
+    data = blobs.get(md.oid, b"")
+    if has_markers(data):
+        add(
+            Finding(
+                md_path,
+                "has merge-conflict markers: resolve them by hand, then `ncx sync` and stage it",
+            )
+        )
+        return
+    try:
+        text = decode_source(data, path=md_path)
+        meta, body, _ = parse_frontmatter(text, path=md_path)
+    except NcxError as exc:
+        add(Finding(md_path, f"{exc.message}; {exc.hint or 'fix it'}"))
+        return
+    add_all = [Finding(md_path, msg) for msg in memory_problems(meta, body, m)]
+    add_all += [
+        Finding(
+            f"{md_path}:{s.line}:{s.column}",
+            f"{s.reason} Secrets never belong in memories: remove it and rotate the credential.",
+        )
+        for s in find_secrets(text)
+    ]
+    verdict.findings.extend(add_all)
+    fix = f"run `ncx sync` and `git add {md_path} {npy_path}`"
+    if meta.get("hash") != memory_hash(body):
+        add(Finding(md_path, f"stale: its text changed since it was embedded; {fix}", None, True))
+    elif npy is None:
+        add(Finding(npy_path, f"is missing from the commit; {fix}", None, True))
+    elif meta.get("vec") != npy_vec(npy.oid, blobs):
+        add(Finding(npy_path, f"is not the vector of its .md; {fix}", None, True))

@@ -1,0 +1,135 @@
+"""The index judge and the `vec` id, in process: O(change) hooks, dry runs, upgrades."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, commit_all, git, ncx, write
+
+from ncx.store import dump_frontmatter, parse_frontmatter, vec_of, with_vec
+
+SEC = " ".join(["Every request is authenticated by the gateway before it reaches a service."] * 5)
+
+
+def doc(*sections: str) -> str:
+    return "# Ops\n\n" + SEC + "\n\n" + "".join(f"## {s}\n\n{SEC} {s}.\n\n" for s in sections)
+
+
+@pytest.fixture
+def synced(repo: Path) -> Path:
+    write(repo, "docs/ops.md", doc("Deploy", "Monitor"))
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    commit_all(repo, "docs")
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "vec", ["0123456789012345", "1234567890123456", "abcdef0123456789", "1234567890123e45"]
+)
+def test_vec_line_is_what_yaml_writes_and_reads(vec: str) -> None:
+    md = dump_frontmatter({"id": "x", "hash": "00aa"}, "body\n").encode()
+    full = with_vec(md, vec)
+    assert full == dump_frontmatter({"id": "x", "hash": "00aa", "vec": vec}, "body\n").encode()
+    assert vec_of(full) == vec
+    assert parse_frontmatter(full.decode(), path="x")[0]["vec"] == vec
+
+
+# Runs `ncx hook NAME` with every way of listing a folder refused, and reports whether numpy,
+# yaml, typer or the chunk-file writer were imported: a commit that touches no doc needs none of them.
+_PROBE = """
+import os, runpy, sys
+def refuse(*a, **k):
+    raise AssertionError(f"tree-wide listing: {a}")
+os.scandir = os.listdir = os.walk = refuse
+sys.argv = ["ncx", "hook", sys.argv[1]]
+try:
+    runpy.run_module("ncx", run_name="__main__")
+except SystemExit as exc:
+    code = exc.code
+print("exit", code, *(m in sys.modules for m in ("numpy", "yaml", "typer", "ncx.tree.chunkfile")))
+"""
+
+
+@pytest.mark.parametrize("hook", ["sync", "check"])
+def test_code_only_commit_hook_does_no_tree_wide_work(synced: Path, hook: str) -> None:
+    write(synced, "src/app.py", "x = 1\n")
+    git(synced, "add", "src/app.py")
+    env = {**os.environ, "GIT_INDEX_FILE": ".git/index", "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, hook], cwd=synced, env=env, capture_output=True, text=True
+    )
+    assert out.stdout.strip() == "exit 0 False False False False", out.stdout + out.stderr
+
+
+def test_hook_check_in_a_commit_reads_only_the_staged_doc(synced: Path) -> None:
+    """A broken chunk of another doc is not this commit's business (CI's full check sees it)."""
+    (synced / ".neocortex/chunks/docs/guide/ops--usage.md").write_text("junk\n")
+    git(synced, "add", "-A")
+    commit_all(synced, "break guide (no hook)")
+    write(synced, "docs/ops.md", doc("Deploy", "Monitor", "Scale"))
+    ncx("sync", "docs/ops.md")
+    git(synced, "add", "-A")
+    env = {"GIT_INDEX_FILE": ".git/index"}
+    assert ncx("hook", "check", env=env).returncode == 0
+    full = ncx("hook", "check", "--all", env=env, ok=False)
+    assert "ops--usage.md" in full.stdout
+
+
+def test_dry_run_lists_exactly_what_sync_writes(synced: Path) -> None:
+    write(
+        synced,
+        "docs/ops.md",
+        doc("Deploy", "Scale").replace(f"{SEC} Deploy.", f"{SEC} Deploy now."),
+    )
+    (synced / ".neocortex/chunks/docs/guide/ops--install.npy").unlink()
+    mid = ncx("memory", "add", "The cache is rebuilt after every commit").stdout.strip()
+    md = synced / f".neocortex/memories/{mid}.md"
+    md.write_text(md.read_text().replace("after every commit", "after every merge"))
+    dry = json.loads(ncx("sync", "--dry-run", "--json").stdout)
+    real = json.loads(ncx("sync", "--json").stdout)
+    assert (dry["written"], dry["removed"]) == (real["written"], real["removed"])
+    assert f".neocortex/memories/{mid}.md" in real["written"]
+    assert ".neocortex/chunks/docs/guide/ops--install.npy" in real["written"]
+
+
+def test_a_tree_from_before_vec_is_upgraded_by_one_sync(synced: Path) -> None:
+    mid = ncx("memory", "add", "The cache is rebuilt after every commit").stdout.strip()
+    commit_all(synced, "memory")
+    units = sorted((synced / ".neocortex").rglob("*.md"))
+    npys = {p: p.read_bytes() for p in (synced / ".neocortex").rglob("*.npy")}
+    for p in units:
+        p.write_text(
+            "".join(
+                ln for ln in p.read_text().splitlines(keepends=True) if not ln.startswith("vec: ")
+            )
+        )
+    assert "stale" in ncx("check", ok=False).stdout
+    out = json.loads(ncx("sync", "--json").stdout)
+    assert out["embedded"] == 0 and all(p.endswith(".md") for p in out["written"])
+    assert f".neocortex/memories/{mid}.md" in out["written"]
+    assert {p: p.read_bytes() for p in npys} == npys  # no vector changed
+    ncx("check")
+    assert git(synced, "status", "--porcelain") == ""
+
+
+def test_sync_does_not_believe_its_state_file(synced: Path) -> None:
+    chunk = synced / ".neocortex/chunks/docs/ops/ops--deploy.md"
+    good = chunk.read_bytes()
+    chunk.write_bytes(good.replace(b"Deploy.", b"Deploy by hand."))
+    out = ncx("sync")
+    assert "wrote .neocortex/chunks/docs/ops/ops--deploy.md" in out.stdout
+    assert chunk.read_bytes() == good
+
+
+def test_the_staged_judge_knows_the_sidecar_suffix() -> None:
+    from ncx.tree import sidecar, staged
+
+    assert staged.SIDECAR_SUFFIX == sidecar.SUFFIX
