@@ -24,7 +24,17 @@ class RankWeights:
     dense: float = 0.2
     recency: float = 0.05
     usefulness: float = 0.05
-    second_chunk: float = 0.6
+    second_chunk: float = 0.6  # for long queries; second_short for short ones
+    second_short: float = 0.15
+    # A document's later chunks compete with other documents at fused score x decay^rank
+    # (rank within the document: 1, 2, ...); 0 returns one chunk per document.
+    doc_decay: float = 0.95
+    # Weight of the match between the query and a chunk's own heading (rank._heading_cover).
+    heading: float = 0.35
+    # BM25 saturation for long queries and for short ones (<= 3 terms), linear in between.
+    # Picked on the whole dev suite (benchmarks/suite.py), not on one set.
+    k1: float = 2.5
+    k1_short: float = 1.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +105,11 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
             recency=_float(env, "NCX_W_RECENCY", w.recency),
             usefulness=_float(env, "NCX_W_USEFULNESS", w.usefulness),
             second_chunk=_float(env, "NCX_W_SECOND_CHUNK", w.second_chunk),
+            second_short=_float(env, "NCX_W_SECOND_SHORT", w.second_short),
+            doc_decay=_float(env, "NCX_W_DOC_DECAY", w.doc_decay),
+            heading=_float(env, "NCX_W_HEADING", w.heading),
+            k1=_float(env, "NCX_K1", w.k1),
+            k1_short=_float(env, "NCX_K1_SHORT", w.k1_short),
         ),
         model_cache=Path(cache) if cache else Path.home() / ".cache" / "ncx" / "models",
     )

@@ -375,9 +375,15 @@ def retrieve(
         where += f" (cell {h.cell})" if h.cell else ""
         print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
         if explain:
-            print("      " + ", ".join(f"{k}={v}" for k, v in h.why.items()))
+            parts = [f"{k}={v}" for k, v in h.why.items()]
+            print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
         snippet = " ".join(searcher.text(h).split())[:160]
         print(f"      {snippet}")
+    if hits[0].weak:
+        _say(
+            f"ncx: weak evidence: the best match has {hits[0].confidence:.0%} of the query's "
+            "terms; the answer may not be in the docs (look in the code)"
+        )
 
 
 @command()

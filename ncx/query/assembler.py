@@ -10,6 +10,7 @@ frame id is a hash of the body, and nothing in it reads the clock.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +34,14 @@ ZONE_TITLES = {
     "state": "Current State",
     "instructions": "Instructions",
 }
-_MIN_ITEM_TOKENS = 40  # a trimmed item shorter than this is not worth its citation line
+WEAK_NOTE = (
+    "> Weak evidence: the best match shares few of the task's terms; the answer may not "
+    "be in the docs (look in the code)."
+)
+_MIN_ITEM_TOKENS = 40
+# Background items are quoted by their lead only: past the strongest results, a pointer
+# and an opening line serve more questions per token than whole chunks (frame_recall.py).
+BACKGROUND_ITEM_TOKENS = 80  # a trimmed item shorter than this is not worth its citation line
 _ID_SLACK = 8  # a 12-hex frame id costs at most 12 tokens; its placeholder costs 5
 
 
@@ -132,6 +140,7 @@ class FrameInput:
     learnings: tuple[Item, ...] = ()  # memories, best first
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
     instructions: tuple[str, ...] = ()
+    weak: bool = False  # the best knowledge is weak evidence: say so in the frame
 
 
 def assemble(inp: FrameInput, budget: int) -> Frame:
@@ -151,7 +160,9 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     rest = [it for it in inp.knowledge if it.id not in {p.item.id for p in relevant}]
     rest_ids = {d.id for d in decisions if d.zone == "relevant" and d.outcome != "placed"}
     decisions = [d for d in decisions if not (d.zone == "relevant" and d.id in rest_ids)]
-    background, _ = _pack("background", rest, knowledge_room - used_r, decisions)
+    background, _ = _pack(
+        "background", rest, knowledge_room - used_r, decisions, item_cap=BACKGROUND_ITEM_TOKENS
+    )
 
     zones = {
         "task": [],
@@ -161,7 +172,8 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         "state": [],
         "instructions": [],
     }
-    body = _render(task_block, zones, state_block, tail)
+    note = WEAK_NOTE if inp.weak and relevant else ""
+    body = _render(task_block, zones, state_block, tail, note)
     # The zone estimates are sums; the rendered whole is authoritative. Drop the weakest
     # placed item until the frame fits (rarely more than once). _ID_SLACK covers the frame
     # id that replaces its placeholder after hashing.
@@ -172,7 +184,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         zone, idx = victim
         p = zones[zone].pop(idx)
         decisions.append(Decision(p.item.id, zone, p.item.score, "no room"))
-        body = _render(task_block, zones, state_block, tail)
+        body = _render(task_block, zones, state_block, tail, note)
     if count_tokens(body) + _ID_SLACK > budget:
         # A budget too small even for the task: cut state, instructions, then the task.
         for part in ("state", "tail", "task"):
@@ -185,11 +197,82 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
             else:
                 over = count_tokens(body) + _ID_SLACK - budget
                 task_block = _cut(task_block, max(0, count_tokens(task_block) - over))
-            body = _render(task_block, zones, state_block, tail)
+            body = _render(task_block, zones, state_block, tail, note)
     frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
     markdown = body.replace("{frame_id}", frame_id, 1)
     decisions.sort(key=lambda d: (-d.score, d.id))
     return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions)
+
+
+_COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
+_MYST_LABEL = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
+_DIRECTIVE = re.compile(r"^ {0,3}(:{3,})\{([\w-]+)\}[ \t]*(.*)$")
+_DIRECTIVE_END = re.compile(r"^ {0,3}:{3,}[ \t]*$")
+_HEADING = re.compile(r"^(#{1,6})[ \t]")
+# A list item that is only a link into the docs themselves (not out to the web: a list of
+# references is content; a list of the docs' own pages and anchors is navigation).
+_LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[[^\]]+\]\((?!https?:)[^)]*\)\s*$")
+_QUOTED_MIN_LEVEL = 4  # the frame's zones are ##, its items ###: quoted headings go below
+
+
+def tidy(text: str, section: Sequence[str] = ()) -> str:
+    """A chunk as the frame quotes it: without what carries nothing for the reader.
+
+    HTML comments (template boilerplate), MyST `(label)=` targets, toctree blocks and
+    directive fences go; a directive's name stays as a bold lead (`**note**`). Headings are
+    demoted below the frame's own (#### at least), so a quoted `## Setup` can never be
+    taken for a zone; leading headings that the citation's section trail already names
+    go. Fenced code is left exactly as it is.
+    """
+    text = _COMMENT.sub("", text)
+    lines = text.lstrip("\n").split("\n")
+    named = {" ".join(t.split()) for t in section}
+    while lines and _HEADING.match(lines[0]) and " ".join(lines[0].lstrip("#").split()) in named:
+        lines.pop(0)
+        while lines and not lines[0].strip():
+            lines.pop(0)
+    text = "\n".join(lines)
+    out: list[str] = []
+    fence: str | None = None
+    skipping = False  # inside a ```{toctree} block
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+                if skipping:
+                    skipping = False
+                    continue
+            if not skipping:
+                out.append(line)
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            skipping = stripped[3:].strip().startswith("{toctree}")
+            if not skipping:
+                out.append(line)
+            continue
+        if _MYST_LABEL.match(line) or _DIRECTIVE_END.match(line):
+            continue
+        d = _DIRECTIVE.match(line)
+        if d:
+            name, arg = d.group(2), d.group(3).strip()
+            if name not in ("tab-set", "grid", "toctree"):
+                out.append(f"**{name}**" + (f" {arg}" if arg else ""))
+            continue
+        h = _HEADING.match(line)
+        if h:
+            level = min(6, max(_QUOTED_MIN_LEVEL, len(h.group(1)) + 3))
+            line = "#" * level + line[len(h.group(1)) :]
+        out.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+def is_link_list(text: str) -> bool:
+    """A table of contents: most of its lines are list items that are only a link."""
+    lines = [ln for ln in text.split("\n") if ln.strip() and not _HEADING.match(ln)]
+    links = sum(1 for ln in lines if _LINK_ITEM.match(ln))
+    return links >= 3 and links >= 0.7 * len(lines)
 
 
 def _task_block(inp: FrameInput) -> str:
@@ -224,13 +307,28 @@ def _fit_lines(zone: str, lines: Sequence[str], cap: int) -> str:
 
 
 def _pack(
-    zone: str, items: Sequence[Item], cap: int, decisions: list[Decision]
+    zone: str,
+    items: Sequence[Item],
+    cap: int,
+    decisions: list[Decision],
+    item_cap: int = 0,
 ) -> tuple[list[Placed], int]:
+    """Place items best first; item_cap > 0 quotes each at most that long (its lead)."""
     placed: list[Placed] = []
     used = 0
     for it in items:
         head = count_tokens(it.citation()) + 6
         full = count_tokens(it.text)
+        if item_cap and full > item_cap:
+            text = lead(it.text, item_cap)
+            n = count_tokens(text)
+            if text and used + head + n <= cap:
+                placed.append(Placed(it, zone, text, n, True))
+                used += head + n
+                decisions.append(Decision(it.id, zone, it.score, "trimmed"))
+            else:
+                decisions.append(Decision(it.id, zone, it.score, "no room"))
+            continue
         if used + head + full <= cap:
             placed.append(Placed(it, zone, it.text, full, False))
             used += head + full
@@ -276,6 +374,20 @@ def trim_to_paragraphs(text: str, max_tokens: int) -> str:
     return out + "\n[…]" if out and out != text.rstrip() else out
 
 
+def lead(text: str, max_tokens: int) -> str:
+    """The opening of a text within max_tokens: whole paragraphs if any fit, else the first
+    prose paragraph cut at a word (code is never cut)."""
+    whole = trim_to_paragraphs(text, max_tokens)
+    if whole:
+        return whole
+    for para in text.split("\n\n"):
+        p = para.strip()
+        if p and not p.startswith(("```", "~~~", "#")):
+            cut = _cut(" ".join(p.split()), max(0, max_tokens - 2))
+            return cut + " […]" if cut else ""
+    return ""
+
+
 def _cut(text: str, max_tokens: int) -> str:
     """The longest whitespace-bounded prefix of text within max_tokens."""
     words = text.split(" ")
@@ -299,12 +411,16 @@ def _weakest(zones: dict[str, list[Placed]]) -> tuple[str, int] | None:
     return None if best is None else (best[1], best[2])
 
 
-def _render(task: str, zones: dict[str, list[Placed]], state: str, tail: str) -> str:
+def _render(
+    task: str, zones: dict[str, list[Placed]], state: str, tail: str, note: str = ""
+) -> str:
     out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
     for zone in ("relevant", "background", "learnings"):
         if not zones[zone]:
             continue
         out += [f"## {ZONE_TITLES[zone]}", ""]
+        if zone == "relevant" and note:
+            out += [note, ""]
         for p in zones[zone]:
             if p.item.kind == "memory":
                 m = p.item.meta

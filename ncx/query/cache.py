@@ -109,7 +109,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
     try:
         z = np.load(path, allow_pickle=False)
         meta = json.loads(bytes(z["meta"]).decode())
-        if meta.get("version") != CACHE_VERSION:
+        if meta.get("version") != CACHE_VERSION or meta.get("lex") != lex_params():
             return None
         if check and meta.get("signature") != signature(root, meta["sources"], meta["dirs"]):
             return None
@@ -129,6 +129,13 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         return None
 
 
+def lex_params() -> str:
+    """The BM25F settings baked into the arrays: a cache built with others is rebuilt."""
+    from ncx.query import lexical
+
+    return json.dumps([lexical.FIELD_WEIGHTS, lexical.FIELD_B], sort_keys=True)
+
+
 def cache_is_current(root: Path) -> bool:
     """Whether the cache exists and matches the tree (stat() only: no parse, no build)."""
     import numpy as np
@@ -138,6 +145,7 @@ def cache_is_current(root: Path) -> bool:
         meta = json.loads(bytes(z["meta"]).decode())
         return bool(
             meta.get("version") == CACHE_VERSION
+            and meta.get("lex") == lex_params()
             and meta.get("signature") == signature(root, meta["sources"], meta["dirs"])
         )
     except Exception:  # missing, torn or foreign
@@ -314,6 +322,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     dirs = chunk_dirs(root)
     meta_out = {
         "version": CACHE_VERSION,
+        "lex": lex_params(),
         "model": manifest.model.get("sha256"),
         "units": units,
         "sources": sources,

@@ -15,12 +15,21 @@ from ncx import repo
 from ncx.config import DEFAULT_TOKEN_BUDGET, Config
 from ncx.errors import NcxError, UsageError
 from ncx.layout import ncx_dir
-from ncx.query.assembler import Frame, FrameInput, Item, assemble
+from ncx.query import assembler
+from ncx.query.assembler import (
+    Frame,
+    FrameInput,
+    Item,
+    assemble,
+    is_link_list,
+    tidy,
+)
 from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher
 from ncx.tokens import count_tokens
 
 MIN_BUDGET = 200
+FRAME_PER_DOC = 3  # chunks one document may put in a frame
 INSTRUCTIONS = (
     "Cite the sources above as `path:lines` when you rely on them.",
     "If the knowledge above disagrees with the code, trust the code and record the "
@@ -52,15 +61,30 @@ def build_frame(
     s = searcher or Searcher.open(root, cfg)
     query = " ".join([req.task, *req.criteria])
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
-    knowledge = s.search(query, k=60, filters=chunk_filters, per_doc=3)
+    # Enough candidates to fill the budget with short units (notes cost ~50 tokens each).
+    knowledge = s.search(
+        query, k=max(60, req.budget // 50), filters=chunk_filters, per_doc=FRAME_PER_DOC
+    )
     memories = s.search(query, k=12, filters=Filters(frozenset({"memory"}), req.filters.domains))
+    # Read only what could fit: the ranked chunks up to the budget, by their stored sizes.
+    fitting, room = [], req.budget
+    for h in knowledge:
+        if room <= 0:
+            break
+        fitting.append(h)
+        room -= min(h.tokens, assembler.BACKGROUND_ITEM_TOKENS or h.tokens) + 15
+    items = [_item(s, h) for h in fitting]
+    # A table of contents points at sections the ranking can name itself; quoted, it is
+    # budget spent on links. Chunks that are nothing but markup after tidying go too.
+    items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
     inp = FrameInput(
         task=req.task,
         criteria=req.criteria,
-        knowledge=tuple(_item(s, h) for h in knowledge),
+        knowledge=tuple(items),
         learnings=tuple(_item(s, h) for h in memories),
         state=tuple(git_state(root) + _state_note(root, req.state_file)),
         instructions=INSTRUCTIONS,
+        weak=bool(knowledge) and knowledge[0].weak,
     )
     return assemble(inp, req.budget)
 
@@ -77,7 +101,7 @@ def _item(s: Searcher, h: Hit) -> Item:
         section=h.section,
         doc_id=h.doc_id,
         score=h.score,
-        text=s.text(h) if h.kind == "chunk" else _learning(s.text(h)),
+        text=tidy(s.text(h), h.section) if h.kind == "chunk" else _learning(s.text(h)),
         meta=meta,
     )
 

@@ -25,6 +25,8 @@ FIELD_WEIGHTS = {"prose": 1.0, "code": 0.5, "trail": 1.0, "title": 1.0, "path": 
 # Long natural-language questions want strong saturation; b favours short chunks a little.
 K1 = 5.0
 B = 0.8
+# Length normalisation per field (a heading trail or a title is short by nature).
+FIELD_B = {"prose": B, "code": B, "trail": B, "title": B, "path": B}
 
 _RAW = re.compile(r"[A-Za-z0-9_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -127,13 +129,17 @@ class LexIndex:
         return scores
 
 
-def build_index(units: Sequence[dict[str, str]], b: float = B) -> LexIndex:
+def build_index(units: Sequence[dict[str, str]], b: float | None = None) -> LexIndex:
     """Build BM25F arrays from units given as {field: text}. Lucene idf over units."""
     return build_index_from_terms([{f: terms(u.get(f, "")) for f in FIELDS} for u in units], b)
 
 
-def build_index_from_terms(field_terms: Sequence[dict[str, list[str]]], b: float = B) -> LexIndex:
+def build_index_from_terms(
+    field_terms: Sequence[dict[str, list[str]]], b: float | None = None
+) -> LexIndex:
     """Build BM25F arrays from units already turned into {field: index terms}.
+
+    b: one length normalisation for every field; None takes FIELD_B.
 
     Array work over all term occurrences at once, not a Counter per field: with ten
     thousand units a Python loop per (unit, term) dominated incremental cache rebuilds.
@@ -174,7 +180,7 @@ def _term_ids(lists: list[list[str]]) -> tuple[dict[str, int], NDArray[np.int64]
 
 
 def _field_norms(
-    lens: NDArray[np.int64], n: int, b: float, seg: NDArray[np.int64]
+    lens: NDArray[np.int64], n: int, b: float | None, seg: NDArray[np.int64]
 ) -> NDArray[np.float64]:
     """BM25F length normalisation times field weight, for each (unit * nf + field) in seg.
 
@@ -185,8 +191,9 @@ def _field_norms(
     nf = len(FIELDS)
     avg = np.array([(int(t) / n if n else 0.0) or 1.0 for t in lens.reshape(n, nf).sum(axis=0)])
     weight = np.array([FIELD_WEIGHTS[f] for f in FIELDS])
+    bs = np.array([FIELD_B[f] if b is None else b for f in FIELDS])[seg % nf]
     field = seg % nf
-    norm: NDArray[np.float64] = weight[field] / (1 - b + b * lens[seg] / avg[field])
+    norm: NDArray[np.float64] = weight[field] / (1 - bs + bs * lens[seg] / avg[field])
     return norm
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -23,10 +23,14 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-LEX_POOL = 300  # chunks considered for page aggregation
+LEX_POOL = 300  # chunks considered for page aggregation (2k when more are asked for)
+HEADING_POOL = 100  # best fused candidates checked for a heading match
 DENSE_POOL = 100  # best cosine matches considered, and the min-max window for the cosine
 DUPLICATE_COS = 0.98
 HIDDEN_STATUSES = frozenset({"superseded", "deprecated", "proposed"})
+# Calibrated on the dev suite: it flags 0-8% of doc questions (18% of LoCoMo notes, too
+# short to hold a question's terms), and those miss the top 10 twice as often (SUITE.md).
+WEAK_BELOW = 0.3
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,13 @@ class Hit:
     tokens: int
     why: dict[str, float] = field(default_factory=dict)
     cell: str | None = None  # notebook cell(s) the chunk comes from
+    # idf-weighted share of the query's terms found in this unit (terms the tree never
+    # uses count as missing); below WEAK_BELOW the unit is weak evidence for the query.
+    confidence: float = 1.0
+
+    @property
+    def weak(self) -> bool:
+        return self.confidence < WEAK_BELOW
 
     def as_json(self, text: str) -> dict[str, Any]:
         return {
@@ -64,6 +75,8 @@ class Hit:
             "doc_id": self.doc_id,
             "score": round(self.score, 6),
             "tokens": self.tokens,
+            "confidence": round(self.confidence, 3),
+            "weak": self.weak,
             "text": text,
             **({"cell": self.cell} if self.cell else {}),
         }
@@ -77,16 +90,25 @@ def retrieve(
     k: int = 10,
     weights: RankWeights = RankWeights(),
     filters: Filters = Filters(),
-    per_doc: int = 1,
+    per_doc: int = 0,
 ) -> list[Hit]:
-    """The k best units for `query`, at most `per_doc` from one source document."""
+    """The k best units for `query`; at most `per_doc` from one source document (0: no cap).
+
+    Documents are ranked by their best chunk plus a share of the second best; a document's
+    later chunks compete at their own fused score times doc_decay per rank within the
+    document, so a section that is not its document's best can still be returned.
+    """
     import numpy as np
 
     n = len(index.units)
     if n == 0 or k <= 0:
         return []
     mask = _mask(index, filters)
-    lex = index.lex.score(terms(query))
+    q_terms = terms(query)
+    longness = _longness(len(set(q_terms)))
+    k1 = weights.k1_short + longness * (weights.k1 - weights.k1_short)
+    second = weights.second_short + longness * (weights.second_chunk - weights.second_short)
+    lex = index.lex.score(q_terms, k1=k1)
     lex[~mask] = 0.0
     dense = np.zeros(n, dtype=np.float32)
     use_dense = query_vec is not None and weights.dense > 0 and bool(np.any(query_vec))
@@ -94,7 +116,7 @@ def retrieve(
         dense = index.cosines(query_vec)
         dense[~mask] = -1.0
 
-    cand = set(_top(lex, LEX_POOL, positive=True).tolist())
+    cand = set(_top(lex, max(LEX_POOL, 2 * k), positive=True).tolist())
     dense_n = np.zeros(n, dtype=np.float32)
     if use_dense:
         top_d = _top(dense, DENSE_POOL, positive=True)
@@ -109,6 +131,11 @@ def retrieve(
     lex_max = float(lex[ids].max()) or 1.0
     w = weights.dense if use_dense else 0.0
     fused = (1 - w) * lex[ids] / lex_max + w * dense_n[ids]
+    heading = weights.heading
+    if heading > 0:
+        # Only the strongest candidates can use the boost; it costs a term set per unit.
+        top = np.argsort(-fused, kind="stable")[:HEADING_POOL]
+        fused[top] += heading * _heading_cover(index, ids[top], q_terms)
     prior = _priors(index, ids, weights)
     fused = fused + prior
 
@@ -119,34 +146,117 @@ def retrieve(
         g = int(index.group[ids[j]])
         best.setdefault(g, []).append(j)
     page_score = {
-        g: float(fused[js[0]])
-        + (weights.second_chunk * float(fused[js[1]]) if len(js) > 1 else 0.0)
+        g: float(fused[js[0]]) + (second * float(fused[js[1]]) if len(js) > 1 else 0.0)
         for g, js in best.items()
     }
+    # Every candidate's delivered score: the page score for a document's best chunk, its
+    # own score decayed by its rank within the document for the others.
+    scored: list[tuple[float, int, int, int]] = []  # (-score, doc order, rank in doc, j)
     pages = sorted(best, key=lambda g: (-page_score[g], g))
+    for p, g in enumerate(pages):
+        for r, j in enumerate(best[g]):
+            if r == 0:
+                scored.append((-page_score[g], p, 0, j))
+            elif weights.doc_decay > 0:
+                scored.append((-float(fused[j]) * weights.doc_decay**r, p, r, j))
+    scored.sort()
 
     hits: list[Hit] = []
     chosen_vecs: list[Any] = []
-    for g in pages:
-        taken: list[tuple[Any, Any]] = []
-        for j in best[g]:
-            if len(taken) >= per_doc:
-                break
-            u = int(ids[j])
-            unit = index.units[u]
-            span = (unit.get("start_line"), unit.get("end_line"))
-            if span[0] is not None and any(_overlaps(span, t) for t in taken):
-                continue
-            vec = index.vectors[u]
-            if _near_duplicate(vec, chosen_vecs):
-                continue
-            taken.append(span if span[0] is not None else (-1, -1))
-            chosen_vecs.append(vec)
-            score = page_score[g] if len(taken) == 1 else float(fused[j])
-            hits.append(_hit(index, u, score, lex[u] / lex_max, float(dense_n[u]), float(prior[j])))
-            if len(hits) >= k:
-                return hits
-    return hits
+    taken: dict[int, list[tuple[Any, Any]]] = {}
+    for neg, _p, _r, j in scored:
+        u = int(ids[j])
+        g = int(index.group[u])
+        spans = taken.setdefault(g, [])
+        if per_doc and len(spans) >= per_doc:
+            continue
+        unit = index.units[u]
+        span = (unit.get("start_line"), unit.get("end_line"))
+        if span[0] is not None and any(_overlaps(span, t) for t in spans):
+            continue
+        vec = index.vectors[u]
+        if _near_duplicate(vec, chosen_vecs):
+            continue
+        spans.append(span if span[0] is not None else (-1, -1))
+        chosen_vecs.append(vec)
+        hits.append(_hit(index, u, -neg, lex[u] / lex_max, float(dense_n[u]), float(prior[j])))
+        if len(hits) >= k:
+            break
+    conf = _coverage(index, q_terms, [h.unit for h in hits])
+    return [replace(h, confidence=c) for h, c in zip(hits, conf, strict=True)]
+
+
+def _longness(n_terms: int) -> float:
+    """0 for a query of up to 3 distinct terms (a heading, a name), 1 from 8 (a question).
+
+    Short queries name a section: little saturation, no page bonus. Long questions are
+    about a topic: tf saturates slowly and a page with two good chunks is the better page.
+    """
+    return min(1.0, max(0.0, (n_terms - 3) / 5))
+
+
+def _heading_cover(index: Index, ids: NDArray[np.int64], q_terms: list[str]) -> NDArray[np.float32]:
+    """For each candidate, how well its own heading and the query match: idf-weighted
+    common terms over the larger of the two (1 only when they have the same terms).
+
+    Known-item questions name a section by its heading; the trail field alone cannot tell
+    the section from its children, which carry the same heading in their trails.
+    """
+    import numpy as np
+
+    lx = index.lex
+    q_cols = np.array(sorted({lx.vocab[t] for t in q_terms if t in lx.vocab}), dtype=np.int64)
+    if not len(q_cols):
+        return np.zeros(len(ids), dtype=np.float32)
+    memo: dict[int, NDArray[np.int64]] = index.memo.setdefault("heading_cols", {})
+    cols: list[NDArray[np.int64]] = []
+    for u in ids.tolist():
+        got = memo.get(u)
+        if got is None:
+            sec = index.units[u].get("section") or ()
+            found = {lx.vocab[t] for t in terms(str(sec[-1])) if t in lx.vocab} if sec else set()
+            got = memo[u] = np.array(sorted(found), dtype=np.int64)
+        cols.append(got)
+    lens = np.fromiter(map(len, cols), dtype=np.int64, count=len(cols))
+    if not lens.sum():
+        return np.zeros(len(ids), dtype=np.float32)
+    flat = np.concatenate(cols)
+    owner = np.repeat(np.arange(len(ids)), lens)
+    w = lx.idf[flat].astype(np.float64)
+    total = np.bincount(owner, weights=w, minlength=len(ids))
+    common = np.bincount(owner, weights=w * np.isin(flat, q_cols), minlength=len(ids))
+    q_total = float(lx.idf[q_cols].sum())
+    out: NDArray[np.float32] = (common / np.maximum(np.maximum(total, q_total), 1e-9)).astype(
+        np.float32
+    )
+    return out
+
+
+def _coverage(index: Index, q_terms: list[str], units: list[int]) -> list[float]:
+    """For each unit, the idf-weighted share of the query's distinct terms it contains;
+    terms no unit has count as missing, with the idf such a term would have."""
+    import numpy as np
+
+    lx = index.lex
+    qset = set(q_terms)
+    if not qset or not units:
+        return [0.0] * len(units)
+    unknown = float(np.log(1 + (lx.n_units + 0.5) / 0.5))
+    us = np.asarray(units, dtype=np.int32)
+    total = 0.0
+    got = np.zeros(len(units), dtype=np.float64)
+    for t in qset:
+        col = lx.vocab.get(t)
+        if col is None:
+            total += unknown
+            continue
+        w = float(lx.idf[col])
+        total += w
+        a, b = int(lx.indptr[col]), int(lx.indptr[col + 1])
+        seg = lx.indices[a:b]  # sorted: the index is built in (term, unit) order
+        pos = np.minimum(np.searchsorted(seg, us), len(seg) - 1)
+        got += w * (seg[pos] == us)
+    return (got / total).tolist() if total > 0 else [0.0] * len(units)
 
 
 def _hit(index: Index, u: int, score: float, lex: float, dense: float, prior: float) -> Hit:
@@ -162,7 +272,7 @@ def _hit(index: Index, u: int, score: float, lex: float, dense: float, prior: fl
         doc_id=unit.get("doc_id"),
         score=score,
         tokens=int(unit.get("tokens") or 0),
-        why={"bm25f": round(lex, 4), "dense": round(dense, 4), "prior": round(prior, 4)},
+        why={"bm25f": round(float(lex), 4), "dense": round(dense, 4), "prior": round(prior, 4)},
         cell=unit.get("cell"),
     )
 
@@ -211,6 +321,13 @@ def _priors(index: Index, ids: NDArray[np.int64], w: RankWeights) -> NDArray[np.
     prior = np.zeros(len(ids), dtype=np.float32)
     if w.recency == 0 and w.usefulness == 0:
         return prior
+    memories = index.memo.get("memory_units")
+    if memories is None:
+        memories = index.memo["memory_units"] = np.array(
+            [u["kind"] == "memory" for u in index.units], dtype=bool
+        )
+    if not memories[ids].any():
+        return prior
     dates = [
         _date(index.units[u].get("updated")) if index.units[u]["kind"] == "memory" else None
         for u in ids.tolist()
@@ -239,7 +356,10 @@ def _date(raw: Any) -> date | None:
 
 
 def _overlaps(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
-    return bool(a[0] <= b[1] and b[0] <= a[1])
+    """Whether the two line ranges share more than half of the shorter one: windows of a
+    long section overlap by a few lines on purpose and are still different results."""
+    shared = min(a[1], b[1]) - max(a[0], b[0]) + 1
+    return bool(shared > 0 and 2 * shared > min(a[1] - a[0], b[1] - b[0]) + 1)
 
 
 def _near_duplicate(vec: Any, chosen: Sequence[Any]) -> bool:

@@ -57,7 +57,7 @@ class Searcher:
         return vec
 
     def search(
-        self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 1
+        self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 0
     ) -> list[Hit]:
         return retrieve(
             self.index,

@@ -1,0 +1,147 @@
+"""Ranking behaviour that the suite measures: several chunks per document, the section
+named by a heading, weak evidence, and frames that quote chunks without their markup."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, ncx, write
+
+from ncx.query.assembler import FrameInput, Item, assemble, is_link_list, lead, tidy
+from ncx.query.rank import _overlaps
+from ncx.tokens import count_tokens
+
+SECTIONS = {
+    "Installing": "Download the installer, check its signature and put the binary on your PATH.",
+    "Using a PyTorch index": "Point the resolver at an extra wheel source for GPU builds.",
+    "Caching": "Downloaded archives are kept in a shared folder and reused across projects.",
+    "Workspaces": "Several packages in one repository share a lockfile and a virtual env.",
+    "Publishing": "Build a source archive and wheels, then upload them with a token.",
+    "Scripts": "Inline metadata at the top of a script declares what it needs to run.",
+}
+
+
+def _guide() -> str:
+    parts = ["# Guide\n\nA guide to the package manager and its many features.\n"]
+    for name, sentence in SECTIONS.items():
+        body = f"This section covers {name.lower()}. " + (sentence + " ") * 12
+        if name != "Using a PyTorch index":
+            body += (
+                "The torch index and the pytorch wheel index come up here too, for torch users. "
+            )
+        parts.append(f"## {name}\n\n{body}\n")
+    return "\n".join(parts)
+
+
+@pytest.fixture
+def tree(repo: Path) -> Path:
+    write(repo, "docs/guide.md", _guide())
+    write(repo, "docs/other.md", "# Other\n\n## Unrelated\n\nNothing about packages at all here.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    return repo
+
+
+def results(*args: str) -> list[dict]:
+    out = ncx("retrieve", *args, "--json").stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_one_document_gives_as_many_results_as_asked(tree: Path) -> None:
+    res = results("section covers", "--path", "docs/guide.md", "--k", "5")
+    assert len(res) == 5
+    assert len({(r["start_line"], r["end_line"]) for r in res}) == 5
+
+
+def test_the_section_named_by_its_heading_comes_first(tree: Path) -> None:
+    # every other section says "torch index" more often; the heading names this one
+    top = results("Using a PyTorch index", "--k", "3")[0]
+    assert top["section"].endswith("Using a PyTorch index")
+
+
+def test_weak_evidence_is_flagged(tree: Path) -> None:
+    good = results("Using a PyTorch index", "--k", "1")[0]
+    assert good["weak"] is False and good["confidence"] > 0.9
+    bad = results("kubernetes operator reconcile loop", "--k", "1")
+    assert bad == [] or bad[0]["weak"] is True
+    human = ncx("retrieve", "guide kubernetes operator reconcile loop")
+    assert "weak evidence" in human.stderr
+
+
+def test_overlapping_windows_are_different_results() -> None:
+    assert not _overlaps((1, 17), (17, 22))  # windows sharing one line
+    assert _overlaps((1, 17), (3, 15))  # one inside the other
+    assert _overlaps((10, 20), (12, 30))
+
+
+def test_tidy_drops_markup_and_demotes_headings() -> None:
+    text = "\n".join(
+        [
+            "(my-label)=",
+            "# Title",
+            "<!-- template: fill me in",
+            "and more -->",
+            "Body text.",
+            ":::{note}",
+            "A note.",
+            ":::",
+            "```{toctree}",
+            ":maxdepth: 1",
+            "page-a",
+            "```",
+            "```bash",
+            "# a shell comment, not a heading",
+            "```",
+            "### Deep",
+        ]
+    )
+    out = tidy(text)
+    assert "my-label" not in out and "template" not in out and "toctree" not in out
+    assert "page-a" not in out and ":::" not in out
+    assert "**note**\nA note." in out
+    assert "#### Title" in out.splitlines() and "###### Deep" in out.splitlines()
+    assert "# a shell comment, not a heading" in out.splitlines()
+    # the citation line names the section: its heading is not repeated under it
+    assert tidy("## Setup\n\nRun it.", ("Guide", "Setup")) == "Run it."
+
+
+def test_table_of_contents_is_recognised() -> None:
+    toc = "## Contents\n\n- [Install](#install)\n- [Use](#use)\n* [API](api.md)\n"
+    assert is_link_list(toc)
+    assert not is_link_list(
+        "Install it with [pip](https://pip.pypa.io).\n\n- one\n- two\n- three\n"
+    )
+    refs = "## Links\n\n" + "".join(f"- [RFC {i}](https://a.org/{i})\n" for i in range(3))
+    assert not is_link_list(refs)  # references out to the web are content, not navigation
+
+
+def test_frame_says_when_evidence_is_weak() -> None:
+    item = Item("c1", "chunk", "docs/a.md", 1, 3, ("A",), None, 1.0, "Some text about things.")
+    weak = assemble(FrameInput(task="t", knowledge=(item,), weak=True), 2000).markdown
+    strong = assemble(FrameInput(task="t", knowledge=(item,)), 2000).markdown
+    assert "Weak evidence" in weak and "Weak evidence" not in strong
+
+
+def test_frame_leaves_out_tables_of_contents(tree: Path) -> None:
+    toc = "# Index\n\n## Contents\n\n" + "".join(
+        f"- [{s}](guide.md#{s.lower()})\n" for s in SECTIONS
+    )
+    write(tree, "docs/index.md", toc)
+    commit_all(tree)
+    ncx("sync")
+    frame = json.loads(ncx("assemble", "--task", "guide contents index", "--format", "json").stdout)
+    paths = [it["source_path"] for z in frame["zones"] for it in z["items"]]
+    assert paths and "docs/index.md" not in paths
+
+
+def test_lead_is_the_opening_within_the_cap() -> None:
+    text = "First paragraph, short.\n\nSecond paragraph " + "word " * 200
+    assert lead(text, 30) == "First paragraph, short.\n[…]"
+    long_first = "A very long opening " + "sentence " * 100
+    cut = lead(long_first, 20)
+    assert cut.endswith("[…]") and count_tokens(cut) <= 20
+    assert lead("```\n" + "code = 1\n" * 50 + "```", 10) == ""  # code is never cut
