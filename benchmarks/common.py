@@ -28,18 +28,37 @@ def git_repo_from(corpus: Path, dest: Path | None = None) -> Path:
     """Copy a markdown tree into a fresh one-commit git repo; return its root."""
     root = dest or Path(tempfile.mkdtemp(prefix="ncx-bench-")) / "repo"
     shutil.copytree(corpus, root)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@x"}
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "--no-verify", "-m", "corpus"]):
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x",
+    }
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["commit", "-q", "--no-verify", "-m", "corpus"],
+    ):
         subprocess.run(["git", "-C", str(root), *args], check=True, env=env)
     return root
 
 
-def run(cmd: Sequence[str], cwd: Path | None = None, env: dict[str, str] | None = None,
-        input: str | None = None) -> tuple[float, subprocess.CompletedProcess[str]]:
+def run(
+    cmd: Sequence[str],
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     t = time.perf_counter()
-    proc = subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True, input=input,
-                          env={**os.environ, **(env or {})})
+    proc = subprocess.run(
+        list(cmd),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=input,
+        env={**os.environ, **(env or {})},
+    )
     return time.perf_counter() - t, proc
 
 

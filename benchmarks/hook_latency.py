@@ -31,8 +31,14 @@ PROMPTS = [
 ]
 
 
-def timed(label: str, cmd: list[str], runs: int, root: object, env: dict[str, str],
-          inputs: list[str] | None = None) -> dict[str, object]:
+def timed(
+    label: str,
+    cmd: list[str],
+    runs: int,
+    root: object,
+    env: dict[str, str],
+    inputs: list[str] | None = None,
+) -> dict[str, object]:
     times, sizes = [], []
     for i in range(runs):
         dt, proc = run(cmd, cwd=root, env=env, input=inputs[i % len(inputs)] if inputs else None)  # type: ignore[arg-type]
@@ -67,32 +73,58 @@ def main() -> None:
             print(f"ncx {step[0]}: {dt:.1f} s", file=sys.stderr)
         # No deadline while measuring: the numbers show how close the default 3 s limit is.
         env = {"NCX_HOOK_TIMEOUT": "120"}
-        payloads = [json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(root), "prompt": p})
-                    for p in PROMPTS]
+        payloads = [
+            json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(root), "prompt": p})
+            for p in PROMPTS
+        ]
         hook = [NCX, "agent-hook", "prompt"]
-        first = timed("first prompt after sync, no deadline (builds the cache)", hook, 1, root, env,
-                      payloads)
+        first = timed(
+            "first prompt after sync, no deadline (builds the cache)", hook, 1, root, env, payloads
+        )
         cache = root / ".neocortex" / "cache" / "index.npz"
         cache.unlink()
-        capped = timed("first prompt after sync, default 3 s deadline (fails open; cache built "
-                       "in the background)", hook, 1, root, {}, payloads)
+        capped = timed(
+            "first prompt after sync, default 3 s deadline (fails open; cache built "
+            "in the background)",
+            hook,
+            1,
+            root,
+            {},
+            payloads,
+        )
         deadline = time.monotonic() + 120
         while not cache.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(1.0)  # let the background build finish writing and exit
         rows = [
-            timed('python -c "import numpy"', [sys.executable, "-c", "import numpy"], runs, root, env),
+            timed(
+                'python -c "import numpy"', [sys.executable, "-c", "import numpy"], runs, root, env
+            ),
             timed("ncx --help", [NCX, "--help"], runs, root, env),
             first,
             capped,
-            timed("prompt hook (`ncx agent-hook prompt`)", [NCX, "agent-hook", "prompt"], runs, root, env,
-                  payloads),
-            timed("session-start hook (`ncx agent-hook session-start`)",
-                  [NCX, "agent-hook", "session-start"], runs, root, env, ["{}"]),
+            timed(
+                "prompt hook (`ncx agent-hook prompt`)",
+                [NCX, "agent-hook", "prompt"],
+                runs,
+                root,
+                env,
+                payloads,
+            ),
+            timed(
+                "session-start hook (`ncx agent-hook session-start`)",
+                [NCX, "agent-hook", "session-start"],
+                runs,
+                root,
+                env,
+                ["{}"],
+            ),
         ]
         n_docs = sum(1 for _ in corpus.rglob("*.md"))
-        print(f"rust-lang/rfcs: {n_docs} docs; hook budget {DEFAULT_BUDGET} tokens (default); "
-              f"{runs} fresh processes per row (median)\n")
+        print(
+            f"rust-lang/rfcs: {n_docs} docs; hook budget {DEFAULT_BUDGET} tokens (default); "
+            f"{runs} fresh processes per row (median)\n"
+        )
         print(table(rows))
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)

@@ -117,12 +117,20 @@ class Bench:
         self.rows: list[Row] = []
         self.facts: dict[str, object] = {}
 
-    def run(self, cmd: Sequence[str], cwd: Path, timeout: float | None = None,
-            stdin: str | None = None) -> Run:
+    def run(
+        self, cmd: Sequence[str], cwd: Path, timeout: float | None = None, stdin: str | None = None
+    ) -> Run:
         t = time.perf_counter()
         try:
-            p = subprocess.run(list(cmd), cwd=cwd, env=self.env, capture_output=True, text=True,
-                               timeout=timeout or self.timeout, input=stdin)
+            p = subprocess.run(
+                list(cmd),
+                cwd=cwd,
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=timeout or self.timeout,
+                input=stdin,
+            )
         except subprocess.TimeoutExpired as e:
             return Run(None, None, _text(e.stdout), _text(e.stderr))
         return Run(time.perf_counter() - t, p.returncode, p.stdout, p.stderr)
@@ -137,8 +145,14 @@ class Bench:
     def git(self, root: Path, *args: str, timeout: float | None = None) -> str:
         return self.must(["git", "-C", str(root), *args], root, timeout)
 
-    def measure(self, what: str, runs: int, once: Callable[[int], Run],
-                expect: tuple[int, ...] = (0,), floor: str = "") -> Row:
+    def measure(
+        self,
+        what: str,
+        runs: int,
+        once: Callable[[int], Run],
+        expect: tuple[int, ...] = (0,),
+        floor: str = "",
+    ) -> Row:
         """Time `once(i)` `runs` times; a timeout or an unexpected exit code is an error."""
         row = Row(what, floor=floor)
         for i in range(runs):
@@ -203,8 +217,9 @@ def copy_set(src: Path, dest: Path, cipher: bool) -> int:
     return n
 
 
-def build_tree(b: Bench, shared: Path, root: Path, sets: Sequence[str],
-               copies: int) -> dict[str, object]:
+def build_tree(
+    b: Bench, shared: Path, root: Path, sets: Sequence[str], copies: int
+) -> dict[str, object]:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
@@ -225,8 +240,13 @@ def build_tree(b: Bench, shared: Path, root: Path, sets: Sequence[str],
     b.git(root, "add", "-A")
     b.git(root, "commit", "-q", "--no-verify", "-m", "docs + code", timeout=900)
     docs = [p for p in root.rglob("*") if p.suffix in (".md", ".markdown")]
-    return {"doc_files": len(docs), "doc_bytes": sum(p.stat().st_size for p in docs),
-            "files": files + len(CODE_FILES), "copies": copies, "sets": list(sets)}
+    return {
+        "doc_files": len(docs),
+        "doc_bytes": sum(p.stat().st_size for p in docs),
+        "files": files + len(CODE_FILES),
+        "copies": copies,
+        "sets": list(sets),
+    }
 
 
 def packed_bytes(b: Bench, root: Path) -> int:
@@ -250,8 +270,11 @@ def chunk_stats(root: Path) -> dict[str, int]:
         if p.suffix == ".md" and "chunks" in p.relative_to(nc).parts:
             m = TOKENS_RE.search(p.read_text(encoding="utf-8", errors="replace")[:4000])
             tokens += int(m.group(1)) if m else 0
-    return {"neocortex_files": len(files), "neocortex_bytes": sum(p.stat().st_size for p in files),
-            "chunk_tokens": tokens}
+    return {
+        "neocortex_files": len(files),
+        "neocortex_bytes": sum(p.stat().st_size for p in files),
+        "chunk_tokens": tokens,
+    }
 
 
 def first_sync(b: Bench, root: Path) -> dict[str, object]:
@@ -285,10 +308,16 @@ def warm_up(b: Bench, root: Path) -> dict[str, object]:
         written = len(json.loads(sync.stdout).get("written", []))
     except ValueError:
         written = -1
-    query = b.run([b.ncx, "retrieve", "warm the cache", "--k", "1"], root,
-                  timeout=max(b.timeout, 1800))
-    return {"warm_sync_s": sync.seconds, "warm_sync_rc": sync.rc, "warm_sync_written": written,
-            "warm_query_s": query.seconds, "warm_query_rc": query.rc}
+    query = b.run(
+        [b.ncx, "retrieve", "warm the cache", "--k", "1"], root, timeout=max(b.timeout, 1800)
+    )
+    return {
+        "warm_sync_s": sync.seconds,
+        "warm_sync_rc": sync.rc,
+        "warm_sync_written": written,
+        "warm_query_s": query.seconds,
+        "warm_query_rc": query.rc,
+    }
 
 
 # ---------------------------------------------------------------- pre-commit
@@ -374,8 +403,14 @@ def edit_section(doc: Path, tag: str) -> None:
 
 def thin_pack_bytes(b: Bench, root: Path) -> int:
     """Bytes of the thin pack a push of HEAD would send (objects new in HEAD, deltas allowed)."""
-    r = subprocess.run(["git", "pack-objects", "--revs", "--thin", "--stdout", "-q"], cwd=root,
-                       input=b"HEAD\n^HEAD~1\n", capture_output=True, env=b.env, timeout=300)
+    r = subprocess.run(
+        ["git", "pack-objects", "--revs", "--thin", "--stdout", "-q"],
+        cwd=root,
+        input=b"HEAD\n^HEAD~1\n",
+        capture_output=True,
+        env=b.env,
+        timeout=300,
+    )
     return len(r.stdout)
 
 
@@ -406,8 +441,10 @@ def doc_commits(b: Bench, root: Path, runs: int, nonce: str) -> dict[str, object
             b.run(["git", "commit", "-q", "--no-verify", "-m", f"doc edit {i} (forced)"], root)
     growth = (packed_bytes(b, root) - pack0) / runs
     first.notes = f"files written under .neocortex (median): {_med(written)}"
-    second.notes = (f"packed repo growth per commit (gc): {growth / 1024:.1f} KiB; "
-                    f"thin push pack (median): {_med(packs) / 1024:.1f} KiB")
+    second.notes = (
+        f"packed repo growth per commit (gc): {growth / 1024:.1f} KiB; "
+        f"thin push pack (median): {_med(packs) / 1024:.1f} KiB"
+    )
     b.rows += [first, second]
     for row in (first, second):
         print(f"  {row.what}: {fmt_s(row.median())}", file=sys.stderr)
@@ -467,15 +504,19 @@ def ratio(row: Row, floors: dict[str, float | None]) -> str:
 
 
 def render(b: Bench, floors: dict[str, float | None]) -> str:
-    out = ["| step | median | min | max | ok/runs | vs floor | notes |",
-           "|---|---|---|---|---|---|---|"]
+    out = [
+        "| step | median | min | max | ok/runs | vs floor | notes |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in b.rows:
         lo = fmt_s(min(row.times)) if row.times else ""
         hi = fmt_s(max(row.times)) if row.times else ""
         notes = "; ".join([row.notes, *row.errors]) if row.errors else row.notes
-        out.append(f"| {row.what} | {fmt_s(row.median())} | {lo} | {hi} | "
-                   f"{len(row.times)}/{row.attempts} | {ratio(row, floors)} | "
-                   f"{notes.replace('|', '/').replace(chr(10), ' ')} |")
+        out.append(
+            f"| {row.what} | {fmt_s(row.median())} | {lo} | {hi} | "
+            f"{len(row.times)}/{row.attempts} | {ratio(row, floors)} | "
+            f"{notes.replace('|', '/').replace(chr(10), ' ')} |"
+        )
     return "\n".join(out)
 
 
@@ -512,8 +553,11 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="reuse WORKDIR/tree if it is complete")
     ap.add_argument("--copies", type=int, default=2, help="copies of the doc sets (2: ~40k chunks)")
     ap.add_argument("--sets", default=",".join(SETS), help="comma-separated data sets")
-    ap.add_argument("--shared", type=Path,
-                    default=Path(os.environ.get("NCX_SHARED", here.parents[2] / "shared")))
+    ap.add_argument(
+        "--shared",
+        type=Path,
+        default=Path(os.environ.get("NCX_SHARED", here.parents[2] / "shared")),
+    )
     ap.add_argument("--hooks-yaml", type=Path, default=here.parents[1] / ".pre-commit-hooks.yaml")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per measured command")
     ap.add_argument("--json-out", type=Path)
@@ -537,7 +581,10 @@ def main() -> None:
         print(f"reusing {root} (built {st.get('built_at')})", file=sys.stderr)
     else:
         print(f"building the tree in {root} ...", file=sys.stderr)
-        st = {**build_tree(b, args.shared, root, args.sets.split(","), args.copies), "built_at": time.ctime()}
+        st = {
+            **build_tree(b, args.shared, root, args.sets.split(","), args.copies),
+            "built_at": time.ctime(),
+        }
         st["build_s"] = time.time() - t0
         print("ncx init + first sync + footprint ...", file=sys.stderr)
         st.update(first_sync(b, root))
@@ -549,14 +596,19 @@ def main() -> None:
     print(f"warm-up: {warm}", file=sys.stderr)
     print("measuring ...", file=sys.stderr)
     runs = args.runs
-    fa = b.measure('floor A: python -c "import numpy" (ncx venv)', runs,
-                   lambda i: b.run([b.python, "-c", "import numpy"], root))
+    fa = b.measure(
+        'floor A: python -c "import numpy" (ncx venv)',
+        runs,
+        lambda i: b.run([b.python, "-c", "import numpy"], root),
+    )
     use_config(b, root, FLOOR_CONFIG)
-    fb = b.measure("floor B: code-only commit, bare `true` hook", runs,
-                   code_commit(b, root, "floor"))
+    fb = b.measure(
+        "floor B: code-only commit, bare `true` hook", runs, code_commit(b, root, "floor")
+    )
     use_config(b, root, NCX_CONFIG)
-    b.measure("code-only commit, ncx-sync + ncx-check hooks", runs,
-              code_commit(b, root, "ncx"), floor="B")
+    b.measure(
+        "code-only commit, ncx-sync + ncx-check hooks", runs, code_commit(b, root, "ncx"), floor="B"
+    )
     doc = doc_commits(b, root, runs, nonce=f"{t0:.0f}")
     b.measure("ncx check (full)", runs, lambda i: b.run([b.ncx, "check"], root), expect=(0, 1))
     b.measure("ncx status", runs, lambda i: b.run([b.ncx, "status"], root), floor="A")
@@ -580,13 +632,33 @@ def main() -> None:
     print(text)
     if args.json_out:
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps({
-            "ncx": ncx, "runs": runs, "reused": reused, "tree": st, "warm_up": warm, "floors": floors,
-            "doc_commits": doc, "wall_s": time.time() - t0,
-            "rows": [{"what": r.what, "times": r.times, "median": r.median(), "floor": r.floor,
-                      "ratio": ratio(r, floors), "notes": r.notes, "errors": r.errors}
-                     for r in b.rows],
-        }, indent=1))
+        args.json_out.write_text(
+            json.dumps(
+                {
+                    "ncx": ncx,
+                    "runs": runs,
+                    "reused": reused,
+                    "tree": st,
+                    "warm_up": warm,
+                    "floors": floors,
+                    "doc_commits": doc,
+                    "wall_s": time.time() - t0,
+                    "rows": [
+                        {
+                            "what": r.what,
+                            "times": r.times,
+                            "median": r.median(),
+                            "floor": r.floor,
+                            "ratio": ratio(r, floors),
+                            "notes": r.notes,
+                            "errors": r.errors,
+                        }
+                        for r in b.rows
+                    ],
+                },
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":

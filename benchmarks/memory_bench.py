@@ -58,7 +58,15 @@ sys.path.insert(0, str(HERE.parent))
 
 from common import NCX, data_path  # noqa: E402
 
-ADR_DIR = ("bench-data", "repo-cisagov-manage.get.gov", "corpus", "all", "docs", "architecture", "decisions")
+ADR_DIR = (
+    "bench-data",
+    "repo-cisagov-manage.get.gov",
+    "corpus",
+    "all",
+    "docs",
+    "architecture",
+    "decisions",
+)
 SECTIONS = ("decision", "consequences", "context")
 DAY = date(2026, 1, 15)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]+")
@@ -142,7 +150,9 @@ def load_facts(folder: Path) -> list[Fact]:
 
 
 def content_words(text: str) -> list[str]:
-    return [w.lower().strip("'-") for w in _WORD.findall(text) if w.lower() not in STOP and len(w) > 2]
+    return [
+        w.lower().strip("'-") for w in _WORD.findall(text) if w.lower() not in STOP and len(w) > 2
+    ]
 
 
 def questions(facts: list[Fact]) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
@@ -150,7 +160,9 @@ def questions(facts: list[Fact]) -> tuple[list[dict[str, object]], list[dict[str
     fact_q: list[dict[str, object]] = []
     for i, f in enumerate(facts):
         title_words = set(content_words(f.title))
-        cands = sorted({w for w in content_words(f.text) if w not in title_words}, key=lambda w: (df[w], w))
+        cands = sorted(
+            {w for w in content_words(f.text) if w not in title_words}, key=lambda w: (df[w], w)
+        )
         focus = sorted(cands[:2])
         if len(focus) < 2:
             continue
@@ -169,7 +181,9 @@ def questions(facts: list[Fact]) -> tuple[list[dict[str, object]], list[dict[str
             by_adr.setdefault(f.adr, []).append(i)
     for adr, gold in sorted(by_adr.items()):
         title = facts[gold[0]].title.rstrip(".")
-        topic_q.append({"qid": f"topic-{adr}", "query": f"What did we decide about {title}?", "gold": gold})
+        topic_q.append(
+            {"qid": f"topic-{adr}", "query": f"What did we decide about {title}?", "gold": gold}
+        )
     return fact_q, topic_q
 
 
@@ -259,12 +273,24 @@ def build_tree(facts: list[Fact], model: str, bare: bool) -> tuple[Path, dict[st
     return root, ids, time.perf_counter() - t
 
 
-def run_ncx(root: Path, model: str, qs: list[dict[str, object]], ids: dict[str, int], extra_env: dict[str, str]) -> tuple[dict[str, list[int]], float]:
+def run_ncx(
+    root: Path,
+    model: str,
+    qs: list[dict[str, object]],
+    ids: dict[str, int],
+    extra_env: dict[str, str],
+) -> tuple[dict[str, list[int]], float]:
     lines = "".join(json.dumps({"qid": q["qid"], "query": q["query"], "k": 10}) + "\n" for q in qs)
     env = {**os.environ, "NCX_EMBEDDING_MODEL": model, **extra_env}
     t = time.perf_counter()
-    proc = subprocess.run([NCX, "retrieve", "--kind", "memory", "--batch", "--json"], cwd=root,
-                          input=lines, capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [NCX, "retrieve", "--kind", "memory", "--batch", "--json"],
+        cwd=root,
+        input=lines,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     dt = time.perf_counter() - t
     if proc.returncode != 0:
         sys.exit(f"ncx retrieve failed: {proc.stderr}")
@@ -275,16 +301,23 @@ def run_ncx(root: Path, model: str, qs: list[dict[str, object]], ids: dict[str, 
     return ranked, dt
 
 
-def dense_only(root: Path, model: str, qs: list[dict[str, object]], ids: dict[str, int]) -> dict[str, list[int]]:
+def dense_only(
+    root: Path, model: str, qs: list[dict[str, object]], ids: dict[str, int]
+) -> dict[str, list[int]]:
     import numpy as np
 
     from ncx.embedder import load_embedder
 
     order = sorted(ids, key=ids.__getitem__)
-    mat = np.stack([np.load(root / ".neocortex" / "memories" / f"{m}.npy").astype(np.float32) for m in order])
+    mat = np.stack(
+        [np.load(root / ".neocortex" / "memories" / f"{m}.npy").astype(np.float32) for m in order]
+    )
     qv = load_embedder(model).embed([str(q["query"]) for q in qs])
     sims = qv @ mat.T
-    return {str(q["qid"]): [ids[order[j]] for j in np.argsort(-sims[i], kind="stable")[:10]] for i, q in enumerate(qs)}
+    return {
+        str(q["qid"]): [ids[order[j]] for j in np.argsort(-sims[i], kind="stable")[:10]]
+        for i, q in enumerate(qs)
+    }
 
 
 def tune(root: Path, facts: list[Fact], ids: dict[str, int], model: str, bare: bool) -> None:
@@ -294,7 +327,9 @@ def tune(root: Path, facts: list[Fact], ids: dict[str, int], model: str, bare: b
     from ncx.embedder import load_embedder
 
     order = sorted(ids, key=ids.__getitem__)
-    mat = np.stack([np.load(root / ".neocortex" / "memories" / f"{m}.npy").astype(np.float32) for m in order])
+    mat = np.stack(
+        [np.load(root / ".neocortex" / "memories" / f"{m}.npy").astype(np.float32) for m in order]
+    )
     sims = mat @ mat.T
     np.fill_diagonal(sims, -1)
     nearest = sims.max(axis=1)
@@ -312,8 +347,12 @@ def tune(root: Path, facts: list[Fact], ids: dict[str, int], model: str, bare: b
     print("\n### Near-duplicate threshold (cosine)\n")
     print("| pair | p5 | p50 | p95 | share >= 0.92 |")
     print("|---|---|---|---|---|")
-    rows = [("distinct facts: nearest other fact", nearest), ("same fact, lowercased, no punctuation", var[:, 0]),
-            ("same fact, first clause only", var[:, 1]), ("same fact, without its Context line", var[:, 2])]
+    rows = [
+        ("distinct facts: nearest other fact", nearest),
+        ("same fact, lowercased, no punctuation", var[:, 0]),
+        ("same fact, first clause only", var[:, 1]),
+        ("same fact, without its Context line", var[:, 2]),
+    ]
     for name, xs in rows:
         p5, p50, p95 = np.percentile(xs, [5, 50, 95])
         print(f"| {name} | {p5:.3f} | {p50:.3f} | {p95:.3f} | {np.mean(xs >= 0.92):.1%} |")
@@ -321,36 +360,60 @@ def tune(root: Path, facts: list[Fact], ids: dict[str, int], model: str, bare: b
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", help="local model2vec folder (default: bundled, else NCX_EMBEDDING_MODEL)")
+    ap.add_argument(
+        "--model", help="local model2vec folder (default: bundled, else NCX_EMBEDDING_MODEL)"
+    )
     ap.add_argument("--tune", action="store_true", help="also print duplicate-threshold cosines")
-    ap.add_argument("--bare", action="store_true",
-                    help="Context = 'ADR N (Section)' without the title: questions cannot match the title")
+    ap.add_argument(
+        "--bare",
+        action="store_true",
+        help="Context = 'ADR N (Section)' without the title: questions cannot match the title",
+    )
     args = ap.parse_args()
     bundled = HERE.parent / "ncx" / "models" / "ncx-static-v2"
-    model = args.model or (str(bundled) if (bundled / "model.safetensors").exists() else os.environ.get("NCX_EMBEDDING_MODEL"))
+    model = args.model or (
+        str(bundled)
+        if (bundled / "model.safetensors").exists()
+        else os.environ.get("NCX_EMBEDDING_MODEL")
+    )
     if not model:
-        sys.exit("no model: the bundled ncx-static-v2 is not built yet; pass --model PATH or set NCX_EMBEDDING_MODEL")
+        sys.exit(
+            "no model: the bundled ncx-static-v2 is not built yet; pass --model PATH or set NCX_EMBEDDING_MODEL"
+        )
 
     facts = load_facts(data_path(*ADR_DIR))
     fact_q, topic_q = questions(facts)
     root, ids, t_add = build_tree(facts, model, args.bare)
     sections = Counter(f.section for f in facts)
     print(f"model: {model}; context {'ADR N (Section)' if args.bare else 'ADR N: Title (Section)'}")
-    print(f"memories: {len(facts)} from {len({f.adr for f in facts})} ADRs "
-          f"({', '.join(f'{n} {s}' for s, n in sections.items())}); added in {t_add:.1f}s; tree {root}")
+    print(
+        f"memories: {len(facts)} from {len({f.adr for f in facts})} ADRs "
+        f"({', '.join(f'{n} {s}' for s, n in sections.items())}); added in {t_add:.1f}s; tree {root}"
+    )
     print(f"questions: {len(fact_q)} fact, {len(topic_q)} topic\n")
 
     bm25 = BM25([f"{f.text}\n\n{context_of(f, args.bare)}" for f in facts])
     rankers: list[tuple[str, dict[str, list[int]], str]] = []
     allq = fact_q + topic_q
     t = time.perf_counter()
-    rankers.append(("BM25 (baseline)", {str(q["qid"]): bm25.search(str(q["query"]), 10) for q in allq},
-                    f"{(time.perf_counter() - t) * 1000 / len(allq):.2f} ms/q in-process"))
+    rankers.append(
+        (
+            "BM25 (baseline)",
+            {str(q["qid"]): bm25.search(str(q["query"]), 10) for q in allq},
+            f"{(time.perf_counter() - t) * 1000 / len(allq):.2f} ms/q in-process",
+        )
+    )
     r, dt = run_ncx(root, model, allq, ids, {})
-    rankers.append(("ncx retrieve --kind memory", r, f"{dt * 1000 / len(allq):.1f} ms/q incl. start-up"))
+    rankers.append(
+        ("ncx retrieve --kind memory", r, f"{dt * 1000 / len(allq):.1f} ms/q incl. start-up")
+    )
     r, dt = run_ncx(root, model, allq, ids, {"NCX_W_DENSE": "0"})
-    rankers.append(("ncx retrieve, NCX_W_DENSE=0 (lexical only)", r, f"{dt * 1000 / len(allq):.1f} ms/q"))
-    rankers.append(("dense cosine only (stored .npy)", dense_only(root, model, allq, ids), "in-process"))
+    rankers.append(
+        ("ncx retrieve, NCX_W_DENSE=0 (lexical only)", r, f"{dt * 1000 / len(allq):.1f} ms/q")
+    )
+    rankers.append(
+        ("dense cosine only (stored .npy)", dense_only(root, model, allq, ids), "in-process")
+    )
 
     print("| ranker | fact R@5 | fact MRR@10 | topic R@5 | topic hit@5 | topic MRR@10 | time |")
     print("|---|---|---|---|---|---|---|")

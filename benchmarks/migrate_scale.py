@@ -38,17 +38,25 @@ def build(root: Path, n: int) -> None:
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@b"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@b",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@b",
+    }
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "v2", "--no-verify"], check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(root), "commit", "-qm", "v2", "--no-verify"], check=True, env=env
+    )
 
 
 def timed(root: Path, *args: str) -> float:
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ncx", "migrate", *args], cwd=root,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ncx", "migrate", *args], cwd=root, capture_output=True, text=True
+    )
     if proc.returncode not in (0, 1):
         raise SystemExit(proc.stderr)
     return time.perf_counter() - t

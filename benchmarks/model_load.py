@@ -35,7 +35,10 @@ def main() -> None:
         ("python -c pass", "pass"),
         ("python -c 'import numpy'", "import numpy"),
         ("ncx loader: load model + embed one query", LOAD.format(model=args.model)),
-        ("model2vec StaticModel.from_pretrained + encode (reference)", VIA_M2V.format(model=args.model)),
+        (
+            "model2vec StaticModel.from_pretrained + encode (reference)",
+            VIA_M2V.format(model=args.model),
+        ),
     ):
         t = median_time([py, "-c", code], n=args.runs)
         rows.append({"fresh process": label, f"median of {args.runs}": f"{t * 1000:.0f} ms"})

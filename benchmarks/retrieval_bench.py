@@ -22,7 +22,9 @@ COLS = ["mrr@10", "ndcg@10", "hit@10", "recall@1024tok", "recall@4096tok", "late
 
 def harness(bench_py: str, out: Path, *args: str) -> dict[str, float]:
     h = data_path("bench", "harness.py")
-    proc = subprocess.run([bench_py, str(h), "run", *args, "--out", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [bench_py, str(h), "run", *args, "--out", str(out)], capture_output=True, text=True
+    )
     if proc.returncode != 0:
         sys.exit(f"harness failed: {proc.stderr[-2000:]}")
     row = json.loads(next(out.rglob("summary.json")).read_text())["overall"]
@@ -40,9 +42,19 @@ def main() -> None:
         for name, extra in (
             ("bm25 (heading chunks)", ["--baseline", "bm25", "--chunking", "heading"]),
             ("tfidf (heading chunks)", ["--baseline", "tfidf", "--chunking", "heading"]),
-            ("ncx retrieve", ["--workdir", "git", "--name", "ncx",
-                              "--index-cmd", f"cd {{corpus}} && {NCX} init -q && {NCX} sync -q",
-                              "--batch-cmd", f"cd {{corpus}} && {NCX} retrieve --batch --json"]),
+            (
+                "ncx retrieve",
+                [
+                    "--workdir",
+                    "git",
+                    "--name",
+                    "ncx",
+                    "--index-cmd",
+                    f"cd {{corpus}} && {NCX} init -q && {NCX} sync -q",
+                    "--batch-cmd",
+                    f"cd {{corpus}} && {NCX} retrieve --batch --json",
+                ],
+            ),
         ):
             with tempfile.TemporaryDirectory() as tmp:
                 res = harness(args.bench_python, Path(tmp), *common, *extra)

@@ -55,8 +55,17 @@ def main() -> None:
         print(f"== {title}: {' '.join(cmd)}", file=sys.stderr, flush=True)
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=HERE)
         took = time.perf_counter() - t
-        parts += [f"## {title}", "", f"`python benchmarks/{script} {' '.join(extra)}` ({took:.0f} s)", ""]
-        parts.append(proc.stdout.strip() if proc.returncode == 0 else f"FAILED ({proc.returncode}):\n\n```\n{proc.stderr[-1500:]}\n```")
+        parts += [
+            f"## {title}",
+            "",
+            f"`python benchmarks/{script} {' '.join(extra)}` ({took:.0f} s)",
+            "",
+        ]
+        parts.append(
+            proc.stdout.strip()
+            if proc.returncode == 0
+            else f"FAILED ({proc.returncode}):\n\n```\n{proc.stderr[-1500:]}\n```"
+        )
         parts.append("")
     Path(args.out).write_text("\n".join(parts) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)

@@ -54,22 +54,48 @@ def main() -> None:
     for cmd in ([NCX, "init", "-q"], [NCX, "sync", "-q"]):
         subprocess.run(cmd, cwd=root, check=True, capture_output=True)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "ncx", "--no-verify"], check=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x",
-                        "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@x"})
+    subprocess.run(
+        ["git", "-C", str(root), "commit", "-qm", "ncx", "--no-verify"],
+        check=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "b",
+            "GIT_AUTHOR_EMAIL": "b@x",
+            "GIT_COMMITTER_NAME": "b",
+            "GIT_COMMITTER_EMAIL": "b@x",
+        },
+    )
     run([NCX, "retrieve", "warm the cache", "-k", "1"], cwd=root)
     rows = []
     np_floor = median_time([sys.executable, "-c", "import numpy"], n=args.runs)
     rows.append({"what": "python -c 'import numpy' (floor)", "median": f"{np_floor * 1000:.0f} ms"})
-    rows.append({"what": "ncx --help", "median": f"{median_time([NCX, '--help'], n=args.runs) * 1000:.0f} ms"})
+    rows.append(
+        {
+            "what": "ncx --help",
+            "median": f"{median_time([NCX, '--help'], n=args.runs) * 1000:.0f} ms",
+        }
+    )
     t = median_time([NCX, "assemble", "--task", TASKS[0]], n=args.runs, cwd=root)
-    rows.append({"what": "ncx assemble --task (cold process, budget 15000)", "median": f"{t * 1000:.0f} ms"})
-    qs = [json.loads(line) for line in data_path("bench-data", "repo-rust-lang-rfcs", "queries.jsonl").read_text().splitlines()]
-    payload = "".join(json.dumps({"qid": q["qid"], "query": q["query"], "k": 10}) + "\n" for q in qs)
+    rows.append(
+        {"what": "ncx assemble --task (cold process, budget 15000)", "median": f"{t * 1000:.0f} ms"}
+    )
+    qs = [
+        json.loads(line)
+        for line in data_path("bench-data", "repo-rust-lang-rfcs", "queries.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    payload = "".join(
+        json.dumps({"qid": q["qid"], "query": q["query"], "k": 10}) + "\n" for q in qs
+    )
     _, proc = run([NCX, "retrieve", "--batch", "--json"], cwd=root, input=payload)
     lat = [json.loads(line)["latency_ms"] for line in proc.stdout.splitlines()]
-    rows.append({"what": f"warm batch retrieve, k=10 ({len(lat)} queries, text included)",
-                 "median": f"{statistics.median(lat):.2f} ms/query"})
+    rows.append(
+        {
+            "what": f"warm batch retrieve, k=10 ({len(lat)} queries, text included)",
+            "median": f"{statistics.median(lat):.2f} ms/query",
+        }
+    )
 
     # pre-commit hooks: a `true` hook as the floor, then ncx-sync on no-op / 1 doc / 10 docs.
     docs = sorted((root / "text").glob("*.md"))
@@ -82,19 +108,32 @@ def main() -> None:
                 subprocess.run(["git", "-C", str(root), "add", "src"], check=True)
                 return
             for d in docs[i : i + n]:
-                d.write_text(d.read_text() + f"\n\n## Appendix {i}\n\nA note about lifetimes number {i}.\n")
+                d.write_text(
+                    d.read_text() + f"\n\n## Appendix {i}\n\nA note about lifetimes number {i}.\n"
+                )
             subprocess.run(["git", "-C", str(root), "add", "text"], check=True)
+
         return prep
 
     pre_commit_config(root, "true")
     subprocess.run(["git", "-C", str(root), "add", ".pre-commit-config.yaml"], check=True)
     subprocess.run(["git", "-C", str(root), "commit", "-qm", "pc", "--no-verify"], check=True)
-    rows.append({"what": "pre-commit run, `true` hook (floor)", "median": f"{hook_time(root, args.runs, touch(0)) * 1000:.0f} ms"})
+    rows.append(
+        {
+            "what": "pre-commit run, `true` hook (floor)",
+            "median": f"{hook_time(root, args.runs, touch(0)) * 1000:.0f} ms",
+        }
+    )
     pre_commit_config(root, f"{NCX} hook sync")
     subprocess.run(["git", "-C", str(root), "add", ".pre-commit-config.yaml"], check=True)
     subprocess.run(["git", "-C", str(root), "commit", "-qm", "pc2", "--no-verify"], check=True)
     for label, n in (("no doc touched", 0), ("one doc changed", 1), ("ten docs changed", 10)):
-        rows.append({"what": f"pre-commit run, ncx-sync, {label}", "median": f"{hook_time(root, args.runs, touch(n)) * 1000:.0f} ms"})
+        rows.append(
+            {
+                "what": f"pre-commit run, ncx-sync, {label}",
+                "median": f"{hook_time(root, args.runs, touch(n)) * 1000:.0f} ms",
+            }
+        )
     print(table(rows))
 
 

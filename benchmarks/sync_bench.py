@@ -37,7 +37,9 @@ def main() -> None:
     py_floor = median_time([sys.executable, "-c", "pass"], n=args.runs)
     np_floor = median_time([sys.executable, "-c", "import numpy"], n=args.runs)
     rows.append({"what": "python -c pass", "seconds": f"{py_floor:.3f}", "notes": "floor"})
-    rows.append({"what": "python -c 'import numpy'", "seconds": f"{np_floor:.3f}", "notes": "floor"})
+    rows.append(
+        {"what": "python -c 'import numpy'", "seconds": f"{np_floor:.3f}", "notes": "floor"}
+    )
     dt, proc = run([NCX, "init"], cwd=root)
     assert proc.returncode == 0, proc.stderr
     rows.append({"what": "ncx init", "seconds": f"{dt:.2f}", "notes": ""})
@@ -45,28 +47,55 @@ def main() -> None:
     assert proc.returncode in (0, 1), proc.stderr
     rep = json.loads(proc.stdout)
     size = dir_size(root / ".neocortex" / "chunks")
-    rows.append({"what": "ncx sync (first)", "seconds": f"{dt:.2f}",
-                 "notes": f"{rep['docs']} docs, {rep['chunks']} chunks, {len(rep['written'])} files written, "
-                          f"chunks/ {size / 1e6:.1f} MB, {len(rep['problems'])} problems"})
+    rows.append(
+        {
+            "what": "ncx sync (first)",
+            "seconds": f"{dt:.2f}",
+            "notes": f"{rep['docs']} docs, {rep['chunks']} chunks, {len(rep['written'])} files written, "
+            f"chunks/ {size / 1e6:.1f} MB, {len(rep['problems'])} problems",
+        }
+    )
     dt, proc = run([NCX, "sync", "--json"], cwd=root)
     rep2 = json.loads(proc.stdout)
-    rows.append({"what": "ncx sync (second, no change)", "seconds": f"{dt:.2f}",
-                 "notes": f"{len(rep2['written'])} files written"})
+    rows.append(
+        {
+            "what": "ncx sync (second, no change)",
+            "seconds": f"{dt:.2f}",
+            "notes": f"{len(rep2['written'])} files written",
+        }
+    )
     # a fresh clone has no cache: the second sync must still write nothing
     (root / ".neocortex" / "cache" / "sync-state.json").unlink()
     dt, proc = run([NCX, "sync", "--json"], cwd=root)
-    rows.append({"what": "ncx sync (no change, cache deleted)", "seconds": f"{dt:.2f}",
-                 "notes": f"{len(json.loads(proc.stdout)['written'])} files written"})
+    rows.append(
+        {
+            "what": "ncx sync (no change, cache deleted)",
+            "seconds": f"{dt:.2f}",
+            "notes": f"{len(json.loads(proc.stdout)['written'])} files written",
+        }
+    )
     docs = sorted(p for p in root.glob("text/*.md"))[:1] or sorted(root.rglob("*.md"))[:1]
     d = docs[0]
-    d.write_text(d.read_text() + "\n\n## Appended section\n\nA new paragraph about borrow checking.\n")
+    d.write_text(
+        d.read_text() + "\n\n## Appended section\n\nA new paragraph about borrow checking.\n"
+    )
     dt, proc = run([NCX, "sync", "--json"], cwd=root)
-    rows.append({"what": "ncx sync (one doc edited)", "seconds": f"{dt:.2f}",
-                 "notes": f"{len(json.loads(proc.stdout)['written'])} files written"})
+    rows.append(
+        {
+            "what": "ncx sync (one doc edited)",
+            "seconds": f"{dt:.2f}",
+            "notes": f"{len(json.loads(proc.stdout)['written'])} files written",
+        }
+    )
     for label, cmd in (("ncx --help", ["--help"]), ("ncx status", ["status"])):
         t = median_time([NCX, *cmd], n=args.runs, cwd=root)
-        rows.append({"what": f"{label} (median of {args.runs})", "seconds": f"{t:.3f}",
-                     "notes": "heavy imports: " + heavy_imports(cmd, root)})
+        rows.append(
+            {
+                "what": f"{label} (median of {args.runs})",
+                "seconds": f"{t:.3f}",
+                "notes": "heavy imports: " + heavy_imports(cmd, root),
+            }
+        )
     _, proc = run(["git", "status", "--porcelain"], cwd=root)
     print(table(rows))
     print(f"\n.neocortex/ total {dir_size(root / '.neocortex') / 1e6:.1f} MB; repo at {root}")

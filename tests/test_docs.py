@@ -24,9 +24,13 @@ def commands() -> list[str]:
 def test_every_command_is_in_the_readme_and_has_help() -> None:
     readme = (REPO / "README.md").read_text()
     names = commands()
-    assert {"init", "sync", "retrieve", "assemble", "memory add", "migrate", "hook sync"} <= set(names)
+    assert {"init", "sync", "retrieve", "assemble", "memory add", "migrate", "hook sync"} <= set(
+        names
+    )
     for name in names:
         first = name.split()[0]
-        assert f"ncx {name}" in readme or (f"ncx {first}" in readme and name.split()[-1] in readme), name
+        assert f"ncx {name}" in readme or (
+            f"ncx {first}" in readme and name.split()[-1] in readme
+        ), name
         out = ncx(*name.split(), "--help")
         assert "Usage" in out.stdout and len(out.stdout) > 100, name

@@ -57,7 +57,9 @@ def test_fingerprint_is_the_weights_sha256(tiny_model: Path) -> None:
     import hashlib
 
     info = load_embedder(str(tiny_model)).info
-    assert info.sha256 == hashlib.sha256((tiny_model / "model.safetensors").read_bytes()).hexdigest()
+    assert (
+        info.sha256 == hashlib.sha256((tiny_model / "model.safetensors").read_bytes()).hexdigest()
+    )
     assert info.dim == 32
 
 

@@ -12,7 +12,9 @@ import pytest
 import yaml
 from conftest import NCX_SHELL, REPO, commit_all, git, ncx, write
 
-PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which("pre-commit")
+PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which(
+    "pre-commit"
+)
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed"),
@@ -53,8 +55,14 @@ def hooked(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def commit(root: Path, msg: str = "change") -> subprocess.CompletedProcess[str]:
     """git commit through the installed pre-commit hook; stdout carries all of its output."""
-    return subprocess.run(["git", "commit", "-m", msg], cwd=root, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, env={**os.environ})
+    return subprocess.run(
+        ["git", "commit", "-m", msg],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ},
+    )
 
 
 def test_manifest_entries_resolve_to_real_commands() -> None:
@@ -132,22 +140,33 @@ def test_many_files(hooked: Path) -> None:
 
 def test_check_hook_fails_on_a_broken_tree(hooked: Path, tmp_path: Path) -> None:
     (hooked / ".neocortex/chunks/docs/ops/ops--deploy.npy").unlink()
-    out = subprocess.run([PRE_COMMIT, "run", "ncx-check", "--all-files"], cwd=hooked,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [PRE_COMMIT, "run", "ncx-check", "--all-files"], cwd=hooked, capture_output=True, text=True
+    )
     assert out.returncode == 1
     assert "ops--deploy.md: has no .npy vector" in out.stdout
 
 
 def test_merge_of_different_sections_and_memories_has_no_conflict(hooked: Path) -> None:
     git(hooked, "checkout", "-q", "-b", "feature")
-    write(hooked, "docs/ops.md", doc("Deploy", "Monitor").replace(f"{SEC} Deploy.", f"{SEC} Deploy fast."))
+    write(
+        hooked,
+        "docs/ops.md",
+        doc("Deploy", "Monitor").replace(f"{SEC} Deploy.", f"{SEC} Deploy fast."),
+    )
     ncx("sync")
     commit_all(hooked, "feature edit")
     git(hooked, "checkout", "-q", "main")
-    write(hooked, "docs/ops.md", doc("Deploy", "Monitor").replace(f"{SEC} Monitor.", f"{SEC} Monitor more."))
+    write(
+        hooked,
+        "docs/ops.md",
+        doc("Deploy", "Monitor").replace(f"{SEC} Monitor.", f"{SEC} Monitor more."),
+    )
     ncx("sync")
     commit_all(hooked, "main edit")
-    merged = subprocess.run(["git", "merge", "--no-edit", "feature"], cwd=hooked, capture_output=True, text=True)
+    merged = subprocess.run(
+        ["git", "merge", "--no-edit", "feature"], cwd=hooked, capture_output=True, text=True
+    )
     assert merged.returncode == 0, merged.stdout + merged.stderr
     out = ncx("sync")
     assert "nothing written" in out.stderr  # both sides' chunks are already right
@@ -155,17 +174,35 @@ def test_merge_of_different_sections_and_memories_has_no_conflict(hooked: Path) 
 
 def test_same_section_conflict_is_fixed_by_sync(hooked: Path) -> None:
     git(hooked, "checkout", "-q", "-b", "feature")
-    write(hooked, "docs/ops.md", doc("Deploy", "Monitor").replace(f"{SEC} Deploy.", "Deploy with the feature flag on. " * 12))
+    write(
+        hooked,
+        "docs/ops.md",
+        doc("Deploy", "Monitor").replace(
+            f"{SEC} Deploy.", "Deploy with the feature flag on. " * 12
+        ),
+    )
     ncx("sync")
     commit_all(hooked, "feature edit")
     git(hooked, "checkout", "-q", "main")
-    write(hooked, "docs/ops.md", doc("Deploy", "Monitor").replace(f"{SEC} Deploy.", "Deploy after the freeze ends. " * 12))
+    write(
+        hooked,
+        "docs/ops.md",
+        doc("Deploy", "Monitor").replace(f"{SEC} Deploy.", "Deploy after the freeze ends. " * 12),
+    )
     ncx("sync")
     commit_all(hooked, "main edit")
-    merged = subprocess.run(["git", "merge", "--no-edit", "feature"], cwd=hooked, capture_output=True, text=True)
+    merged = subprocess.run(
+        ["git", "merge", "--no-edit", "feature"], cwd=hooked, capture_output=True, text=True
+    )
     assert merged.returncode != 0
     # the user resolves the doc; ncx regenerates its derived files
-    write(hooked, "docs/ops.md", doc("Deploy", "Monitor").replace(f"{SEC} Deploy.", "Deploy with the flag, after the freeze. " * 12))
+    write(
+        hooked,
+        "docs/ops.md",
+        doc("Deploy", "Monitor").replace(
+            f"{SEC} Deploy.", "Deploy with the flag, after the freeze. " * 12
+        ),
+    )
     ncx("sync")
     chunk = (hooked / ".neocortex/chunks/docs/ops/ops--deploy.md").read_text()
     assert "<<<<<<<" not in chunk and "after the freeze" in chunk

@@ -860,8 +860,10 @@ def test_rollback_never_overwrites_work_done_since(v2: Path) -> None:
     run_json()
     commit_all(v2, "migrated")
     legacy = v2 / "docs/legacy.md"  # re-encoded to UTF-8 by migrate, then edited by hand
-    legacy.write_text(legacy.read_text(encoding="utf-8") + "\nA line written after the migration.\n",
-                      encoding="utf-8")
+    legacy.write_text(
+        legacy.read_text(encoding="utf-8") + "\nA line written after the migration.\n",
+        encoding="utf-8",
+    )
     attrs = v2 / ".gitattributes"
     attrs.write_text(attrs.read_text() + "*.png binary\n")
     state = v2 / ".neocortex/state.md"
@@ -892,9 +894,12 @@ def test_the_journal_is_written_once_per_run_not_once_per_memory(
 def test_a_learning_entry_holding_a_secret_is_refused_and_the_rest_migrates(v2: Path) -> None:
     key_id = "AKIA" + "Z7QW2M4N6P8R1T3V"  # assembled: a fake, correctly shaped AWS key id
     path = v2 / ".mlda/topics/auth/learning.yaml"
-    path.write_text(path.read_text().replace(
-        "Expiry comes from the identity provider config, never hard-code it",
-        f"The staging deploy key is {key_id}, rotate it monthly"))
+    path.write_text(
+        path.read_text().replace(
+            "Expiry comes from the identity provider config, never hard-code it",
+            f"The staging deploy key is {key_id}, rotate it monthly",
+        )
+    )
     commit_all(v2, "a secret in v2")
     out = ncx("migrate", "--json", ok=False)
     assert out.returncode == 1

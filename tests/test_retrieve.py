@@ -77,11 +77,22 @@ def test_retrieve_finds_the_right_section_with_lines(tree: Path) -> None:
     lines = (tree / "docs/auth.md").read_text().splitlines()
     assert lines[top["start_line"] - 1] == top["text"].splitlines()[0]
     assert lines[top["end_line"] - 1] == top["text"].splitlines()[-1]
-    assert set(top) >= {"id", "kind", "source_path", "start_line", "end_line", "section", "score", "text"}
+    assert set(top) >= {
+        "id",
+        "kind",
+        "source_path",
+        "start_line",
+        "end_line",
+        "section",
+        "score",
+        "text",
+    }
 
 
 def test_retrieve_filters_and_human_output(tree: Path) -> None:
-    assert all(r["source_path"] == "docs/deploy.md" for r in results("release", "--path", "docs/deploy*"))
+    assert all(
+        r["source_path"] == "docs/deploy.md" for r in results("release", "--path", "docs/deploy*")
+    )
     assert all(r["source_path"] == "docs/auth.md" for r in results("token", "--domain", "auth"))
     assert results("token", "--kind", "memory") == []
     human = ncx("retrieve", "rollback database schema").stdout
@@ -91,15 +102,24 @@ def test_retrieve_filters_and_human_output(tree: Path) -> None:
 
 
 def test_batch_mode_contract(tree: Path) -> None:
-    stdin = "\n".join(json.dumps({"qid": f"q{i}", "query": q, "k": 2}) for i, q in enumerate(["refresh token", "rollback"]))
-    lines = [json.loads(x) for x in ncx("retrieve", "--batch", "--json", input=stdin + "\n").stdout.splitlines()]
+    stdin = "\n".join(
+        json.dumps({"qid": f"q{i}", "query": q, "k": 2})
+        for i, q in enumerate(["refresh token", "rollback"])
+    )
+    lines = [
+        json.loads(x)
+        for x in ncx("retrieve", "--batch", "--json", input=stdin + "\n").stdout.splitlines()
+    ]
     assert [x["qid"] for x in lines] == ["q0", "q1"]
     assert len(lines[0]["results"]) <= 2 and lines[0]["results"][0]["path"] == "docs/auth.md"
     assert "latency_ms" in lines[0]
 
 
 def test_citations_follow_edits_after_sync(tree: Path) -> None:
-    text = AUTH.replace("# Authentication\n", "# Authentication\n\n## Intro\n\n" + "Some new words here about accounts. " * 12 + "\n")
+    text = AUTH.replace(
+        "# Authentication\n",
+        "# Authentication\n\n## Intro\n\n" + "Some new words here about accounts. " * 12 + "\n",
+    )
     write(tree, "docs/auth.md", text)
     ncx("sync")
     top = results("how long is a password reset link valid", "--k", "1")[0]
@@ -118,12 +138,28 @@ def test_cache_is_rebuilt_when_corrupt_or_missing(tree: Path) -> None:
 
 
 def test_assemble_zones_determinism_and_budget(tree: Path) -> None:
-    args = ["assemble", "--task", "fix the token refresh retry", "-c", "retries once", "--budget", "1200"]
+    args = [
+        "assemble",
+        "--task",
+        "fix the token refresh retry",
+        "-c",
+        "retries once",
+        "--budget",
+        "1200",
+    ]
     a = ncx(*args)
     b = ncx(*args)
     assert a.stdout == b.stdout and a.stdout
     md = a.stdout
-    order = [md.index(h) for h in ("## CRITICAL: Task", "## Relevant Knowledge", "## Current State", "## Instructions")]
+    order = [
+        md.index(h)
+        for h in (
+            "## CRITICAL: Task",
+            "## Relevant Knowledge",
+            "## Current State",
+            "## Instructions",
+        )
+    ]
     assert order == sorted(order)
     assert "`docs/auth.md:" in md and "DOC-AUTH-001" in md
     assert count_tokens(md) <= 1200
@@ -164,7 +200,9 @@ def _item(i: int, text: str) -> Item:
     texts=st.lists(st.text(min_size=0, max_size=1500), max_size=25),
 )
 def test_budget_is_never_exceeded(task: str, budget: int, texts: list[str]) -> None:
-    items = tuple(_item(i, t + "\n\n```\ncode block\n```\n" if i % 3 == 0 else t) for i, t in enumerate(texts))
+    items = tuple(
+        _item(i, t + "\n\n```\ncode block\n```\n" if i % 3 == 0 else t) for i, t in enumerate(texts)
+    )
     inp = FrameInput(task=task, knowledge=items, learnings=items[:3], state=("- branch main",))
     frame = assemble(inp, budget)
     assert count_tokens(frame.markdown) <= budget
@@ -180,11 +218,30 @@ def test_trim_never_cuts_inside_code() -> None:
 
 
 def test_incremental_cache_rebuild_equals_a_full_one(tree: Path) -> None:
-    args = ["assemble", "--task", "how long is a reset link valid and how do rollbacks work", "--budget", "900"]
+    args = [
+        "assemble",
+        "--task",
+        "how long is a reset link valid and how do rollbacks work",
+        "--budget",
+        "900",
+    ]
     ncx(*args)  # builds the cache
-    write(tree, "docs/deploy.md", DEPLOY.replace("## Rollback", "## Canary\n\n" + "Ship to five percent of hosts first and watch errors. " * 8 + "\n\n## Rollback"))
+    write(
+        tree,
+        "docs/deploy.md",
+        DEPLOY.replace(
+            "## Rollback",
+            "## Canary\n\n"
+            + "Ship to five percent of hosts first and watch errors. " * 8
+            + "\n\n## Rollback",
+        ),
+    )
     mem = tree / ".neocortex/memories/MEM-2026-01-01-aaaaaa.md"
-    write(tree, mem.relative_to(tree).as_posix(), "---\nid: MEM-2026-01-01-aaaaaa\ntype: factual\n---\n\n## Learning\n\nReset links expire after one hour.\n")
+    write(
+        tree,
+        mem.relative_to(tree).as_posix(),
+        "---\nid: MEM-2026-01-01-aaaaaa\ntype: factual\n---\n\n## Learning\n\nReset links expire after one hour.\n",
+    )
     ncx("sync")
     incremental = ncx(*args).stdout
     inc_json = results("canary rollout of the deploy")
@@ -195,8 +252,12 @@ def test_incremental_cache_rebuild_equals_a_full_one(tree: Path) -> None:
 
 
 def test_wakeup_skips_a_table_of_contents_and_changelogs(repo: Path) -> None:
-    write(repo, "README.md", "# Shop\n\n- [Install](#install)\n- [Usage](#usage)\n\n"
-          "[![ci](https://x/badge.svg)](https://x)\n\nAn online shop backend written in Python.\n")
+    write(
+        repo,
+        "README.md",
+        "# Shop\n\n- [Install](#install)\n- [Usage](#usage)\n\n"
+        "[![ci](https://x/badge.svg)](https://x)\n\nAn online shop backend written in Python.\n",
+    )
     long_log = "".join(f"## 1.{i}\n\nFixed the checkout bug number {i}.\n\n" for i in range(12))
     for name in ("CHANGELOG.md", "docs/HISTORY.md", "NEWS.md", "pkg/CHANGES.md"):
         write(repo, name, "# Changes\n\n" + long_log)
@@ -221,8 +282,12 @@ def test_a_cache_built_in_worker_processes_is_the_one_built_in_process(
     from ncx.query import cache
 
     for i in range(12):
-        write(repo, f"docs/topic{i:02}.md", f"# Topic {i}\n\nThe retry_policy of service {i} backs off.\n\n"
-              f"## Limits\n\nAt most {i} calls per minute per user; camelCaseName{i} applies.\n")
+        write(
+            repo,
+            f"docs/topic{i:02}.md",
+            f"# Topic {i}\n\nThe retry_policy of service {i} backs off.\n\n"
+            f"## Limits\n\nAt most {i} calls per minute per user; camelCaseName{i} applies.\n",
+        )
     commit_all(repo)
     ncx("init")
     ncx("sync")

@@ -26,12 +26,26 @@ Found while fixing login.
 """
 
 
-def mem(root: Path, mid: str, text: str, conf: str = "medium", status: str = "active", by: str = "null") -> None:
-    write(root, f".neocortex/memories/{mid}.md", MEM.format(id=mid, text=text, conf=conf, status=status, by=by))
+def mem(
+    root: Path, mid: str, text: str, conf: str = "medium", status: str = "active", by: str = "null"
+) -> None:
+    write(
+        root,
+        f".neocortex/memories/{mid}.md",
+        MEM.format(id=mid, text=text, conf=conf, status=status, by=by),
+    )
 
 
 def test_review_report(repo: Path) -> None:
-    write(repo, "docs/a.md", "# A\n\n" + "Alpha text about the login flow. " * 20 + "\n\n## B\n\n" + "Beta text. " * 30 + "\n")
+    write(
+        repo,
+        "docs/a.md",
+        "# A\n\n"
+        + "Alpha text about the login flow. " * 20
+        + "\n\n## B\n\n"
+        + "Beta text. " * 30
+        + "\n",
+    )
     commit_all(repo)
     ncx("init")
     mem(repo, "MEM-2026-01-01-aaaaaa", "Old way: retry forever.")
@@ -39,10 +53,24 @@ def test_review_report(repo: Path) -> None:
     ncx("sync")
     commit_all(repo, "base")
     git(repo, "checkout", "-q", "-b", "feature")
-    mem(repo, "MEM-2026-01-01-aaaaaa", "Old way: retry forever.", status="superseded", by="MEM-2026-01-02-cccccc")
+    mem(
+        repo,
+        "MEM-2026-01-01-aaaaaa",
+        "Old way: retry forever.",
+        status="superseded",
+        by="MEM-2026-01-02-cccccc",
+    )
     mem(repo, "MEM-2026-01-02-cccccc", "Retry at most 3 times with backoff.", conf="high")
     (repo / ".neocortex/memories/MEM-2026-01-01-bbbbbb.md").unlink()
-    write(repo, "docs/a.md", "# A\n\n" + "Alpha text about the login flow. " * 20 + "\n\n## B\n\n" + "Beta changed. " * 30 + "\n")
+    write(
+        repo,
+        "docs/a.md",
+        "# A\n\n"
+        + "Alpha text about the login flow. " * 20
+        + "\n\n## B\n\n"
+        + "Beta changed. " * 30
+        + "\n",
+    )
     ncx("sync")
     commit_all(repo, "feature")
     md = ncx("review", "main..feature").stdout

@@ -385,7 +385,9 @@ def test_sync_reads_every_format_reports_broken_files_and_goes_on(repo: Path) ->
     assert "not indexed: docs/notes.org" in status
     st = json.loads(ncx("status", "--json").stdout)
     assert st["formats"] == {"asciidoc": 1, "markdown": 1, "mdx": 1, "notebook": 3, "rst": 1}
-    assert st["skipped"] == [{"path": "docs/notes.org", "reason": "Org mode is not read by ncx yet"}]
+    assert st["skipped"] == [
+        {"path": "docs/notes.org", "reason": "Org mode is not read by ncx yet"}
+    ]
 
 
 def test_retrieve_cites_rst_and_notebook_lines(repo: Path) -> None:
@@ -472,10 +474,25 @@ def test_rst_and_notebook_edits_rewrite_only_their_section(repo: Path) -> None:
     ncx("sync")
     rst_before, nb_before = chunk_bytes(repo, "docs/guide.rst"), chunk_bytes(repo, "docs/nb.ipynb")
     assert len(rst_before) == 5 and len(nb_before) == 5
-    write(repo, "docs/guide.rst", "Guide\n#####\n\n" + PROSE + "\n\n" + sections.replace("Part 3.", "Part 3 edited."))
+    write(
+        repo,
+        "docs/guide.rst",
+        "Guide\n#####\n\n" + PROSE + "\n\n" + sections.replace("Part 3.", "Part 3 edited."),
+    )
     # A new cell on top and an edit in one: cell numbers move, chunk files must not.
-    write(repo, "docs/nb.ipynb", notebook([code_cell("import ray"), md_cell("# Notebook\n\n" + PROSE),
-                                           *cells[:2], md_cell(f"## Step 3\n\n{PROSE} Step 3 edited."), cells[3]]))
+    write(
+        repo,
+        "docs/nb.ipynb",
+        notebook(
+            [
+                code_cell("import ray"),
+                md_cell("# Notebook\n\n" + PROSE),
+                *cells[:2],
+                md_cell(f"## Step 3\n\n{PROSE} Step 3 edited."),
+                cells[3],
+            ]
+        ),
+    )
     ncx("sync")
     rst_after, nb_after = chunk_bytes(repo, "docs/guide.rst"), chunk_bytes(repo, "docs/nb.ipynb")
     assert [k for k in rst_before if rst_before[k] != rst_after.get(k)] == ["guide--part-3.md"]
@@ -492,7 +509,11 @@ def test_review_and_hook_follow_rst_docs(repo: Path) -> None:
     ncx("sync")
     commit_all(repo, "base")
     git(repo, "checkout", "-q", "-b", "feature")
-    write(repo, "docs/guide.rst", RST.replace("Nodes need port 6379 open.", "Nodes need port 6380 open."))
+    write(
+        repo,
+        "docs/guide.rst",
+        RST.replace("Nodes need port 6379 open.", "Nodes need port 6380 open."),
+    )
     git(repo, "add", "docs/guide.rst")
     hook = ncx("hook", "sync", ok=False)
     assert hook.returncode == 1 and ".neocortex/chunks/docs/guide.rst/" in hook.stdout + hook.stderr
@@ -511,4 +532,8 @@ def test_init_skip_format_switches_notebooks_off(repo: Path) -> None:
     report = json.loads(ncx("sync", "--json").stdout)
     assert set(report["formats"]) == {"rst"} and report["skipped"][0]["path"] == "docs/tune.ipynb"
     bad = ncx("init", "--skip-format", "pdf", ok=False)
-    assert bad.returncode != 0 and "unknown source format 'pdf'" in bad.stderr and "notebook" in bad.stderr
+    assert (
+        bad.returncode != 0
+        and "unknown source format 'pdf'" in bad.stderr
+        and "notebook" in bad.stderr
+    )

@@ -16,14 +16,53 @@ from ncx.store import (
 )
 
 # Scalars as they reach frontmatter: ids, paths, headings, hashes, numbers, YAML's trick words.
-TRICKY = ["yes", "No", "on", "null", "~", "1e3", "0x1F", "0755", "1:20", "2026-11-21", ".inf",
-          "12ff182c", "6fd59c65", "a: b", "a #b", "#x", "x#y", "- item", "'q'", '"dq"', "tab\there",
-          "", " lead", "trail ", "a'b", "ünïcode", "Async/await syntax", "C++ & co", "[x]", "{y}",
-          "*star", "&amp", "!bang", "%pc", "@at", "`tick`", "a:b", "ends:", "?q", "|pipe", ">gt"]
+TRICKY = [
+    "yes",
+    "No",
+    "on",
+    "null",
+    "~",
+    "1e3",
+    "0x1F",
+    "0755",
+    "1:20",
+    "2026-11-21",
+    ".inf",
+    "12ff182c",
+    "6fd59c65",
+    "a: b",
+    "a #b",
+    "#x",
+    "x#y",
+    "- item",
+    "'q'",
+    '"dq"',
+    "tab\there",
+    "",
+    " lead",
+    "trail ",
+    "a'b",
+    "ünïcode",
+    "Async/await syntax",
+    "C++ & co",
+    "[x]",
+    "{y}",
+    "*star",
+    "&amp",
+    "!bang",
+    "%pc",
+    "@at",
+    "`tick`",
+    "a:b",
+    "ends:",
+    "?q",
+    "|pipe",
+    ">gt",
+]
 scalar = st.one_of(
     st.sampled_from(TRICKY),
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=30),
-    st.integers(-10**6, 10**6),
+    st.integers(-(10**6), 10**6),
     st.none(),
     st.booleans(),
     st.dates(min_value=dt.date(2000, 1, 1), max_value=dt.date(2100, 1, 1)),
@@ -46,9 +85,17 @@ def test_fast_path_agrees_with_yaml(m: dict[str, object]) -> None:
 
 
 def test_chunk_frontmatter_takes_the_fast_path() -> None:
-    m = {"id": "docs/a.md#intro--setup", "kind": "chunk", "source_doc": None,
-         "source_path": "docs/a.md", "source_section": ["Intro", "Set-up: Linux"],
-         "domain": None, "tokens": 409, "keywords": [], "hash": "6fd59c6554766fbf"}
+    m = {
+        "id": "docs/a.md#intro--setup",
+        "kind": "chunk",
+        "source_doc": None,
+        "source_path": "docs/a.md",
+        "source_section": ["Intro", "Set-up: Linux"],
+        "domain": None,
+        "tokens": 409,
+        "keywords": [],
+        "hash": "6fd59c6554766fbf",
+    }
     text = dump_frontmatter(m, "# Intro\n\ntext\n")
     yaml_text, _, _ = split_frontmatter(text)
     assert yaml_text is not None and parse_simple_frontmatter(yaml_text) == m
@@ -56,6 +103,14 @@ def test_chunk_frontmatter_takes_the_fast_path() -> None:
 
 
 def test_anything_outside_the_subset_goes_to_yaml() -> None:
-    for text in ("a: &x 1\nb: *x", "a: {b: 1}", "a: |\n  block", "a: 1.5", "a: yes", "a:\n  - nested",
-                 "a: 'it''s' extra'", 'a: "esc\\n"'):
+    for text in (
+        "a: &x 1\nb: *x",
+        "a: {b: 1}",
+        "a: |\n  block",
+        "a: 1.5",
+        "a: yes",
+        "a:\n  - nested",
+        "a: 'it''s' extra'",
+        'a: "esc\\n"',
+    ):
         assert parse_simple_frontmatter(text) is None, text

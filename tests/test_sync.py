@@ -64,7 +64,11 @@ def test_init_sync_second_sync_writes_nothing(repo: Path) -> None:
 
 def test_edit_one_section_rewrites_only_its_files(synced: Path) -> None:
     before = snapshot(synced)
-    write(synced, "docs/guide.md", doc("Install", "Usage", "Deploy").replace(f"{SEC} Usage.", f"{SEC} Usage fix bug."))
+    write(
+        synced,
+        "docs/guide.md",
+        doc("Install", "Usage", "Deploy").replace(f"{SEC} Usage.", f"{SEC} Usage fix bug."),
+    )
     ncx("sync")
     assert changed(before, snapshot(synced)) == {
         ".neocortex/chunks/docs/guide/guide--usage.md",
@@ -98,7 +102,9 @@ def test_delete_and_rename_docs(synced: Path) -> None:
 
 def test_sync_paths_limits_the_run(synced: Path) -> None:
     write(synced, "docs/guide.md", doc("Install"))
-    write(synced, "README.md", "# Project\n\nChanged readme that is now a bit longer than before.\n")
+    write(
+        synced, "README.md", "# Project\n\nChanged readme that is now a bit longer than before.\n"
+    )
     out = ncx("sync", "README.md")
     assert "README" in out.stdout and "guide" not in out.stdout
     out = ncx("sync", "docs")
@@ -124,13 +130,19 @@ def test_bad_docs_are_reported_and_nothing_is_damaged(synced: Path) -> None:
     assert err.count("hint:") >= 4
     after = snapshot(synced)
     # the broken guide keeps its chunks; the good doc is synced anyway
-    assert {k: v for k, v in after.items() if "docs/guide/" in k} == {k: v for k, v in before.items() if "docs/guide/" in k}
+    assert {k: v for k, v in after.items() if "docs/guide/" in k} == {
+        k: v for k, v in before.items() if "docs/guide/" in k
+    }
     assert ".neocortex/chunks/docs/good/guide--fine.md" in after
 
 
 def test_not_a_repo_and_not_initialised(tmp_path: Path) -> None:
     out = ncx("sync", cwd=tmp_path, ok=False)
-    assert out.returncode == 1 and "not inside a git repository" in out.stderr and "git init" in out.stderr
+    assert (
+        out.returncode == 1
+        and "not inside a git repository" in out.stderr
+        and "git init" in out.stderr
+    )
     git(tmp_path, "init", "-q")
     out = ncx("status", cwd=tmp_path, ok=False)
     assert out.returncode == 1 and "no .neocortex/" in out.stderr and "ncx init" in out.stderr
@@ -161,7 +173,9 @@ def test_model_mismatch_is_refused_then_reembed(synced: Path, other_model: Path)
 def test_chunk_size_env_is_recorded_and_rechunks(synced: Path) -> None:
     out = ncx("sync", env={"NCX_CHUNK_SIZE": "60", "NCX_CHUNK_OVERLAP": "10"})
     assert "manifest.json" in out.stdout
-    assert json.loads((synced / ".neocortex/manifest.json").read_text())["chunker"]["max_tokens"] == 60
+    assert (
+        json.loads((synced / ".neocortex/manifest.json").read_text())["chunker"]["max_tokens"] == 60
+    )
     assert "guide--usage~2.md" in out.stdout
 
 
@@ -186,8 +200,11 @@ def test_status_and_check_report_stale_and_broken(synced: Path) -> None:
 
 def test_hand_edited_memory_is_reembedded(synced: Path) -> None:
     mem = synced / ".neocortex/memories/MEM-2026-01-01-abc123.md"
-    write(synced, mem.relative_to(synced).as_posix(),
-          "---\nid: MEM-2026-01-01-abc123\ntype: factual\n---\n\n## Learning\n\nUse retries.\n")
+    write(
+        synced,
+        mem.relative_to(synced).as_posix(),
+        "---\nid: MEM-2026-01-01-abc123\ntype: factual\n---\n\n## Learning\n\nUse retries.\n",
+    )
     out = ncx("sync")
     assert "MEM-2026-01-01-abc123.npy" in out.stdout
     assert "hash:" in mem.read_text()
@@ -206,7 +223,9 @@ def test_staged_mode_follows_the_index(synced: Path) -> None:
     assert "guide--staged.md" in out.stdout and "unstaged" not in out.stdout
 
 
-def test_atomic_write_leaves_old_file_on_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_atomic_write_leaves_old_file_on_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ncx.store import write_atomic
 
     target = tmp_path / "unit.md"
