@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,34 @@ def test_atomic_write_leaves_old_file_on_failure(
         write_atomic(target, b"new")
     assert target.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["unit.md"]
+
+
+def test_docs_chunked_in_worker_processes_give_the_same_bytes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ncx.tree import sync as sync_mod
+
+    for i in range(8):
+        write(
+            repo, f"docs/d{i}.md", f"# Doc {i}\n\nIntro {i}.\n\n## Part\n\nThe part of doc {i}.\n"
+        )
+    write(repo, "docs/bad.md", "---\nkey: [unclosed\n---\n# Bad\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync", ok=False)  # bad.md is reported, the rest is written
+    serial = {
+        p.relative_to(repo).as_posix(): p.read_bytes()
+        for p in (repo / ".neocortex/chunks").rglob("*")
+        if p.is_file() and p.name != ".gitkeep"
+    }
+    shutil.rmtree(repo / ".neocortex/chunks")
+    shutil.rmtree(repo / ".neocortex/cache", ignore_errors=True)
+    monkeypatch.setattr(sync_mod, "_PARALLEL_DOCS", 1)
+    out = ncx("sync", ok=False)
+    assert "bad.md" in out.stderr
+    pooled = {
+        p.relative_to(repo).as_posix(): p.read_bytes()
+        for p in (repo / ".neocortex/chunks").rglob("*")
+        if p.is_file()
+    }
+    assert pooled == serial and len(serial) >= 16

@@ -262,34 +262,49 @@ def _sync(
     sidecars = _read_sidecars(root, in_scope, set(tracked), staged)
     pending: list[_Pending] = []
     all_chunks = 0
-    for i, path in enumerate(in_scope):
-        if progress and i and i % 200 == 0:
-            progress(f"chunked {i}/{len(in_scope)} docs")
+    # Which docs need chunking (the state file's word is checked against the chunk folder),
+    # then chunk them all (in worker processes when there are many), then plan the writes.
+    jobs: list[tuple[str, bytes, Any, str]] = []
+    sigs: dict[str, str] = {}
+    for path in in_scope:
         data = contents.get(path)
         if data is None:
             continue
         sidecar = sidecars.get(path)
         # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
         sig = _signature(data if sidecar is None else data + b"\0" + sidecar[1])
-        folder = root / folders[path]
-        prev = docs_state.get(path)
+        prev: dict[str, Any] = docs_state.get(path) or {}
+        # Trigger: the doc's bytes are those of the last run, and its chunk folder holds
+        # the very files that run left (same names, sizes and mtimes). Why: a state file
+        # is an accelerator, never the judge: a checkout, a merge or a hand edit of a
+        # chunk file changes its stat, so the doc is re-planned from the files themselves.
         try:
-            # Trigger: the doc's bytes are those of the last run, and its chunk folder holds
-            # the very files that run left (same names, sizes and mtimes). Why: a state file
-            # is an accelerator, never the judge: a checkout, a merge or a hand edit of a
-            # chunk file changes its stat, so the doc is re-planned from the files themselves.
-            if prev and prev.get("sig") == sig and _files_intact(folder, prev.get("files")):
-                n_chunks = sum(1 for n in prev["files"] if n.endswith(".md"))
-                all_chunks += n_chunks
-                _count(report.chunks_by_format, path, n_chunks)
-                continue
-            meta = None
-            if sidecar is not None:
-                meta, errors = read_doc_meta(*sidecar)
-                report.problems.extend(errors)
-            doc = load_doc(path, data, meta)
-            files = chunk_files(doc, manifest.chunk, folder=folders[path])
-            planned = _plan_doc(out, folder, files, force=reembed)
+            intact = (
+                bool(prev)
+                and prev.get("sig") == sig
+                and _files_intact(root / folders[path], prev.get("files"))
+            )
+        except OSError as exc:
+            report.problems.append(_os_problem(root, path, exc))
+            continue
+        if intact:
+            n_chunks = sum(1 for n in prev["files"] if n.endswith(".md"))
+            all_chunks += n_chunks
+            _count(report.chunks_by_format, path, n_chunks)
+            continue
+        meta = None
+        if sidecar is not None:
+            meta, errors = read_doc_meta(*sidecar)
+            report.problems.extend(errors)
+        sigs[path] = sig
+        jobs.append((path, data, meta, folders[path]))
+    chunked = _chunk_docs(jobs, manifest.chunk, progress)
+    for (path, _data, _meta, rel_folder), files in zip(jobs, chunked, strict=True):
+        if isinstance(files, NcxError):
+            report.problems.append(files)
+            continue
+        try:
+            planned = _plan_doc(out, root / rel_folder, files, force=reembed)
         except NcxError as exc:
             report.problems.append(exc)
             continue
@@ -299,7 +314,8 @@ def _sync(
         all_chunks += len(files)
         _count(report.chunks_by_format, path, len(files))
         pending.extend(planned)
-        docs_state[path] = {"sig": sig, "names": sorted(Path(f.rel_path).name for f in files)}
+        names = sorted(Path(f.rel_path).name for f in files)
+        docs_state[path] = {"sig": sigs[path], "names": names}
 
     gone_folders = chunk_folders([*sources, *gone_scope])
     _remove_orphans(
@@ -368,6 +384,49 @@ class _ModelSlot:
                 check_tree_model(self._root, self._model.info, self._manifest.model)
             self.switched = True
         return self._model
+
+
+_PARALLEL_DOCS = 200  # docs to chunk; below this, starting worker processes costs more
+
+
+def _chunk_docs(
+    jobs: list[tuple[str, bytes, Any, str]],
+    settings: Any,
+    progress: Callable[[str], None] | None,
+) -> list[list[ChunkFile] | NcxError]:
+    """Chunk files of each (path, bytes, sidecar meta, folder), in order; a doc that cannot be
+    read yields its NcxError. Chunking is pure and per doc, and it is most of a first sync or
+    a full check, so a large tree spreads it over the CPUs."""
+    workers = min(os.cpu_count() or 1, 8)
+    step = functools.partial(_chunk_doc, settings)
+    if len(jobs) < _PARALLEL_DOCS or workers < 2:
+        results = []
+        for i, job in enumerate(jobs):
+            if progress and i and i % 200 == 0:
+                progress(f"chunked {i}/{len(jobs)} docs")
+            results.append(step(job))
+        return results
+    import concurrent.futures
+
+    try:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+            results = []
+            size = max(8, len(jobs) // (workers * 8))
+            for i, got in enumerate(pool.map(step, jobs, chunksize=size)):
+                if progress and i and i % 200 == 0:
+                    progress(f"chunked {i}/{len(jobs)} docs")
+                results.append(got)
+            return results
+    except (OSError, concurrent.futures.process.BrokenProcessPool):
+        return [step(job) for job in jobs]  # no worker processes to be had: the same, here
+
+
+def _chunk_doc(settings: Any, job: tuple[str, bytes, Any, str]) -> list[ChunkFile] | NcxError:
+    path, data, meta, folder = job
+    try:
+        return chunk_files(load_doc(path, data, meta), settings, folder=folder)
+    except NcxError as exc:
+        return exc
 
 
 def _apply_settings(root: Path, manifest: Manifest, cfg: Config, out: _Out) -> Manifest:
