@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from ncx.layout import cache_dir
+from ncx.paths import cache_folder
 
 # Re-entrant within one thread (reject -> remove, sync -> ...); other threads of the same
 # process (the MCP server's) open their own file description and wait like processes do.
@@ -40,7 +40,7 @@ def _held() -> set[str]:
 @contextlib.contextmanager
 def exclusive(root: Path, name: str = "memories") -> Iterator[None]:
     """Hold the repo-wide lock `name` (blocking) for the duration of the block."""
-    folder = cache_dir(root)
+    folder = cache_folder(root)  # a linked cache/ is refused: the lock file is opened there
     key = str(folder.resolve() / name)
     if key in _held() or not folder.parent.is_dir():
         yield  # held already, or no .neocortex/ yet: the command fails on that, not on a lock

@@ -167,6 +167,16 @@ def check_write(root: Path, path: Path) -> None:
         )
 
 
+def cache_folder(root: Path) -> Path:
+    """`.neocortex/cache/`, refused (UnsafePath) when it resolves outside `.neocortex/`: git
+    ignores `cache/` only as a folder, so a committed link named `cache` would otherwise have
+    the index, the sync state and the lock files written (a `.lock` truncated) wherever it
+    points."""
+    folder = root / NCX_DIR / "cache"
+    check_write(root, folder / "index.npz")
+    return folder
+
+
 _MEM_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")
 
 

@@ -295,3 +295,18 @@ def test_code_only_commit_passes_and_merge_of_other_sections_stays_clean(tree: P
     merged = run_git(tree, "merge", "--no-edit", "feature")  # post-merge: nothing to fix
     assert merged.returncode == 0 and "ncx sync'" not in merged.stdout
     assert git(tree, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("how", [[], ["--cached"]])
+def test_a_commit_without_the_manifest_but_with_its_chunks_fails(
+    tree: Path, how: list[str]
+) -> None:
+    """`git rm [--cached] .neocortex/manifest.json` used to pass both hooks; a clone of that
+    commit answers every ncx command with 'no .neocortex/ here' and skips all later hooks."""
+    git(tree, "rm", "-q", *how, ".neocortex/manifest.json")
+    out = commit(tree)
+    assert out.returncode != 0
+    assert ".neocortex/manifest.json: is not in the commit" in out.stdout
+    git(tree, "checkout", "HEAD", "--", ".neocortex/manifest.json")
+    git(tree, "rm", "-r", "-q", ".neocortex")  # removing the whole tree stays allowed
+    assert commit(tree).returncode == 0

@@ -687,3 +687,58 @@ def _table() -> Iterator[None]:
     for what, took, _ in TIMINGS:
         lines.append(f"timing: {what}: {took:.2f} s")
     print("\n".join(lines))
+
+
+def test_a_committed_cache_link_is_never_written_through(repo: Path, tmp_path: Path) -> None:
+    """`cache/` in .neocortex/.gitignore ignores a folder only: a link named `cache` can be
+    committed, and the index, the sync state and the lock files used to land where it
+    pointed (an existing `.lock` there truncated)."""
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / ".lock").write_text("precious")
+    cache = repo / ".neocortex/cache"
+    for p in sorted(cache.iterdir()):
+        p.unlink()
+    cache.rmdir()
+    os.symlink(outside, cache)
+    git(repo, "add", ".neocortex/cache")  # not ignored: a link is no folder to `cache/`
+    for cmd in (
+        ["retrieve", "config"],
+        ["sync"],
+        ["memory", "add", "The config file is read once at start."],
+    ):
+        proc = ncx(*cmd, ok=False)
+        record(
+            "symlinks", f"{cmd[0]} with a linked cache/", clean_fail(proc, code={1}), proc.stderr
+        )
+    record(
+        "symlinks",
+        "nothing written through cache/",
+        sorted(p.name for p in outside.iterdir()) == [".lock"]
+        and (outside / ".lock").read_text() == "precious",
+    )
+
+
+def test_temp_sweeps_stay_inside_neocortex(repo: Path, tmp_path: Path) -> None:
+    """A linked memories/ (committed) must not let sync's sweep of dead temp files delete
+    matching names in the folder it points to."""
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / ".tmp-victim.npy"
+    victim.write_bytes(b"keep me")
+    os.utime(victim, (0, 0))  # old: a dead writer's leftover to the sweep
+    mem = repo / ".neocortex/memories"
+    for p in sorted(mem.iterdir()):
+        p.unlink()
+    mem.rmdir()
+    os.symlink(outside, mem)
+    proc = ncx("sync", ok=False)
+    record("symlinks", "sync with a linked memories/", clean_fail(proc, code={1}), proc.stderr)
+    record("symlinks", "no sweep through memories/", victim.exists())

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
 from ncx.memory.file import body_sections, memory_embed_text
+from ncx.paths import cache_folder
 from ncx.query.lexical import LexIndex, build_index_from_terms, path_words, split_code, terms
 from ncx.store import read_unit, split_frontmatter
 
@@ -61,7 +62,7 @@ class Index:
 def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> Index:
     """The current cache, rebuilt first if stale, missing or corrupt (with `stale_ok`, an
     out-of-date cache is returned as it is; only a missing or corrupt one is rebuilt)."""
-    path = cache_dir(root) / _FILE
+    path = cache_folder(root) / _FILE
     if path.is_dir() or path.is_symlink():
         raise NcxError(
             "is not the cache file ncx writes (a folder or a link)",

@@ -16,13 +16,28 @@ from pathlib import Path
 from ncx import repo
 from ncx.config import Config
 from ncx.errors import NcxError
-from ncx.layout import NCX_DIR, doc_chunk_dir
+from ncx.layout import MANIFEST, NCX_DIR, doc_chunk_dir
 from ncx.tree.staged import Finding, changes, scope_of, staged_changes
 
 Say = Callable[[str], None]
 # More lines than this and a hook prints the first few and a count instead of all of them.
 SUMMARY_LIMIT = 20
 _HEAD_LINES = 5
+
+
+def _manifest_left_out(root: Path) -> str | None:
+    """The commit keeps .neocortex/ files but not their manifest (`git rm` or `git rm --cached`
+    of it): every ncx command in a clone would then say there is no tree, and every later
+    commit would skip the hooks. Only asked when the commit touches .neocortex/ or a doc."""
+    manifest = f"{NCX_DIR}/{MANIFEST}"
+    held = repo.tracked_files(root, [NCX_DIR])
+    if not held or manifest in held:
+        return None
+    return (
+        f"{manifest}: is not in the commit, but {len(held)} other file(s) under {NCX_DIR}/ "
+        f"are; restore it (`git checkout HEAD -- {manifest}`, or `git add {manifest}`), "
+        f"or remove the whole tree (`git rm -r {NCX_DIR}`)"
+    )
 
 
 def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
@@ -34,6 +49,9 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     # Outcome: exit 0 before numpy, the model or the manifest are even looked at.
     if scope.empty:
         return 0
+    if (gone := _manifest_left_out(root)) is not None:
+        say(gone)
+        return 1
     if not (root / NCX_DIR / "manifest.json").is_file():
         say("ncx: no .neocortex/ here; run `ncx init` (hook skipped)")
         return 0
@@ -85,6 +103,9 @@ def hook_check(root: Path, cfg: Config, say: Say, out: Say, *, staged: bool) -> 
         scope = scope_of(staged_changes(root))
         if scope.empty:
             return 0
+    if (gone := _manifest_left_out(root)) is not None:
+        say(gone)
+        return 1
     if not (root / NCX_DIR / "manifest.json").is_file():
         say("ncx: no .neocortex/ here; nothing to check")
         return 0

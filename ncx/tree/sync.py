@@ -36,6 +36,8 @@ from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
 from ncx.paths import (
     Links,
+    UnsafePath,
+    cache_folder,
     check_write,
     ignored_targets,
     lexical_rel,
@@ -612,6 +614,7 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
             if is_temp(name):
                 # Another process's atomic write in progress: only a dead one's is swept.
                 if not out.dry and stale_temp(folder / name):
+                    check_write(root, folder / name)  # a linked folder: never sweep outside
                     (folder / name).unlink(missing_ok=True)
                 continue
             if (name.endswith(".md") and name not in keep) or (
@@ -711,6 +714,7 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
     for npy in sorted(folder.glob("*.npy")):
         if is_temp(npy.name):
             if not out.dry and stale_temp(npy):  # a killed add's leftover, never a live one
+                check_write(root, npy)  # a linked memories/: never sweep outside .neocortex/
                 npy.unlink(missing_ok=True)
             continue
         if not npy.with_suffix(".md").exists():
@@ -766,6 +770,6 @@ def _load_state(root: Path, manifest: Manifest) -> dict[str, Any]:
 def _save_state(root: Path, manifest: Manifest, state: dict[str, Any]) -> None:
     state["key"] = _state_key(manifest)
     try:
-        write_if_changed(cache_dir(root) / _STATE, json.dumps(state, sort_keys=True).encode())
-    except OSError:
+        write_if_changed(cache_folder(root) / _STATE, json.dumps(state, sort_keys=True).encode())
+    except (OSError, UnsafePath):
         pass  # the cache is an optimisation; a read-only tree still syncs correctly
