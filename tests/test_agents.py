@@ -679,3 +679,20 @@ def test_agent_configs_run_from_a_shell_without_ncx_on_path(repo: Path) -> None:
         env={**os.environ, **env},
     )
     assert ran.returncode == 0, ran.stderr
+
+
+def test_ncx_s_own_block_in_agent_files_is_not_indexed_as_knowledge(tree: Path) -> None:
+    write(
+        tree, "CLAUDE.md", "# Working here\n\nRun the unit tests with make test before pushing.\n"
+    )
+    commit_all(tree)
+    ncx("init", "--agent", "claude")
+    commit_all(tree, "agent")
+    ncx("sync")
+    block = template_text("agents-block.md")
+    texts = [p.read_text() for p in (tree / ".neocortex/chunks").rglob("*.md")]
+    assert any("make test before pushing" in t for t in texts)  # the user's own text is knowledge
+    probe = next(line for line in block.splitlines() if len(line) > 40 and "<!--" not in line)
+    assert not any(probe in t for t in texts)  # ncx's instructions are not
+    out = ncx("retrieve", "unit tests before pushing", "--json")
+    assert '"source_path": "CLAUDE.md"' in out.stdout

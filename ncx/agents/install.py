@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from ncx.errors import NcxError, UsageError
+from ncx.sources import AGENT_BLOCK_END, AGENT_BLOCK_START
 
 AGENTS = ("claude", "cursor", "codex")
-MD_START, MD_END = "<!-- >>> ncx >>> -->", "<!-- <<< ncx <<< -->"
+MD_START, MD_END = AGENT_BLOCK_START, AGENT_BLOCK_END  # one home: the readers skip this block
 TOML_START, TOML_END = "# >>> ncx >>>", "# <<< ncx <<<"
 _OWN_TOML_TABLE = re.compile(r'^\s*\[\s*mcp_servers\s*\.\s*(ncx|"ncx")\s*\]', re.MULTILINE)
 

@@ -75,8 +75,28 @@ def describe(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {name}" for name, n in items if n)
 
 
+# The block `ncx init --agent` writes into AGENTS.md / CLAUDE.md: ncx's own instructions to
+# the agent, not project knowledge. Read back as a source it would come back as retrieved
+# "knowledge" in every frame, so the reader blanks it out (lines kept: citations stay right).
+AGENT_BLOCK_START, AGENT_BLOCK_END = "<!-- >>> ncx >>> -->", "<!-- <<< ncx <<< -->"
+
+
+def _without_agent_block(text: str) -> str:
+    if AGENT_BLOCK_START not in text:
+        return text
+    out, inside = [], False
+    for line in text.split("\n"):
+        if line.strip() == AGENT_BLOCK_START:
+            inside = True
+        out.append("" if inside else line)
+        if inside and line.strip() == AGENT_BLOCK_END:
+            inside = False
+    return "\n".join(out)
+
+
 def read_view(path: str, text: str) -> View:
     """The markdown view of a source's decoded text; BadSource naming `path` if unreadable."""
+    text = _without_agent_block(text)
     fmt = format_of(path)
     name = fmt.name if fmt else "markdown"
     if name == "rst":
