@@ -6,6 +6,7 @@ Each test is one scenario of the issue's list; the note maps scenario -> test na
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -310,3 +311,14 @@ def test_a_commit_without_the_manifest_but_with_its_chunks_fails(
     git(tree, "checkout", "HEAD", "--", ".neocortex/manifest.json")
     git(tree, "rm", "-r", "-q", ".neocortex")  # removing the whole tree stays allowed
     assert commit(tree).returncode == 0
+
+
+def test_a_manifest_edit_that_breaks_the_model_fails_the_commit(tree: Path) -> None:
+    path = tree / ".neocortex/manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["model"]["dim"] = int(manifest["model"]["dim"]) * 2  # a hand edit (review finding)
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    git(tree, "add", ".neocortex/manifest.json")
+    out = commit(tree)
+    assert out.returncode != 0
+    assert ".neocortex/manifest.json" in out.stdout and "ncx model use" in out.stdout

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ncx import repo
 from ncx.config import Config
@@ -204,6 +204,24 @@ def _read_blobs(root: Path, oids: Iterable[str]) -> dict[str, bytes]:
     return blobs
 
 
+_MANIFEST = ".neocortex/manifest.json"
+
+
+def _model_problem(cfg: Config, model: dict[str, Any]) -> str | None:
+    """Why the manifest's model block does not describe a model that loads as recorded."""
+    from ncx.embedder import load_embedder, model_mismatch
+    from ncx.errors import NcxError
+
+    try:
+        info = load_embedder(str(model.get("id", "")), cache_root=cfg.model_cache).info
+    except NcxError as exc:
+        return f"its model cannot be loaded here ({exc.message}); hint: `ncx model use` to switch"
+    why = model_mismatch(info, model)
+    if why is None:
+        return None
+    return why + "; undo the edit, or switch models with `ncx model use MODEL` (re-embeds all)"
+
+
 def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
     """Check the index: each in-scope doc's staged chunk files against its staged text, each
     in-scope memory's text against its hash and its .npy. `scope` None: the whole index."""
@@ -230,6 +248,10 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
         }
         # The manifest changed (a model or chunk setting): every doc is this commit's doc.
         changed: frozenset[str] = frozenset(docs)
+        # the manifest is in this commit (or the whole index is judged): is its model real?
+        why = _model_problem(cfg, manifest.model)
+        if why is not None:
+            verdict.findings.append(Finding(_MANIFEST, why))
     else:
         docs, memories, changed = set(scope.docs), set(scope.memories), scope.changed_docs
         specs = set(docs) | {doc_chunk_dir(d) for d in docs}
