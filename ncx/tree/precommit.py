@@ -91,7 +91,8 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
         )
         say(
             f"ncx: {what}; stage the doc and .neocortex: `git add {docs + ' ' if docs else ''}"
-            f"{NCX_DIR}`, then commit again (`git commit -a` does not stage new files)"
+            f"{NCX_DIR}`, then commit again (`git commit -a` does not stage new files; "
+            f"a `git commit PATH...` must name {NCX_DIR} too)"
         )
     return 1
 
