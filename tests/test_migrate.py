@@ -909,3 +909,26 @@ def test_a_learning_entry_holding_a_secret_is_refused_and_the_rest_migrates(v2: 
     assert refused[0]["entry"].startswith("verification_notes")
     mems = list((v2 / ".neocortex/memories").glob("*.md"))
     assert len(mems) >= 4 and not any(key_id in m.read_text() for m in mems)
+
+
+def test_alias_bombs_and_cycles_in_a_learning_file_are_refused_per_entry(v2: Path) -> None:
+    # 1 KB of YAML used to become a 624 MB memory (and a tokenizer panic); a self-referencing
+    # alias was a traceback.
+    bomb = "  - session: '2026-01-02'\n    caught: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+    bomb += "".join(
+        f"    l{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]\n"
+        for i in range(1, 9)
+    )
+    loop = "  - session: '2026-01-03'\n    caught: &c [loops, *c]\n    lesson: recursion\n"
+    path = v2 / ".mlda/topics/auth/learning.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("verification_notes:\n", "verification_notes:\n" + bomb + loop, 1))
+    commit_all(v2, "hostile v2 entries")
+    out = ncx("migrate", "--json", ok=False)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    refused = [i for i in json.loads(out.stdout)["items"] if i["fate"] == "failed"]
+    assert len(refused) == 2
+    assert any("alias bomb" in i["detail"] for i in refused)
+    assert any("refers to itself" in i["detail"] for i in refused)
+    sizes = [p.stat().st_size for p in (v2 / ".neocortex/memories").glob("*.md")]
+    assert len(sizes) >= 4 and max(sizes) < 50_000

@@ -302,6 +302,19 @@ def plan_migration(
             )
             keys = _entry_keys(entries)
             for e in entries:
+                bloat = _too_big(e.fields)
+                if bloat is not None:
+                    items.append(
+                        Item(
+                            path,
+                            e.kind,
+                            "failed",
+                            f"not migrated: {bloat} (fix the entry in {path}, then run "
+                            "ncx migrate again)",
+                            entry=f"{e.list_key}[{e.index}]",
+                        )
+                    )
+                    continue
                 learning, context, meta = _entry_memory(
                     e, docs_known={d.doc_id for d in project.docs if d.doc_id}
                 )
@@ -553,6 +566,31 @@ def _day(value: str | None, today: date) -> date:
         return date.fromisoformat((value or "")[:10])
     except ValueError:
         return today
+
+
+_ENTRY_MAX = 100_000  # characters one v2 entry may carry into its memory
+
+
+def _too_big(value: object, limit: int = _ENTRY_MAX) -> str | None:
+    """Why an entry must not become a memory: YAML anchors let 1 KB expand to gigabytes
+    (an alias bomb), or to a structure that contains itself. Walked without expanding."""
+    total = 0
+    stack: list[tuple[object, tuple[int, ...]]] = [(value, ())]
+    while stack:
+        v, parents = stack.pop()
+        if isinstance(v, (dict, list, tuple)):
+            if id(v) in parents:
+                return "it refers to itself (a recursive YAML alias)"
+            items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v]
+            total += len(items)
+            for k, x in items:
+                total += len(str(k)) if k is not None else 0
+                stack.append((x, (*parents, id(v))))
+        else:
+            total += len(str(v))
+        if total > limit:
+            return f"it expands to over {limit:,} characters (YAML aliases: an alias bomb?)"
+    return None
 
 
 def _secret_in(*values: object) -> str | None:
