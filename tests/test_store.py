@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncx.store import (
+    _dumper,
     dump_frontmatter,
+    dump_simple_frontmatter,
     parse_frontmatter,
     parse_simple_frontmatter,
     split_frontmatter,
@@ -114,3 +116,36 @@ def test_anything_outside_the_subset_goes_to_yaml() -> None:
         'a: "esc\\n"',
     ):
         assert parse_simple_frontmatter(text) is None, text
+
+
+@settings(max_examples=300, deadline=None)
+@given(meta)
+def test_fast_writer_gives_the_bytes_yaml_gives(m: dict[str, object]) -> None:
+    fast = dump_simple_frontmatter(m)
+    if fast is not None:
+        expected = yaml.dump(
+            m,
+            Dumper=_dumper(),
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=10_000,
+        )
+        assert fast == expected
+
+
+def test_chunk_frontmatter_is_written_without_yaml() -> None:
+    m = {
+        "id": "docs/a.md#intro--setup",
+        "kind": "chunk",
+        "source_doc": None,
+        "source_path": "docs/a.md",
+        "source_section": ["Intro", "Set-up (Linux)"],
+        "domain": None,
+        "tokens": 409,
+        "keywords": ["retry", "token"],
+        "hash": "6fd59c6554766fbf",
+        "vec": "0123abcd0123abcd",
+    }
+    assert dump_simple_frontmatter(m) is not None
+    assert parse_simple_frontmatter((dump_simple_frontmatter(m) or "").rstrip("\n")) == m
