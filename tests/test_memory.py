@@ -447,3 +447,16 @@ def test_secret_guard_covers_every_field_written_to_the_file(tree: Path, option:
     assert out.returncode == 1 and "github" in out.stderr.lower()
     mem = tree / MEM
     assert not mem.exists() or not any(token in p.read_text() for p in mem.glob("*.md"))
+
+
+def test_a_learning_that_repeats_a_doc_section_is_not_a_duplicate_memory(tree: Path) -> None:
+    # near-duplicates are other memories; a doc chunk saying the same is related, not a duplicate
+    add("Run pip install to install the package.")
+
+
+def test_wakeup_lists_active_memories_only(tree: Path) -> None:
+    old = add("Deploys go through the staging cluster first", "--domain", "ops")
+    new = add("Deploys go through the canary pool, then production", "--domain", "ops", "--force")
+    ncx("memory", "evolve", old, "--supersede-by", new)
+    wake = ncx("wakeup").stdout
+    assert new in wake and old not in wake

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+    from ncx.query.cache import Unit
+
 # Cosine at or above which a new memory is "the same learning" as an active or proposed one.
 # Measured on 368 ADR facts with a static model (benchmarks/memory_bench.py --tune): the same
 # fact lowercased without punctuation scores >= 0.92 in 99% of cases, while only 5% of
@@ -161,7 +163,7 @@ def load_tree_model(root: Path, cfg: Config) -> Embedder:
     return load(root, load_manifest(root).model, cfg.model, cfg.model_cache)
 
 
-def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[dict[str, Any], float]]:
+def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[Unit, float]]:
     """Every unit of the cache with its cosine to `vec`, best first."""
     import numpy as np
 
@@ -175,19 +177,19 @@ def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[dict[str, An
     return [(index.units[int(i)], float(sims[int(i)])) for i in order]
 
 
-def _related(neighbours: Iterable[tuple[dict[str, Any], float]], skip: str) -> tuple[Related, ...]:
+def _related(neighbours: Iterable[tuple[Unit, float]], skip: str) -> tuple[Related, ...]:
     found: list[Related] = []
     for unit, sim in neighbours:
         if len(found) >= RELATED_MAX or sim < RELATED_COS:
             break
-        if unit["id"] == skip or unit.get("status") in ("superseded", "deprecated"):
+        if unit.id == skip or unit.status in ("superseded", "deprecated"):
             continue
-        if unit["kind"] == "chunk":
-            trail = " > ".join(unit.get("section") or [])
-            label = f"{unit['source_path']}" + (f" § {trail}" if trail else "")
+        if unit.kind == "chunk":
+            trail = " > ".join(unit.section or [])
+            label = unit.source_path + (f" § {trail}" if trail else "")
         else:
-            label = unit["id"]
-        found.append(Related(unit["id"], unit["kind"], round(sim, 2), label))
+            label = unit.id
+        found.append(Related(unit.id, unit.kind, round(sim, 2), label))
     return tuple(found)
 
 
@@ -275,8 +277,8 @@ def add_memory(
         for unit, sim in neighbours:
             if sim < DUPLICATE_COS:
                 break
-            if unit["kind"] == "memory" and unit.get("status", "active") in _LIVE:
-                raise DuplicateMemory(unit["id"], sim, Path(unit["file"]))
+            if unit.kind == "memory" and (unit.status or "active") in _LIVE:
+                raise DuplicateMemory(unit.id, sim, Path(unit.file))
     related = _related(neighbours, mid)
     meta: dict[str, Any] = {
         "id": mid,

@@ -65,8 +65,8 @@ def tasks_from_headings(root: Path, n: int) -> list[str]:
     index = load_index(root)
     seen: list[str] = []
     for u in index.units:
-        sec = u.get("section") or []
-        if u["kind"] == "chunk" and len(sec) >= 2 and sec[-1] not in seen:
+        sec = u.section or []
+        if u.kind == "chunk" and len(sec) >= 2 and sec[-1] not in seen:
             seen.append(str(sec[-1]))
     if not seen:
         return []
@@ -89,7 +89,7 @@ def run_benchmark(root: Path, cfg: Config, tasks: list[str], budget: int, runs: 
         except OSError:
             continue
     searcher = Searcher.open(root, cfg)
-    rep.chunks = sum(1 for u in searcher.index.units if u["kind"] == "chunk")
+    rep.chunks = sum(1 for u in searcher.index.units if u.kind == "chunk")
     rep.memories = len(searcher.index.units) - rep.chunks
     rep.wakeup_tokens = count_tokens(wakeup(root, cfg))
     warm: list[float] = []

@@ -9,6 +9,7 @@ ncx processes never see a half-written cache. A missing or corrupt cache is rebu
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
@@ -33,9 +34,44 @@ CACHE_VERSION = 4  # 4: notebook units carry `cell`; non-markdown sources cited
 _FILE = "index.npz"
 
 
+@dataclass
+class Unit:
+    """One row of the cache, a chunk or a memory: what ranking, frames and memory ops read.
+
+    Mutable only while the cache is being built (line ranges are attached last)."""
+
+    id: str
+    kind: str  # "chunk" or "memory"
+    file: str  # its .md, repo-relative
+    tokens: int = 0
+    domain: str | None = None
+    source_path: str = ""  # a chunk's source doc; a memory's own file
+    section: list[str] = field(default_factory=list)  # a chunk's heading trail
+    doc_id: str | None = None
+    start_line: int | None = None  # current line range in the source (read time, not stored)
+    end_line: int | None = None
+    cell: str | None = None  # notebook cell(s), e.g. "7" or "7-9"
+    status: str | None = None  # memories: active, proposed, superseded, deprecated
+    type: str | None = None
+    confidence: str | None = None
+    updated: str = ""
+    usefulness: float | None = None
+    keywords: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Unit:
+        return cls(**{k: v for k, v in data.items() if k in _UNIT_KEYS})
+
+
+_UNIT_KEYS = frozenset(f.name for f in dataclasses.fields(Unit))
+
+
 @dataclass(frozen=True)
 class Index:
-    units: list[dict[str, Any]]  # metadata per unit, in the order of the arrays
+    units: list[Unit]  # one per row of the arrays
     vectors: NDArray[np.float32]  # (n, dim), unit rows (zero rows for units with no vector)
     lex: LexIndex
     group: NDArray[np.int32]  # units of the same source doc share a group; memories are alone
@@ -52,7 +88,7 @@ class Index:
     def body(self, i: int) -> str:
         """The unit's markdown body, read from its file (only top results need it)."""
         try:
-            text = (self.root / self.units[i]["file"]).read_bytes().decode("utf-8", "replace")
+            text = (self.root / self.units[i].file).read_bytes().decode("utf-8", "replace")
         except OSError:
             return ""
         # No YAML parse on the query path: only the text after the frontmatter is wanted.
@@ -123,7 +159,8 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
             idf=z["idf"],
             n_units=len(meta["units"]),
         )
-        return Index(meta["units"], z["vectors"].astype(np.float32), lex, z["group"], root)
+        units = [Unit.from_json(u) for u in meta["units"]]
+        return Index(units, z["vectors"].astype(np.float32), lex, z["group"], root)
     except (OSError, ValueError, KeyError, EOFError):
         return None  # missing or corrupt: rebuilt by the caller
     except Exception:  # zipfile.BadZipFile and friends from a torn file
@@ -220,18 +257,18 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
     reuse: dict[str, list[int]] = {}  # stat key -> old unit rows
-    old_units: list[dict[str, Any]] = []
+    old_units: list[Unit] = []
     if prev is not None and prev["meta"].get("model") == manifest.model.get("sha256"):
-        old_units = prev["meta"]["units"]
+        old_units = [Unit.from_json(u) for u in prev["meta"]["units"]]
         old_stats = prev["meta"].get("stats", {})
         for i, u in enumerate(old_units):
-            key = u["file"].rsplit("/", 1)[0] if u["kind"] == "chunk" else u["file"]
+            key = u.file.rsplit("/", 1)[0] if u.kind == "chunk" else u.file
             reuse.setdefault(key, []).append(i)
         reuse = {
             k: v for k, v in reuse.items() if k in old_stats and old_stats[k] == _stat_str(root / k)
         }
 
-    units: list[dict[str, Any]] = []
+    units: list[Unit] = []
     stored_terms: list[dict[str, list[str]]] = []
     vec_rows: list[Any] = []
     stats: dict[str, str] = {}
@@ -239,7 +276,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
 
     def take_old(rows: list[int]) -> None:
         for i in rows:
-            units.append(dict(old_units[i]))
+            units.append(dataclasses.replace(old_units[i]))
             parts = prev["terms"][i].split(_SEP) if prev else ["", "", ""]
             stored_terms.append({f: p.split() for f, p in zip(_STORED, parts, strict=True)})
             vec_rows.append(prev["vectors"][i] if prev else None)
@@ -282,7 +319,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         stored_terms.append({f: t.split() for f, t in zip(_STORED, joined, strict=True)})
         vec_rows.append(vec)
 
-    sources = sorted({u["source_path"] for u in units if u["kind"] == "chunk"})
+    sources = sorted({u.source_path for u in units if u.kind == "chunk"})
     for src in sources:
         stats[src] = _stat_str(root / src)
     old_src = prev["meta"].get("stats", {}) if prev else {}
@@ -290,8 +327,8 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
 
     titles: dict[str, str] = {}
     for u in units:
-        if u["kind"] == "chunk" and u["section"] and u["source_path"] not in titles:
-            titles[u["source_path"]] = u["section"][0]
+        if u.kind == "chunk" and u.section and u.source_path not in titles:
+            titles[u.source_path] = u.section[0]
     memo: dict[str, list[str]] = {}
 
     def cached_terms(text: str) -> list[str]:
@@ -304,13 +341,13 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     group: list[int] = []
     for u, st in zip(units, stored_terms, strict=True):
         ft = dict(st)
-        if u["kind"] == "chunk":
-            ft["title"] = cached_terms(titles.get(u["source_path"], ""))
-            ft["path"] = cached_terms(path_words(u["source_path"]))
-            key = "doc:" + u["source_path"]
+        if u.kind == "chunk":
+            ft["title"] = cached_terms(titles.get(u.source_path, ""))
+            ft["path"] = cached_terms(path_words(u.source_path))
+            key = "doc:" + u.source_path
         else:
             ft["title"], ft["path"] = [], []
-            key = "mem:" + u["file"]
+            key = "mem:" + u.file
         field_terms.append(ft)
         group.append(groups.setdefault(key, len(groups)))
     lex = build_index_from_terms(field_terms)
@@ -325,7 +362,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         "version": CACHE_VERSION,
         "lex": lex_params(),
         "model": manifest.model.get("sha256"),
-        "units": units,
+        "units": [u.to_json() for u in units],
         "sources": sources,
         "dirs": dirs,
         "stats": stats,
@@ -358,7 +395,7 @@ _PARALLEL_FROM = 3_000  # fresh units; below this, starting worker processes cos
 
 def _parse_many(
     root: str, jobs: list[tuple[str, str]], dim: int
-) -> list[tuple[dict[str, Any], tuple[str, str, str], Any, str] | None]:
+) -> list[tuple[Unit, tuple[str, str, str], Any, str] | None]:
     """Parse unit files and extract their index terms, in order: reading and tokenising every
     chunk is the whole cost of a cold cache (a fresh clone, a new model), so on a large tree
     it is spread over the CPUs (2 on a laptop: a cold build of 10,916 chunks 7.5 -> ~4 s)."""
@@ -379,7 +416,7 @@ def _parse_many(
 
 def _parse_job(
     root: str, dim: int, job: tuple[str, str]
-) -> tuple[dict[str, Any], tuple[str, str, str], Any, str] | None:
+) -> tuple[Unit, tuple[str, str, str], Any, str] | None:
     """One unit for the index: its metadata, its stored term fields, vector and body."""
     parsed = _parse_unit(Path(root), Path(job[0]), job[1], dim)
     if parsed is None:
@@ -391,7 +428,7 @@ def _parse_job(
 
 def _parse_unit(
     root: Path, md: Path, kind: str, dim: int
-) -> tuple[dict[str, Any], dict[str, str], Any, str] | None:
+) -> tuple[Unit, dict[str, str], Any, str] | None:
     """(unit metadata, field texts, vector, body) of one unit file, or None if unreadable."""
     try:
         meta, body = read_unit(md)
@@ -406,43 +443,41 @@ def _text(v: Any) -> str | None:
 
 def _unit_fields(
     root: Path, md: Path, kind: str, dim: int, meta: dict[str, Any], body: str
-) -> tuple[dict[str, Any], dict[str, str], Any, str]:
+) -> tuple[Unit, dict[str, str], Any, str]:
     # Every value is coerced to the JSON type the index stores: a YAML date or list where a
     # string belongs must not break the whole cache.
     rel = md.relative_to(root).as_posix()
     vec = _vector(md.with_suffix(".npy"), dim)
-    unit: dict[str, Any] = {
-        "id": str(meta.get("id") or rel),
-        "kind": kind,
-        "file": rel,
-        "tokens": int(meta.get("tokens") or 0),
-        "domain": _text(meta.get("domain")),
-    }
+    unit = Unit(
+        id=str(meta.get("id") or rel),
+        kind=kind,
+        file=rel,
+        tokens=int(meta.get("tokens") or 0),
+        domain=_text(meta.get("domain")),
+    )
     if kind == "chunk":
-        src = str(meta.get("source_path") or "")
         trail = [str(t) for t in meta.get("source_section") or []]
-        unit.update(source_path=src, section=trail, doc_id=_text(meta.get("source_doc")))
+        unit.source_path = str(meta.get("source_path") or "")
+        unit.section = trail
+        unit.doc_id = _text(meta.get("source_doc"))
         prose, code = split_code(body)
         return unit, {"prose": prose, "code": code, "trail": " ".join(trail)}, vec, body
     sections = body_sections(body)
     learning = sections.get("learning", body)
-    unit.update(
-        source_path=rel,
-        section=[],
-        status=str(meta.get("status") or "active"),
-        type=_text(meta.get("type")),
-        confidence=_text(meta.get("confidence")),
-        updated=str(meta.get("updated") or meta.get("created") or ""),
-        usefulness=_float(meta.get("usefulness")),
-        keywords=[str(k) for k in meta.get("keywords") or []],
-    )
-    if not unit["tokens"]:
+    unit.source_path = rel
+    unit.status = str(meta.get("status") or "active")
+    unit.type = _text(meta.get("type"))
+    unit.confidence = _text(meta.get("confidence"))
+    unit.updated = str(meta.get("updated") or meta.get("created") or "")
+    unit.usefulness = _float(meta.get("usefulness"))
+    unit.keywords = [str(k) for k in meta.get("keywords") or []]
+    if not unit.tokens:
         from ncx.tokens import count_tokens
 
-        unit["tokens"] = count_tokens(learning)
+        unit.tokens = count_tokens(learning)
     # Indexed as it is embedded: Learning and Context, never the derived Related list.
     text = memory_embed_text(body)
-    return unit, {"prose": text, "code": "", "trail": " ".join(unit["keywords"])}, vec, body
+    return unit, {"prose": text, "code": "", "trail": " ".join(unit.keywords)}, vec, body
 
 
 def _stat_str(p: Path) -> str:
@@ -481,9 +516,7 @@ def _vector(npy: Path, dim: int) -> Any:
     return v
 
 
-def _attach_lines(
-    root: Path, units: list[dict[str, Any]], bodies: dict[int, str], changed: set[str]
-) -> None:
+def _attach_lines(root: Path, units: list[Unit], bodies: dict[int, str], changed: set[str]) -> None:
     """Each chunk's current line range in its source, found by its verbatim text.
 
     Chunk files hold no line numbers (they would churn on every edit above them). The text
@@ -497,10 +530,10 @@ def _attach_lines(
 
     by_source: dict[str, list[int]] = {}
     for i, u in enumerate(units):
-        if u["kind"] != "chunk":
-            u["start_line"] = u["end_line"] = None
-        elif i in bodies or u["source_path"] in changed:
-            by_source.setdefault(u["source_path"], []).append(i)
+        if u.kind != "chunk":
+            u.start_line = u.end_line = None
+        elif i in bodies or u.source_path in changed:
+            by_source.setdefault(u.source_path, []).append(i)
     for src, rows in by_source.items():
         try:
             text = (root / src).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
@@ -518,23 +551,23 @@ def _attach_lines(
                 body = bodies[i]
             else:
                 try:
-                    body = read_unit(root / u["file"])[1]
+                    body = read_unit(root / u.file)[1]
                 except NcxError:
                     body = ""
             found_bodies.append(body.strip("\n"))
         found = locate(view.text, found_bodies)
         for i, body, pos in zip(rows, found_bodies, found, strict=True):
             u = units[i]
-            u.pop("cell", None)
+            u.cell = None
             if pos is None:
-                u["start_line"] = u["end_line"] = None
+                u.start_line = u.end_line = None
                 continue
             first = pos[1]
             last = first + body.count("\n")
-            u["start_line"], u["end_line"] = view.source_span(first, last)
+            u.start_line, u.end_line = view.source_span(first, last)
             cell = view.cell_span(first, last)
             if cell is not None:
-                u["cell"] = cell
+                u.cell = cell
 
 
 def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:

@@ -91,7 +91,7 @@ def build_frame(
 
 def _item(s: Searcher, h: Hit) -> Item:
     unit = s.index.units[h.unit]
-    meta = {k: unit.get(k) for k in ("type", "confidence", "status", "cell") if unit.get(k)}
+    meta = {k: v for k in ("type", "confidence", "status", "cell") if (v := getattr(unit, k))}
     return Item(
         id=h.id,
         kind=h.kind,
@@ -175,10 +175,10 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
     domains: dict[str, Counter[str]] = {}
     memories = []
     for u in index.units:
-        if u["kind"] == "chunk":
-            docs[u["source_path"]] += 1
-            domains.setdefault(str(u.get("domain") or "-"), Counter())[u["source_path"]] += 1
-        elif u.get("status", "active") == "active":
+        if u.kind == "chunk":
+            docs[u.source_path] += 1
+            domains.setdefault(str(u.domain or "-"), Counter())[u.source_path] += 1
+        elif (u.status or "active") == "active":
             memories.append(u)
     out += ["", "## Knowledge map", ""]
     for dom in sorted(domains, key=lambda d: (-sum(domains[d].values()), d))[:8]:
@@ -190,9 +190,7 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
         label = "docs" if dom == "-" else f"domain {dom}"
         out.append(f"- {label} ({len(domains[dom])} docs): {main}")
     rank = {"high": 0, "medium": 1, "low": 2}
-    memories.sort(
-        key=lambda u: (rank.get(str(u.get("confidence")), 3), -(u.get("usefulness") or 0), u["id"])
-    )
+    memories.sort(key=lambda u: (rank.get(str(u.confidence), 3), -(u.usefulness or 0), u.id))
     if memories:
         out += ["", "## Key memories", ""]
         from ncx.memory.file import body_sections
@@ -200,7 +198,7 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
         for u in memories[:8]:
             body = index.body(index.units.index(u))
             first = " ".join((body_sections(body).get("learning") or body).split())
-            out.append(f"- {first[:200]} ({u['id']})")
+            out.append(f"- {first[:200]} ({u.id})")
     out += [
         "",
         'Next: `ncx assemble --task "..."` for a task; `ncx retrieve "..."` to look things up.',

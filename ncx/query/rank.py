@@ -16,7 +16,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from ncx.config import RankWeights
-from ncx.query.cache import Index
+from ncx.query.cache import Index, Unit
 from ncx.query.lexical import terms
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ def retrieve(
         if per_doc and len(spans) >= per_doc:
             continue
         unit = index.units[u]
-        span = (unit.get("start_line"), unit.get("end_line"))
+        span = (unit.start_line, unit.end_line)
         if span[0] is not None and any(_overlaps(span, t) for t in spans):
             continue
         vec = index.vectors[u]
@@ -213,7 +213,7 @@ def _heading_cover(index: Index, ids: NDArray[np.int64], q_terms: list[str]) -> 
     for u in ids.tolist():
         got = memo.get(u)
         if got is None:
-            sec = index.units[u].get("section") or ()
+            sec = index.units[u].section or ()
             found = {lx.vocab[t] for t in terms(str(sec[-1])) if t in lx.vocab} if sec else set()
             got = memo[u] = np.array(sorted(found), dtype=np.int64)
         cols.append(got)
@@ -263,17 +263,17 @@ def _hit(index: Index, u: int, score: float, lex: float, dense: float, prior: fl
     unit = index.units[u]
     return Hit(
         unit=u,
-        id=unit["id"],
-        kind=unit["kind"],
-        source_path=unit["source_path"],
-        start_line=unit.get("start_line"),
-        end_line=unit.get("end_line"),
-        section=tuple(unit.get("section") or ()),
-        doc_id=unit.get("doc_id"),
+        id=unit.id,
+        kind=unit.kind,
+        source_path=unit.source_path,
+        start_line=unit.start_line,
+        end_line=unit.end_line,
+        section=tuple(unit.section or ()),
+        doc_id=unit.doc_id,
         score=score,
-        tokens=int(unit.get("tokens") or 0),
+        tokens=int(unit.tokens or 0),
         why={"bm25f": round(float(lex), 4), "dense": round(dense, 4), "prior": round(prior, 4)},
-        cell=unit.get("cell"),
+        cell=unit.cell,
     )
 
 
@@ -298,18 +298,16 @@ def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
     if cached is not None:
         return np.array(cached, dtype=bool)
 
-    def ok(u: dict[str, Any]) -> bool:
-        if not f.include_hidden and u.get("status") in HIDDEN_STATUSES:
+    def ok(u: Unit) -> bool:
+        if not f.include_hidden and u.status in HIDDEN_STATUSES:
             return False
-        if f.kinds and u["kind"] not in f.kinds:
+        if f.kinds and u.kind not in f.kinds:
             return False
-        if f.domains and str(u.get("domain") or "").lower() not in f.domains:
+        if f.domains and str(u.domain or "").lower() not in f.domains:
             return False
-        return not f.path_globs or any(
-            fnmatch.fnmatchcase(u["source_path"], g) for g in f.path_globs
-        )
+        return not f.path_globs or any(fnmatch.fnmatchcase(u.source_path, g) for g in f.path_globs)
 
-    keep = np.fromiter((ok(u) for u in index.units), dtype=bool, count=len(index.units))
+    keep = np.array([ok(u) for u in index.units], dtype=bool)
     index.memo[("mask", f)] = keep
     return np.array(keep, dtype=bool)
 
@@ -324,25 +322,25 @@ def _priors(index: Index, ids: NDArray[np.int64], w: RankWeights) -> NDArray[np.
     memories = index.memo.get("memory_units")
     if memories is None:
         memories = index.memo["memory_units"] = np.array(
-            [u["kind"] == "memory" for u in index.units], dtype=bool
+            [u.kind == "memory" for u in index.units], dtype=bool
         )
     if not memories[ids].any():
         return prior
     dates = [
-        _date(index.units[u].get("updated")) if index.units[u]["kind"] == "memory" else None
+        _date(index.units[u].updated) if index.units[u].kind == "memory" else None
         for u in ids.tolist()
     ]
     known = [d for d in dates if d is not None]
     newest = max(known) if known else None
     for j, u in enumerate(ids.tolist()):
         unit = index.units[u]
-        if unit["kind"] != "memory":
+        if unit.kind != "memory":
             continue
         d = dates[j]
         if newest is not None and d is not None:
             age = (newest - d).days
             prior[j] += w.recency * (0.5 ** (age / 180))  # half-life: six months
-        useful = unit.get("usefulness")
+        useful = unit.usefulness
         if useful is not None:
             prior[j] += w.usefulness * (float(useful) - 0.5)
     return prior
