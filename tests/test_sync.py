@@ -271,3 +271,17 @@ def test_docs_chunked_in_worker_processes_give_the_same_bytes(
         if p.is_file()
     }
     assert pooled == serial and len(serial) >= 16
+
+
+def test_a_doc_not_yet_tracked_is_named_not_silently_left_out(repo: Path) -> None:
+    write(repo, "docs/a.md", "# A\n\nTracked.\n")
+    commit_all(repo)
+    ncx("init")
+    write(repo, "docs/new.md", "# New\n\nWritten, not yet added.\n")
+    out = ncx("sync")
+    assert "docs/new.md" in out.stderr and "git add" in out.stderr
+    status = json.loads(ncx("status", "--json").stdout)
+    assert {
+        "path": "docs/new.md",
+        "reason": "not tracked by git yet: `git add` it to index it",
+    } in status["skipped"]

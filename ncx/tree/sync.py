@@ -257,6 +257,13 @@ def _sync(
         name = _format_name(p)
         report.by_format[name] = report.by_format.get(name, 0) + 1
     report.skipped = skipped_sources(manifest, tracked)
+    if not staged:
+        # Never silent: a doc written but not yet `git add`ed is not a source (the commit
+        # would not hold it); say so, rather than "up to date".
+        report.skipped += [
+            (p, "not tracked by git yet: `git add` it to index it")
+            for p in list_sources(root, manifest, tracked=repo.untracked_files(root))
+        ]
 
     state = _load_state(root, manifest) if not reembed else {}
     docs_state: dict[str, Any] = state.setdefault("docs", {})
