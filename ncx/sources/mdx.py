@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 
-from ncx.sources.view import Line, View, build, numbered
+from ncx.sources.view import Line, View, build, copy_fence, numbered
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _IMPORT = re.compile(r"^(import\s.*(\sfrom\s|['\"];?\s*$)|import\s*\{|export\s)")
 _TAG_LINE = re.compile(r"^\s*(<[A-Za-z][\w.:-]*(\s[^<>]*)?/?>|</[A-Za-z][\w.:-]*\s*>)\s*$")
 _TAG_OPEN = re.compile(r"^\s*<[A-Z][\w.]*(\s[^<>]*)?$")  # a tag whose attributes run on
@@ -29,17 +28,9 @@ def render_mdx(lines: list[Line]) -> list[Line]:
     i = 0
     while i < n:
         t, ln = lines[i]
-        f = _FENCE.match(t)
-        if f:
-            fence = f.group(1)
-            out.append((t, ln))
-            i += 1
-            while i < n:
-                out.append(lines[i])
-                i += 1
-                s = lines[i - 1][0].strip()
-                if len(s) >= len(fence) and s == fence[0] * len(s):
-                    break
+        after = copy_fence(lines, i, out)
+        if after is not None:
+            i = after
             continue
         if _IMPORT.match(t):
             # A multi-line import or export runs to the next blank line.

@@ -12,9 +12,8 @@ import re
 
 from ncx.sources.directives import directive
 from ncx.sources.roles import render_myst_inline
-from ncx.sources.view import Line, View, build, dedent, numbered
+from ncx.sources.view import Line, View, build, closes, copy_fence, dedent, numbered
 
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _DIRECTIVE = re.compile(r"^(\s{0,3})(`{3,}|:{3,})\{([A-Za-z][\w:+.-]*)\}\s*(.*)$")
 _ANY_DIRECTIVE = re.compile(r"^\s{0,3}(?:`{3,}|:{3,})\{", re.MULTILINE)
 _LABEL = re.compile(r"^\s{0,3}\(([^()\s]+)\)=\s*$")
@@ -41,7 +40,7 @@ def render_myst(lines: list[Line]) -> list[Line]:
         if d:
             fence = d.group(2)
             j = i + 1
-            while j < n and not _closes(lines[j][0], fence):
+            while j < n and not closes(lines[j][0], fence):
                 j += 1
             body = lines[i + 1 : j]
             end_ln = lines[j][1] if j < n else (body[-1][1] if body else ln)
@@ -59,16 +58,9 @@ def render_myst(lines: list[Line]) -> list[Line]:
                 out.append(("", end_ln))
             i = j + 1
             continue
-        f = _FENCE.match(t)
-        if f:  # an ordinary code fence: copied as is
-            fence = f.group(1)
-            out.append((t, ln))
-            i += 1
-            while i < n:
-                out.append(lines[i])
-                i += 1
-                if _closes(lines[i - 1][0], fence):
-                    break
+        after = copy_fence(lines, i, out)  # an ordinary code fence: copied as is
+        if after is not None:
+            i = after
             continue
         if _LABEL.match(t):
             i += 1
@@ -76,8 +68,3 @@ def render_myst(lines: list[Line]) -> list[Line]:
         out.append((render_myst_inline(t), ln))
         i += 1
     return out
-
-
-def _closes(line: str, fence: str) -> bool:
-    s = line.strip()
-    return len(s) >= len(fence) and s == fence[0] * len(s)

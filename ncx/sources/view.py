@@ -14,6 +14,32 @@ Line = tuple[str, int]  # (view text, 1-based line of the source it comes from)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
+_FENCE_OPEN = re.compile(r"^\s{0,3}(`{3,}|~{3,})")  # a code fence as MyST and MDX open one
+
+
+def closes(line: str, fence: str) -> bool:
+    """Whether `line` closes a code fence opened by `fence` (same character, as long)."""
+    s = line.strip()
+    return len(s) >= len(fence) and s == fence[0] * len(s)
+
+
+def copy_fence(lines: list[Line], i: int, out: list[Line]) -> int | None:
+    """If lines[i] opens a code fence, copy it as is through its closing line into `out` and
+    return the index after it; None if it does not open one."""
+    f = _FENCE_OPEN.match(lines[i][0])
+    if f is None:
+        return None
+    fence = f.group(1)
+    out.append(lines[i])
+    i += 1
+    while i < len(lines):
+        out.append(lines[i])
+        i += 1
+        if closes(lines[i - 1][0], fence):
+            break
+    return i
+
+
 @dataclass(frozen=True, slots=True)
 class View:
     text: str
