@@ -40,6 +40,18 @@ def _manifest_left_out(root: Path) -> str | None:
     )
 
 
+def _tree_gate(root: Path, say: Say, absent: str) -> int | None:
+    """The exit code when a hook must stop before judging anything (a commit that drops the
+    manifest but keeps its tree: 1; no tree here: 0, saying `absent`); None to go on."""
+    if (gone := _manifest_left_out(root)) is not None:
+        say(gone)
+        return 1
+    if not (root / NCX_DIR / MANIFEST).is_file():
+        say(absent)
+        return 0
+    return None
+
+
 def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     """Write the chunk files of the docs this commit changes from their staged text; 1 if the
     commit does not hold matching chunk files (written now or only unstaged)."""
@@ -49,12 +61,10 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     # Outcome: exit 0 before numpy, the model or the manifest are even looked at.
     if scope.empty:
         return 0
-    if (gone := _manifest_left_out(root)) is not None:
-        say(gone)
-        return 1
-    if not (root / NCX_DIR / "manifest.json").is_file():
-        say("ncx: no .neocortex/ here; run `ncx init` (hook skipped)")
-        return 0
+    if (
+        stop := _tree_gate(root, say, "ncx: no .neocortex/ here; run `ncx init` (hook skipped)")
+    ) is not None:
+        return stop
     from ncx.tree.staged import verify
     from ncx.tree.sync import sync
 
@@ -104,12 +114,8 @@ def hook_check(root: Path, cfg: Config, say: Say, out: Say, *, staged: bool) -> 
         scope = scope_of(staged_changes(root))
         if scope.empty:
             return 0
-    if (gone := _manifest_left_out(root)) is not None:
-        say(gone)
-        return 1
-    if not (root / NCX_DIR / "manifest.json").is_file():
-        say("ncx: no .neocortex/ here; nothing to check")
-        return 0
+    if (stop := _tree_gate(root, say, "ncx: no .neocortex/ here; nothing to check")) is not None:
+        return stop
     if staged:
         from ncx.tree.staged import verify
 
@@ -131,7 +137,7 @@ def hook_check(root: Path, cfg: Config, say: Say, out: Say, *, staged: bool) -> 
 def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: str) -> int:
     """After a merge, rebase or checkout: bring the chunks of the docs that changed between
     `base` and HEAD in step in the working tree; say the one command that commits the fix."""
-    if not (root / NCX_DIR / "manifest.json").is_file() or not base or set(base) == {"0"}:
+    if not (root / NCX_DIR / MANIFEST).is_file() or not base or set(base) == {"0"}:
         return 0
     try:
         found = changes(root, base, "HEAD")

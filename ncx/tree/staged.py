@@ -204,7 +204,7 @@ def _read_blobs(root: Path, oids: Iterable[str]) -> dict[str, bytes]:
     return blobs
 
 
-_MANIFEST = ".neocortex/manifest.json"
+_MANIFEST = f"{NCX_DIR}/{MANIFEST}"
 
 
 def _model_problem(cfg: Config, model: dict[str, Any]) -> str | None:
