@@ -399,19 +399,11 @@ def _parse_many(
     """Parse unit files and extract their index terms, in order: reading and tokenising every
     chunk is the whole cost of a cold cache (a fresh clone, a new model), so on a large tree
     it is spread over the CPUs (2 on a laptop: a cold build of 10,916 chunks 7.5 -> ~4 s)."""
-    workers = min(os.cpu_count() or 1, 8)
-    if len(jobs) < _PARALLEL_FROM or workers < 2:
-        return [_parse_job(root, dim, job) for job in jobs]
-    import concurrent.futures
     import functools
 
-    try:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-            step = max(64, len(jobs) // (workers * 8))
-            return list(pool.map(functools.partial(_parse_job, root, dim), jobs, chunksize=step))
-    except (OSError, concurrent.futures.process.BrokenProcessPool):
-        # no processes to be had (a sandbox, a frozen app): the same work, here
-        return [_parse_job(root, dim, job) for job in jobs]
+    from ncx.parallel import ordered_map
+
+    return ordered_map(functools.partial(_parse_job, root, dim), jobs, at_least=_PARALLEL_FROM)
 
 
 def _parse_job(

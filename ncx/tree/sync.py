@@ -406,28 +406,14 @@ def _chunk_docs(
     """Chunk files of each (path, bytes, sidecar meta, folder), in order; a doc that cannot be
     read yields its NcxError. Chunking is pure and per doc, and it is most of a first sync or
     a full check, so a large tree spreads it over the CPUs."""
-    workers = min(os.cpu_count() or 1, 8)
-    step = functools.partial(_chunk_doc, settings)
-    if len(jobs) < _PARALLEL_DOCS or workers < 2:
-        results = []
-        for i, job in enumerate(jobs):
-            if progress and i and i % 200 == 0:
-                progress(f"chunked {i}/{len(jobs)} docs")
-            results.append(step(job))
-        return results
-    import concurrent.futures
+    from ncx.parallel import ordered_map
 
-    try:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-            results = []
-            size = max(8, len(jobs) // (workers * 8))
-            for i, got in enumerate(pool.map(step, jobs, chunksize=size)):
-                if progress and i and i % 200 == 0:
-                    progress(f"chunked {i}/{len(jobs)} docs")
-                results.append(got)
-            return results
-    except (OSError, concurrent.futures.process.BrokenProcessPool):
-        return [step(job) for job in jobs]  # no worker processes to be had: the same, here
+    def each(i: int) -> None:
+        if progress and i and i % 200 == 0:
+            progress(f"chunked {i}/{len(jobs)} docs")
+
+    step = functools.partial(_chunk_doc, settings)
+    return ordered_map(step, jobs, at_least=_PARALLEL_DOCS, each=each)
 
 
 def _chunk_doc(settings: Any, job: tuple[str, bytes, Any, str]) -> list[ChunkFile] | NcxError:
