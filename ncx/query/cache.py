@@ -146,9 +146,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
     try:
         z = np.load(path, allow_pickle=False)
         meta = json.loads(bytes(z["meta"]).decode())
-        if meta.get("version") != CACHE_VERSION or meta.get("lex") != lex_params():
-            return None
-        if check and meta.get("signature") != signature(root, meta["sources"], meta["dirs"]):
+        if not _meta_fits(root, meta, check_tree=check):
             return None
         vocab_terms = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         lex = LexIndex(
@@ -180,14 +178,16 @@ def cache_is_current(root: Path) -> bool:
 
     try:
         z = np.load(cache_dir(root) / _FILE, allow_pickle=False)
-        meta = json.loads(bytes(z["meta"]).decode())
-        return bool(
-            meta.get("version") == CACHE_VERSION
-            and meta.get("lex") == lex_params()
-            and meta.get("signature") == signature(root, meta["sources"], meta["dirs"])
-        )
+        return _meta_fits(root, json.loads(bytes(z["meta"]).decode()), check_tree=True)
     except Exception:  # missing, torn or foreign
         return False
+
+
+def _meta_fits(root: Path, meta: dict[str, Any], *, check_tree: bool) -> bool:
+    """This ncx's cache format and ranking settings, and (`check_tree`) the tree as it is."""
+    if meta.get("version") != CACHE_VERSION or meta.get("lex") != lex_params():
+        return False
+    return not check_tree or meta.get("signature") == signature(root, meta["sources"], meta["dirs"])
 
 
 def chunk_dirs(root: Path) -> list[str]:
