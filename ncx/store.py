@@ -110,12 +110,26 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
 _PLAIN_OK = re.compile(r"[A-Za-z0-9_/(][^\t]*\Z")  # no indicator character first
+_PLAIN_ASCII = re.compile(r"[A-Za-z0-9_./(][\x20-\x7e]*\Z")  # what the fast writer emits
 
 
 @functools.cache
 def _implicit() -> dict[str, list[Any]]:
     """YAML's own rules for plain scalars that are not strings (bool, float, date, ...)."""
     return dict(_yaml().resolver.Resolver.yaml_implicit_resolvers)
+
+
+def _plain(value: str, chars: re.Pattern[str]) -> bool:
+    """A plain (unquoted) YAML scalar that reads back as this very string: what the reader
+    accepts (`chars`: _PLAIN_OK) and, stricter, what the writer emits (_PLAIN_ASCII)."""
+    return bool(
+        chars.match(value)
+        and value == value.strip()
+        and ": " not in value
+        and " #" not in value
+        and not value.endswith(":")
+        and _plain_is_str(value)
+    )
 
 
 def _plain_is_str(raw: str) -> bool:
@@ -137,14 +151,7 @@ def _simple_scalar(raw: str) -> tuple[bool, Any]:
     if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
         inner = raw[1:-1]
         return ("\\" not in inner and '"' not in inner), inner
-    if (
-        _PLAIN_OK.match(raw)
-        and raw == raw.strip()
-        and ": " not in raw
-        and " #" not in raw
-        and not raw.endswith(":")
-        and _plain_is_str(raw)
-    ):
+    if _plain(raw, _PLAIN_OK):
         return True, raw
     return False, None
 
@@ -250,18 +257,6 @@ def _dumper() -> Any:
 # library when every value is one YAML itself would write plain (so the bytes are the ones
 # yaml.dump gives, which a property test checks); anything else goes through YAML. Rendering
 # 40,000 chunk files through yaml.dump was ~8 s of a first sync or a full check.
-_PLAIN_ASCII = re.compile(r"[A-Za-z0-9_./(][\x20-\x7e]*\Z")
-
-
-def _plain(value: str) -> bool:
-    return bool(
-        _PLAIN_ASCII.match(value)
-        and value == value.strip()
-        and ": " not in value
-        and " #" not in value
-        and not value.endswith(":")
-        and _plain_is_str(value)
-    )
 
 
 def _simple_scalar_text(value: Any) -> str | None:
@@ -271,7 +266,7 @@ def _simple_scalar_text(value: Any) -> str | None:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, str) and _plain(value):
+    if isinstance(value, str) and _plain(value, _PLAIN_ASCII):
         return value
     return None
 
@@ -280,7 +275,7 @@ def dump_simple_frontmatter(meta: Mapping[str, Any]) -> str | None:
     """The YAML block yaml.dump writes for `meta`, or None when it is not simple enough."""
     out: list[str] = []
     for key, value in meta.items():
-        if not (isinstance(key, str) and _KEY.match(key) and _plain(key)):
+        if not (isinstance(key, str) and _KEY.match(key) and _plain(key, _PLAIN_ASCII)):
             return None
         if isinstance(value, list):
             if not value:
