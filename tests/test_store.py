@@ -149,3 +149,12 @@ def test_chunk_frontmatter_is_written_without_yaml() -> None:
     }
     assert dump_simple_frontmatter(m) is not None
     assert parse_simple_frontmatter((dump_simple_frontmatter(m) or "").rstrip("\n")) == m
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789abcdefxob_e:", min_size=1, max_size=16))
+def test_vec_line_is_what_yaml_writes(vec: str) -> None:
+    from ncx.store import _vec_line
+
+    want = yaml.dump({"vec": vec}, Dumper=_dumper(), default_flow_style=False, width=10_000)
+    assert _vec_line.__wrapped__(vec) == want.encode()

@@ -57,6 +57,7 @@ from ncx.store import (
     stale_temp,
     vec_of,
     with_vec,
+    write_atomic,
     write_if_changed,
 )
 from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
@@ -89,7 +90,7 @@ class SyncReport:
 class _Pending:
     """A unit whose vector must be (re)computed before its files are written."""
 
-    md_path: Path
+    md_path: str  # absolute, as os functions take it (a Path per chunk costs on big trees)
     render: Callable[[str], bytes]  # the .md's bytes, given the `vec` id of its new .npy
     text: str
 
@@ -143,42 +144,57 @@ def is_excluded(path: str, patterns: Iterable[str]) -> bool:
 
 
 class _Out:
-    """Every change sync makes goes through here, so a dry run reports the same changes."""
+    """Every change sync makes goes through here, so a dry run reports the same changes.
+
+    Paths are plain strings inside: on a 40,000-chunk tree, pathlib's parsing of a Path per
+    file was seconds of a first sync."""
 
     def __init__(self, root: Path, report: SyncReport, dry: bool):
         self.root, self.report, self.dry = root, report, dry
-        self._safe: set[Path] = set()  # folders already checked to resolve inside .neocortex/
+        self._base = len(str(root)) + 1
+        self._safe: set[str] = set()  # folders already checked to resolve inside .neocortex/
+        self._made: set[str] = set()  # folders known to exist (no mkdir per write)
 
-    def _gate(self, path: Path) -> None:
+    def rel(self, path: str) -> str:
+        return path[self._base :].replace(os.sep, "/")
+
+    def _gate(self, path: str) -> None:
         # Every write and delete stays inside .neocortex/, links at any level included.
-        if path.parent not in self._safe:
-            check_write(self.root, path)
-            self._safe.add(path.parent)
+        parent = os.path.dirname(path)
+        if parent not in self._safe:
+            check_write(self.root, Path(path))
+            self._safe.add(parent)
 
-    def write(self, path: Path, data: bytes) -> None:
+    def write(self, path: Path | str, data: bytes) -> None:
+        path = os.fspath(path)
         self._gate(path)
         try:
             # A file that differs only by CRLF (a core.autocrlf=true checkout) is not rewritten:
             # git sees no change in it either.
-            if lf(path.read_bytes()) == data:
-                return
+            with open(path, "rb") as f:
+                if lf(f.read()) == data:
+                    return
         except OSError:
             pass
-        if self.dry:
-            self.report.written.append(path.relative_to(self.root).as_posix())
-        elif write_if_changed(path, data):
-            self.report.written.append(path.relative_to(self.root).as_posix())
+        if not self.dry:
+            # The bytes differ (or there are none): written without reading them again.
+            parent = os.path.dirname(path)
+            if parent not in self._made:
+                os.makedirs(parent, exist_ok=True)
+                self._made.add(parent)
+            write_atomic(path, data, mkdir=False)
+        self.report.written.append(self.rel(path))
 
-    def remove(self, md_or_npy: Path) -> None:
-        md = md_or_npy.with_suffix(".md")
+    def remove(self, md_or_npy: Path | str) -> None:
+        md = os.path.splitext(os.fspath(md_or_npy))[0] + ".md"
         self._gate(md)
         if self.dry:
-            for p in (md, md.with_suffix(".npy")):
-                if p.exists():
-                    self.report.removed.append(p.relative_to(self.root).as_posix())
+            for p in (md, md[:-3] + ".npy"):
+                if os.path.exists(p):
+                    self.report.removed.append(self.rel(p))
             return
-        for p in remove_unit(md):
-            self.report.removed.append(p.relative_to(self.root).as_posix())
+        for removed in remove_unit(Path(md)):
+            self.report.removed.append(self.rel(str(removed)))
 
 
 def sync(
@@ -347,8 +363,8 @@ def _sync(
             _write_pending(out, pending, vectors)
         except NcxError:
             for u in pending:
-                report.written.append(u.md_path.relative_to(root).as_posix())
-                report.written.append(u.md_path.with_suffix(".npy").relative_to(root).as_posix())
+                report.written.append(out.rel(u.md_path))
+                report.written.append(out.rel(u.md_path[:-3] + ".npy"))
         report.written = sorted(set(report.written))
         report.removed = sorted(set(report.removed))
         return report
@@ -579,13 +595,14 @@ def _stamp(root: Path, docs_state: dict[str, Any], folders: dict[str, str]) -> N
 def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -> list[_Pending]:
     """Write what needs no new vector; return what needs embedding; remove stale chunks."""
     root = out.root
+    top = str(root) + os.sep
     pending = []
     keep = set()
     for f in files:
-        md = root / f.rel_path
-        keep.add(md.name)
+        md = top + f.rel_path if os.sep == "/" else os.path.join(top, f.rel_path)
+        keep.add(f.rel_path.rpartition("/")[2])
         old = _read(md)
-        npy = _read(md.with_suffix(".npy"))
+        npy = _read(md[:-3] + ".npy")
         pending_unit = _Pending(md, functools.partial(with_vec, f.data), f.embed_text)
         if old is None or npy is None or force or has_markers(old):
             # A chunk with conflict markers gets a fresh vector: which side's .npy git kept
@@ -602,24 +619,28 @@ def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -
             out.write(md, with_vec(f.data, have))  # metadata changed, text did not
             continue
         pending.append(pending_unit)
-    if folder.is_dir():
-        for name in sorted(os.listdir(folder)):
-            if is_temp(name):
-                # Another process's atomic write in progress: only a dead one's is swept.
-                if not out.dry and stale_temp(folder / name):
-                    check_write(root, folder / name)  # a linked folder: never sweep outside
-                    (folder / name).unlink(missing_ok=True)
-                continue
-            if (name.endswith(".md") and name not in keep) or (
-                name.endswith(".npy") and name[:-4] + ".md" not in keep
-            ):
-                out.remove(folder / name)
+    try:
+        names = sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    for name in names:
+        if is_temp(name):
+            # Another process's atomic write in progress: only a dead one's is swept.
+            if not out.dry and stale_temp(folder / name):
+                check_write(root, folder / name)  # a linked folder: never sweep outside
+                (folder / name).unlink(missing_ok=True)
+            continue
+        if (name.endswith(".md") and name not in keep) or (
+            name.endswith(".npy") and name[:-4] + ".md" not in keep
+        ):
+            out.remove(folder / name)
     return pending
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: Path | str) -> bytes | None:
     try:
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            return f.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
 
@@ -702,7 +723,7 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
                 continue
         meta["hash"] = digest
         pending.append(
-            _Pending(md, functools.partial(_memory_bytes, meta, body), memory_embed_text(body))
+            _Pending(str(md), functools.partial(_memory_bytes, meta, body), memory_embed_text(body))
         )
     for npy in sorted(folder.glob("*.npy")):
         if is_temp(npy.name):
@@ -727,10 +748,10 @@ def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
         np.save(buf, np.asarray(vec, dtype=np.float16), allow_pickle=False)
         data = buf.getvalue()
         try:
-            out.write(p.md_path.with_suffix(".npy"), data)
+            out.write(p.md_path[:-3] + ".npy", data)
             out.write(p.md_path, p.render(blob_vec(data)))
         except OSError as exc:  # one unit the disk refuses does not stop the others
-            out.report.problems.append(_os_problem(out.root, str(p.md_path), exc))
+            out.report.problems.append(_os_problem(out.root, p.md_path, exc))
 
 
 def _memory_bytes(meta: dict[str, Any], body: str, vec: str) -> bytes:
