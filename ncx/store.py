@@ -266,16 +266,41 @@ def _simple_scalar_text(value: Any) -> str | None:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, str) and _plain(value, _PLAIN_ASCII):
-        return value
+    if isinstance(value, str):
+        return _str_text(value)
     return None
+
+
+@functools.lru_cache(maxsize=1 << 16)  # keywords, paths and headings recur across chunks
+def _plain_ascii(value: str) -> bool:
+    return _plain(value, _PLAIN_ASCII)
+
+
+# One line of printable ASCII (a heading "Step 1: Install", a keyword "true", a hash of
+# digits) is written by YAML plain or single-quoted, quotes doubled, by the rules of its
+# emitter (analyze_scalar / choose_scalar_style, for a block mapping value or list item):
+# a quarter of a large tree's chunk headings are quoted, each one a yaml.dump before.
+# Longer ones are left to YAML, which folds lines past its width.
+_ONE_LINE = re.compile(r"[\x20-\x7e]{1,1000}\Z")
+_BLOCK_INDICATOR = re.compile(r"---|\.\.\.|[#,\[\]{}&*!|>'\"%@`]|[-?:](?: |\Z)|.*(?::(?: |\Z)| #)")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _str_text(value: str) -> str | None:
+    if _plain_ascii(value):
+        return value
+    if not _ONE_LINE.match(value):
+        return None
+    if value == value.strip() and _plain_is_str(value) and not _BLOCK_INDICATOR.match(value):
+        return value
+    return "'" + value.replace("'", "''") + "'"
 
 
 def dump_simple_frontmatter(meta: Mapping[str, Any]) -> str | None:
     """The YAML block yaml.dump writes for `meta`, or None when it is not simple enough."""
     out: list[str] = []
     for key, value in meta.items():
-        if not (isinstance(key, str) and _KEY.match(key) and _plain(key, _PLAIN_ASCII)):
+        if not (isinstance(key, str) and _KEY.match(key) and _plain_ascii(key)):
             return None
         if isinstance(value, list):
             if not value:

@@ -8,6 +8,7 @@ in one section rewrites only that section's files (docs/design.md invariant 2).
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -175,14 +176,12 @@ def embed_text_for(trail: tuple[str, ...] | list[str], text: str) -> str:
 
 def keywords(text: str, trail: tuple[str, ...] = (), n: int = 6) -> list[str]:
     """The chunk's most frequent content words, heading words counted double. Pure."""
-    counts: Counter[str] = Counter()
-    for w in _WORD.findall(text):
-        lw = w.lower()
-        if lw not in STOPWORDS:
-            counts[lw] += 1
+    # Words are ASCII, so they are lowered as one string and counted by Counter's C loop
+    # (a Python loop per word was a fifth of chunking a large tree).
+    counts = Counter(" ".join(_WORD.findall(text)).lower().split())
     for t in trail:
-        for w in _WORD.findall(t):
-            lw = w.lower()
-            if lw not in STOPWORDS:
-                counts[lw] += 2
-    return [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]]
+        for w in " ".join(_WORD.findall(t)).lower().split():
+            counts[w] += 2
+    for w in STOPWORDS.intersection(counts):
+        del counts[w]
+    return [w for w, _ in heapq.nsmallest(n, counts.items(), key=lambda kv: (-kv[1], kv[0]))]
