@@ -323,24 +323,26 @@ def _sync(
             report.problems.extend(errors)
         sigs[path] = sig
         jobs.append((path, data, meta, folders[path]))
-    chunked = _chunk_docs(jobs, manifest.chunk, progress)
-    for (path, _data, _meta, rel_folder), files in zip(jobs, chunked, strict=True):
-        if isinstance(files, NcxError):
-            report.problems.append(files)
+    chunked = _chunk_docs(root, jobs, manifest.chunk, reembed, progress)
+    for (path, _data, _meta, rel_folder), compared in zip(jobs, chunked, strict=True):
+        if isinstance(compared, NcxError):
+            report.problems.append(compared)
+            continue
+        if isinstance(compared, OSError):
+            report.problems.append(_os_problem(root, path, compared))
             continue
         try:
-            planned = _plan_doc(out, root / rel_folder, files, force=reembed)
+            planned = _plan_doc(out, root / rel_folder, compared)
         except NcxError as exc:
             report.problems.append(exc)
             continue
         except OSError as exc:  # a chunk folder that is a file, a name the disk refuses, ...
             report.problems.append(_os_problem(root, path, exc))
             continue
-        all_chunks += len(files)
-        _count(report.chunks_by_format, path, len(files))
+        all_chunks += len(compared.names)
+        _count(report.chunks_by_format, path, len(compared.names))
         pending.extend(planned)
-        names = sorted(Path(f.rel_path).name for f in files)
-        docs_state[path] = {"sig": sigs[path], "names": names}
+        docs_state[path] = {"sig": sigs[path], "names": sorted(compared.names)}
 
     gone_folders = chunk_folders([*sources, *gone_scope])
     _remove_orphans(
@@ -414,30 +416,75 @@ class _ModelSlot:
 _PARALLEL_DOCS = 200  # docs to chunk; below this, starting worker processes costs more
 
 
+@dataclass(frozen=True, slots=True)
+class _Compared:
+    """A doc's chunk files set against the files on disk (worked out in a worker process:
+    only what must change travels back, not the 40,000 chunks of a synced tree)."""
+
+    names: list[str]  # the chunk .md names, in chunk order
+    pending: list[tuple[str, bytes, str]]  # (.md path, bytes without `vec`, text to embed)
+    rewrites: list[tuple[str, bytes]]  # (.md path, bytes): metadata changed, vector kept
+
+
 def _chunk_docs(
+    root: Path,
     jobs: list[tuple[str, bytes, Any, str]],
     settings: Any,
+    force: bool,
     progress: Callable[[str], None] | None,
-) -> list[list[ChunkFile] | NcxError]:
-    """Chunk files of each (path, bytes, sidecar meta, folder), in order; a doc that cannot be
-    read yields its NcxError. Chunking is pure and per doc, and it is most of a first sync or
-    a full check, so a large tree spreads it over the CPUs."""
+) -> list[_Compared | NcxError | OSError]:
+    """Chunk files of each (path, bytes, sidecar meta, folder), compared with the files on
+    disk, in order; a doc that cannot be read yields its NcxError. Chunking and comparing
+    are per doc and only read files, and they are most of a first sync or a full check, so
+    a large tree spreads them over the CPUs."""
     from ncx.parallel import ordered_map
 
     def each(i: int) -> None:
         if progress and i and i % 200 == 0:
             progress(f"chunked {i}/{len(jobs)} docs")
 
-    step = functools.partial(_chunk_doc, settings)
+    step = functools.partial(_chunk_doc, settings, str(root) + os.sep, force)
     return ordered_map(step, jobs, at_least=_PARALLEL_DOCS, each=each)
 
 
-def _chunk_doc(settings: Any, job: tuple[str, bytes, Any, str]) -> list[ChunkFile] | NcxError:
+def _chunk_doc(
+    settings: Any, top: str, force: bool, job: tuple[str, bytes, Any, str]
+) -> _Compared | NcxError | OSError:
     path, data, meta, folder = job
     try:
-        return chunk_files(load_doc(path, data, meta), settings, folder=folder)
+        files = chunk_files(load_doc(path, data, meta), settings, folder=folder)
     except NcxError as exc:
         return exc
+    try:
+        return _compare(top, files, force)
+    except OSError as exc:  # a chunk folder that is a file, ...
+        return exc
+
+
+def _compare(top: str, files: list[ChunkFile], force: bool) -> _Compared:
+    """Which chunk files need a new vector, which only new metadata, which are right."""
+    names, pending, rewrites = [], [], []
+    for f in files:
+        md = top + f.rel_path if os.sep == "/" else os.path.join(top, f.rel_path)
+        names.append(f.rel_path.rpartition("/")[2])
+        old = _read(md)
+        npy = _read(md[:-3] + ".npy")
+        if old is None or npy is None or force or has_markers(old):
+            # A chunk with conflict markers gets a fresh vector: which side's .npy git kept
+            # is not worth guessing.
+            pending.append((md, f.data, f.embed_text))
+            continue
+        old, have = lf(old), blob_vec(npy)
+        recorded = vec_of(old)
+        if recorded == have and old == with_vec(f.data, have):
+            continue
+        # The .md's vec names another .npy (one side of a conflict each): embed again.
+        # No vec at all is a tree from before vec existed: its vector is kept, once.
+        if hash_of(old) == f.hash and recorded in (have, None):
+            rewrites.append((md, with_vec(f.data, have)))  # metadata changed, text did not
+            continue
+        pending.append((md, f.data, f.embed_text))
+    return _Compared(names, pending, rewrites)
 
 
 def _apply_settings(root: Path, manifest: Manifest, cfg: Config, out: _Out) -> Manifest:
@@ -592,33 +639,15 @@ def _stamp(root: Path, docs_state: dict[str, Any], folders: dict[str, str]) -> N
         entry["files"] = files if set(files) == want else None
 
 
-def _plan_doc(out: _Out, folder: Path, files: list[ChunkFile], *, force: bool) -> list[_Pending]:
+def _plan_doc(out: _Out, folder: Path, compared: _Compared) -> list[_Pending]:
     """Write what needs no new vector; return what needs embedding; remove stale chunks."""
     root = out.root
-    top = str(root) + os.sep
-    pending = []
-    keep = set()
-    for f in files:
-        md = top + f.rel_path if os.sep == "/" else os.path.join(top, f.rel_path)
-        keep.add(f.rel_path.rpartition("/")[2])
-        old = _read(md)
-        npy = _read(md[:-3] + ".npy")
-        pending_unit = _Pending(md, functools.partial(with_vec, f.data), f.embed_text)
-        if old is None or npy is None or force or has_markers(old):
-            # A chunk with conflict markers gets a fresh vector: which side's .npy git kept
-            # is not worth guessing.
-            pending.append(pending_unit)
-            continue
-        old, have = lf(old), blob_vec(npy)
-        recorded = vec_of(old)
-        if recorded == have and old == with_vec(f.data, have):
-            continue
-        # The .md's vec names another .npy (one side of a conflict each): embed again.
-        # No vec at all is a tree from before vec existed: its vector is kept, once.
-        if hash_of(old) == f.hash and recorded in (have, None):
-            out.write(md, with_vec(f.data, have))  # metadata changed, text did not
-            continue
-        pending.append(pending_unit)
+    for md, data in compared.rewrites:
+        out.write(md, data)
+    pending = [
+        _Pending(md, functools.partial(with_vec, data), text) for md, data, text in compared.pending
+    ]
+    keep = set(compared.names)
     try:
         names = sorted(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError):
