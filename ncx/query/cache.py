@@ -59,14 +59,16 @@ class Unit:
     keywords: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        # Not dataclasses.asdict: its recursive deep copy was 4 s of a 40k-unit cold build.
+        return {name: getattr(self, name) for name in _UNIT_FIELDS}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Unit:
         return cls(**{k: v for k, v in data.items() if k in _UNIT_KEYS})
 
 
-_UNIT_KEYS = frozenset(f.name for f in dataclasses.fields(Unit))
+_UNIT_FIELDS = tuple(f.name for f in dataclasses.fields(Unit))
+_UNIT_KEYS = frozenset(_UNIT_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -269,21 +271,21 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         }
 
     units: list[Unit] = []
-    stored_terms: list[dict[str, list[str]]] = []
+    stored_rows: list[str] = []  # a unit's stored term fields, joined as the cache keeps them
     vec_rows: list[Any] = []
     stats: dict[str, str] = {}
-    bodies: dict[int, str] = {}  # fresh units' bodies, for line ranges
 
     def take_old(rows: list[int]) -> None:
         for i in rows:
             units.append(dataclasses.replace(old_units[i]))
-            parts = prev["terms"][i].split(_SEP) if prev else ["", "", ""]
-            stored_terms.append({f: p.split() for f, p in zip(_STORED, parts, strict=True)})
+            stored_rows.append(prev["terms"][i] if prev else _SEP * (len(_STORED) - 1))
             vec_rows.append(prev["vectors"][i] if prev else None)
 
-    # Walk first, parse after: the units to read fresh are parsed in one batch (in worker
-    # processes when there are many), then laid out in walk order with the reused ones.
-    plan: list[tuple[str, Any]] = []  # ("old", rows) | ("new", (file, kind))
+    # Walk first, parse after: the folders (and memory files) to read fresh are parsed in one
+    # batch (in worker processes when there are many), then laid out in walk order with the
+    # reused ones. A worker also finds its chunks' line ranges: it has their bodies at hand,
+    # and reading each source there spreads that cost over the CPUs as well.
+    plan: list[tuple[str, Any]] = []  # ("old", rows) | ("new", (kind, files))
 
     for dirpath, dirs, names in os.walk(chunks_dir(root)) if _owned(root, chunks_dir(root)) else ():
         dirs.sort()
@@ -292,9 +294,9 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         if rel_dir in reuse:
             plan.append(("old", reuse[rel_dir]))
             continue
-        for n in sorted(names):
-            if n.endswith(".md"):
-                plan.append(("new", (str(Path(dirpath) / n), "chunk")))
+        mds = [os.path.join(dirpath, n) for n in sorted(names) if n.endswith(".md")]
+        if mds:
+            plan.append(("new", ("chunk", mds)))
     mem = memories_dir(root)
     if mem.is_dir() and _owned(root, mem):
         for md in sorted(mem.glob("*.md")):
@@ -303,27 +305,31 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
             if rel in reuse:
                 plan.append(("old", reuse[rel]))
             else:
-                plan.append(("new", (str(md), "memory")))
+                plan.append(("new", ("memory", [str(md)])))
 
     fresh = iter(_parse_many(str(root), [job for what, job in plan if what == "new"], dim))
+    located: set[int] = set()  # rows whose line range a worker already found
     for what, job in plan:
         if what == "old":
             take_old(job)
             continue
-        parsed = next(fresh)
-        if parsed is None:
-            continue  # `ncx check` reports it; retrieval works with the rest
-        unit, joined, vec, body = parsed
-        bodies[len(units)] = body
-        units.append(unit)
-        stored_terms.append({f: t.split() for f, t in zip(_STORED, joined, strict=True)})
-        vec_rows.append(vec)
+        for parsed in next(fresh):
+            if parsed is None:
+                continue  # `ncx check` reports it; retrieval works with the rest
+            unit, joined, vec = parsed
+            located.add(len(units))
+            units.append(unit)
+            stored_rows.append(_SEP.join(joined))
+            vec_rows.append(vec)
 
     sources = sorted({u.source_path for u in units if u.kind == "chunk"})
     for src in sources:
         stats[src] = _stat_str(root / src)
     old_src = prev["meta"].get("stats", {}) if prev else {}
-    _attach_lines(root, units, bodies, {s for s in sources if old_src.get(s) != stats[s]})
+    changed = {s for s in sources if old_src.get(s) != stats[s]}
+    # Reused chunks keep their ranges unless their source changed since (edited, not synced).
+    stale = [i for i, u in enumerate(units) if i not in located and u.source_path in changed]
+    _attach_lines(root, [units[i] for i in stale], [])
 
     titles: dict[str, str] = {}
     for u in units:
@@ -339,8 +345,8 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     field_terms = []
     groups: dict[str, int] = {}
     group: list[int] = []
-    for u, st in zip(units, stored_terms, strict=True):
-        ft = dict(st)
+    for u, row in zip(units, stored_rows, strict=True):
+        ft = {f: part.split() for f, part in zip(_STORED, row.split(_SEP), strict=True)}
         if u.kind == "chunk":
             ft["title"] = cached_terms(titles.get(u.source_path, ""))
             ft["path"] = cached_terms(path_words(u.source_path))
@@ -356,7 +362,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         if v is not None:
             vectors[i] = v
     vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
-    term_rows = "\n".join(_SEP.join(" ".join(st[f]) for f in _STORED) for st in stored_terms)
+    term_rows = "\n".join(stored_rows)
     dirs = chunk_dirs(root)
     meta_out = {
         "version": CACHE_VERSION,
@@ -392,30 +398,42 @@ def _owned(root: Path, folder: Path) -> bool:
 
 _PARALLEL_FROM = 3_000  # fresh units; below this, starting worker processes costs more
 
+_Parsed = tuple[Unit, tuple[str, str, str], Any]  # unit, stored term fields, vector
+
 
 def _parse_many(
-    root: str, jobs: list[tuple[str, str]], dim: int
-) -> list[tuple[Unit, tuple[str, str, str], Any, str] | None]:
-    """Parse unit files and extract their index terms, in order: reading and tokenising every
-    chunk is the whole cost of a cold cache (a fresh clone, a new model), so on a large tree
-    it is spread over the CPUs (2 on a laptop: a cold build of 10,916 chunks 7.5 -> ~4 s)."""
+    root: str, jobs: list[tuple[str, list[str]]], dim: int
+) -> list[list[_Parsed | None]]:
+    """Parse unit files, extract their index terms and find chunks' line ranges, job by job
+    (a doc's chunk folder, or one memory), in order: that is the whole cost of a cold cache
+    (a fresh clone, a new model), so on a large tree it is spread over the CPUs."""
     import functools
 
     from ncx.parallel import ordered_map
 
-    return ordered_map(functools.partial(_parse_job, root, dim), jobs, at_least=_PARALLEL_FROM)
+    units = sum(len(files) for _kind, files in jobs)
+    at_least = len(jobs) if units >= _PARALLEL_FROM else len(jobs) + 1
+    return ordered_map(functools.partial(_parse_job, root, dim), jobs, at_least=at_least)
 
 
-def _parse_job(
-    root: str, dim: int, job: tuple[str, str]
-) -> tuple[Unit, tuple[str, str, str], Any, str] | None:
-    """One unit for the index: its metadata, its stored term fields, vector and body."""
-    parsed = _parse_unit(Path(root), Path(job[0]), job[1], dim)
-    if parsed is None:
-        return None
-    unit, fields, vec, body = parsed
-    prose, code, trail = (" ".join(terms(fields[f])) for f in _STORED)
-    return unit, (prose, code, trail), vec, body
+def _parse_job(root: str, dim: int, job: tuple[str, list[str]]) -> list[_Parsed | None]:
+    """The units of one job: metadata (with line ranges), stored term fields and vectors."""
+    kind, files = job
+    base = Path(root)
+    out: list[_Parsed | None] = []
+    bodies: list[str] = []
+    for md in files:
+        parsed = _parse_unit(base, Path(md), kind, dim)
+        if parsed is None:
+            out.append(None)
+            continue
+        unit, fields, vec, body = parsed
+        prose, code, trail = (" ".join(terms(fields[f])) for f in _STORED)
+        out.append((unit, (prose, code, trail), vec))
+        bodies.append(body)
+    if kind == "chunk":
+        _attach_lines(base, [p[0] for p in out if p is not None], bodies)
+    return out
 
 
 def _parse_unit(
@@ -508,24 +526,21 @@ def _vector(npy: Path, dim: int) -> Any:
     return v
 
 
-def _attach_lines(root: Path, units: list[Unit], bodies: dict[int, str], changed: set[str]) -> None:
+def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> None:
     """Each chunk's current line range in its source, found by its verbatim text.
 
     Chunk files hold no line numbers (they would churn on every edit above them). The text
     is found in the source's markdown view (the file itself for plain markdown; reST,
     notebooks, MDX and MyST read by ncx.sources, stdlib-only and fast) and mapped to
-    the file's own lines; a notebook chunk also gets its `cell`. Ranges of reused units
-    stand unless their source changed; a chunk whose text is no longer in the source
-    (edited, not yet synced) gets no range.
+    the file's own lines; a notebook chunk also gets its `cell`. `bodies` are the units'
+    bodies when the caller has them (a fresh parse), else each is read from its file. A
+    chunk whose text is no longer in the source (edited, not yet synced) gets no range.
     """
     from ncx.sources import View, read_view
 
     by_source: dict[str, list[int]] = {}
     for i, u in enumerate(units):
-        if u.kind != "chunk":
-            u.start_line = u.end_line = None
-        elif i in bodies or u.source_path in changed:
-            by_source.setdefault(u.source_path, []).append(i)
+        by_source.setdefault(u.source_path, []).append(i)
     for src, rows in by_source.items():
         try:
             text = (root / src).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
@@ -539,7 +554,7 @@ def _attach_lines(root: Path, units: list[Unit], bodies: dict[int, str], changed
         found_bodies: list[str] = []
         for i in rows:
             u = units[i]
-            if i in bodies:
+            if bodies:
                 body = bodies[i]
             else:
                 try:
