@@ -23,7 +23,15 @@ from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
 from ncx.memory.file import body_sections, memory_embed_text
 from ncx.paths import cache_folder
-from ncx.query.lexical import LexIndex, build_index_from_terms, path_words, split_code, terms
+from ncx.query.lexical import (
+    _RAW,
+    LexIndex,
+    _pieces,
+    build_index_from_terms,
+    path_words,
+    split_code,
+    terms,
+)
 from ncx.store import read_unit, split_frontmatter
 
 if TYPE_CHECKING:
@@ -79,6 +87,9 @@ class Index:
     group: NDArray[np.int32]  # units of the same source doc share a group; memories are alone
     root: Path
     memo: dict[Any, Any] = field(default_factory=dict)  # per-process derived values (masks)
+    # Built by quick_index for one query from the units that hold its words, not the whole
+    # tree: good for that query, and only until the real cache exists.
+    quick: bool = False
 
     def cosines(self, vec: Any) -> NDArray[np.float32]:
         """Cosine of every unit to a unit vector (rows are unit-length, or zero): the one
@@ -140,6 +151,110 @@ def _lock(folder: Path) -> Iterator[None]:
         except ImportError:  # Windows: no flock; the atomic rename still protects readers
             pass
         yield
+
+
+# A tree this large (units) gets a quick answer instead of a cold build in the user's face:
+# below it, a cold build takes a few seconds at most.
+QUICK_FROM = 5_000
+QUICK_UNITS = 400  # units a quick answer reads: the ones holding the query's words most
+
+
+def has_cache(root: Path) -> bool:
+    """Whether a cache file exists at all (a fresh clone has none): existence only; an
+    out-of-date one is brought up to date incrementally, which is cheap."""
+    return (cache_dir(root) / _FILE).is_file()
+
+
+def quick_index(root: Path, query: str) -> Index | None:
+    """An index of the few units that hold the query's words, for a tree with no cache yet.
+
+    A cold build reads and tokenises every unit (seconds to a minute on a large tree). Here
+    `git grep` (C, multi-threaded) counts, per query word, the unit files that hold it; the
+    best QUICK_UNITS by BM25 over those counts are parsed like a cold build would, and each
+    query term gets its idf from the whole tree's counts, so scores are on the full tree's
+    scale. Units that share no word with the query are not seen (their dense match is lost):
+    the caller builds the real cache next. None when the tree is small or has no such unit.
+    """
+    import math
+
+    from ncx.repo import grep_file_counts, tracked_files
+
+    spaces = [chunks_dir(root), memories_dir(root)]
+    specs = [d.relative_to(root).as_posix() for d in spaces if d.is_dir() and _owned(root, d)]
+    if not specs:
+        return None
+    mds = [f"{d}/*.md" for d in specs]
+    # The committed units (a fresh clone's, the case this is for): listing untracked files
+    # would walk the whole tree; a tree only synced here answers from a real build instead.
+    n = len(tracked_files(root, mds))
+    if n < QUICK_FROM:
+        return None
+    patterns = query_patterns(query)
+    if not patterns:
+        return None
+    counts = grep_file_counts(root, list(patterns.values()), mds)
+    df = {t: len(c) for t, c in zip(patterns, counts, strict=True)}
+    score: dict[str, float] = {}
+    for t, c in zip(patterns, counts, strict=True):
+        idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+        for f, tf in c.items():
+            score[f] = score.get(f, 0.0) + idf * tf / (tf + 1.2)
+    best = sorted(score, key=lambda f: (-score[f], f))[:QUICK_UNITS]
+    if not best:
+        return None
+    from ncx.manifest import load_manifest
+
+    dim = int(load_manifest(root).model.get("dim", 0))
+    mem = memories_dir(root).relative_to(root).as_posix() + "/"
+    jobs: dict[tuple[str, str], list[str]] = {}
+    for f in sorted(best):
+        kind = "memory" if f.startswith(mem) else "chunk"
+        folder = f.rsplit("/", 1)[0] if kind == "chunk" else f
+        jobs.setdefault((kind, folder), []).append(str(root / f))
+    units: list[Unit] = []
+    rows: list[str] = []
+    vecs: list[Any] = []
+    for (kind, _folder), mds in jobs.items():
+        for parsed in _parse_job(str(root), dim, (kind, mds)):
+            if parsed is not None:
+                units.append(parsed[0])
+                rows.append(_SEP.join(parsed[1]))
+                vecs.append(parsed[2])
+    lex, vectors, group = _arrays(units, rows, vecs, dim)
+    for t, (_pattern, _whole) in patterns.items():
+        col = lex.vocab.get(t)
+        if col is not None:
+            lex.idf[col] = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+    import numpy as np
+
+    return Index(units, vectors.astype(np.float32), lex, group, root, quick=True)
+
+
+def query_patterns(query: str) -> dict[str, tuple[str, bool]]:
+    """{index term: (what `git grep` looks for, whole word or not)} of a query's terms.
+
+    Terms are stems ("configur", "polici"); a file holds one when it holds a word starting
+    with the stem's common prefix with the word ("configur" for configure/configuring,
+    "polic" for policy/policies, "retr" for retries/retry). A prefix counts a few files too
+    many (a lower idf, the safe side); a shorter one would match half the tree, so a word
+    that shares fewer than four letters with its stem is looked for whole.
+    """
+    out: dict[str, tuple[str, bool]] = {}
+    for raw in dict.fromkeys(_RAW.findall(query)):
+        for piece in _pieces(raw):
+            word = piece.lower()
+            found = terms(word)
+            if len(found) != 1:
+                continue  # a stopword, or a one-letter piece
+            term = found[0]
+            same = 0
+            while same < min(len(word), len(term)) and word[same] == term[same]:
+                same += 1
+            if term.endswith("i"):
+                same = min(same, len(term) - 1)  # Snowball's y -> i: "retri" is retry's stem too
+            prefix = word[:same]
+            out.setdefault(term, (prefix, False) if len(prefix) >= 4 else (word, True))
+    return out
 
 
 def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
@@ -331,6 +446,40 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     stale = [i for i, u in enumerate(units) if i not in located and u.source_path in changed]
     _attach_lines(root, [units[i] for i in stale], [])
 
+    lex, vectors, group = _arrays(units, stored_rows, vec_rows, dim)
+    vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
+    term_rows = "\n".join(stored_rows)
+    dirs = chunk_dirs(root)
+    meta_out = {
+        "version": CACHE_VERSION,
+        "lex": lex_params(),
+        "model": manifest.model.get("sha256"),
+        "units": [u.to_json() for u in units],
+        "sources": sources,
+        "dirs": dirs,
+        "stats": stats,
+        "signature": signature(root, sources, dirs),
+    }
+    return {
+        "meta": np.frombuffer(json.dumps(meta_out).encode(), dtype=np.uint8),
+        "vocab": np.frombuffer(vocab.encode(), dtype=np.uint8),
+        "terms": np.frombuffer(term_rows.encode(), dtype=np.uint8),
+        "indptr": lex.indptr,
+        "indices": lex.indices,
+        "data": lex.data,
+        "idf": lex.idf,
+        "vectors": vectors,
+        "group": group,
+    }
+
+
+def _arrays(
+    units: list[Unit], stored_rows: list[str], vec_rows: list[Any], dim: int
+) -> tuple[LexIndex, NDArray[np.float16], NDArray[np.int32]]:
+    """The index arrays of these units: BM25F (the stored term fields plus each doc's title
+    and path), vectors (zero rows where a unit has none), and the doc group of each row."""
+    import numpy as np
+
     titles: dict[str, str] = {}
     for u in units:
         if u.kind == "chunk" and u.section and u.source_path not in titles:
@@ -361,30 +510,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     for i, v in enumerate(vec_rows):
         if v is not None:
             vectors[i] = v
-    vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
-    term_rows = "\n".join(stored_rows)
-    dirs = chunk_dirs(root)
-    meta_out = {
-        "version": CACHE_VERSION,
-        "lex": lex_params(),
-        "model": manifest.model.get("sha256"),
-        "units": [u.to_json() for u in units],
-        "sources": sources,
-        "dirs": dirs,
-        "stats": stats,
-        "signature": signature(root, sources, dirs),
-    }
-    return {
-        "meta": np.frombuffer(json.dumps(meta_out).encode(), dtype=np.uint8),
-        "vocab": np.frombuffer(vocab.encode(), dtype=np.uint8),
-        "terms": np.frombuffer(term_rows.encode(), dtype=np.uint8),
-        "indptr": lex.indptr,
-        "indices": lex.indices,
-        "data": lex.data,
-        "idf": lex.idf,
-        "vectors": vectors,
-        "group": np.asarray(group, dtype=np.int32),
-    }
+    return lex, vectors, np.asarray(group, dtype=np.int32)
 
 
 def _owned(root: Path, folder: Path) -> bool:

@@ -58,8 +58,8 @@ def build_frame(
         )
     if not req.task.strip():
         raise UsageError("the task is empty", hint='give --task "what you are about to do"')
-    s = searcher or Searcher.open(root, cfg)
     query = " ".join([req.task, *req.criteria])
+    s = searcher or Searcher.open(root, cfg, query=query)
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     # Enough candidates to fill the budget with short units (notes cost ~50 tokens each).
     knowledge = s.search(
@@ -85,6 +85,7 @@ def build_frame(
         state=tuple(git_state(root) + _state_note(root, req.state_file)),
         instructions=INSTRUCTIONS,
         weak=bool(knowledge) and knowledge[0].weak,
+        quick=s.index.quick,
     )
     return assemble(inp, req.budget)
 
