@@ -103,10 +103,21 @@ def test_small_tree_builds_the_cache_at_once(cloned: Path, monkeypatch: pytest.M
     assert cache.has_cache(cloned) and "background" not in got.stderr
 
 
+def test_session_start_on_a_fresh_clone_starts_the_cache(cloned: Path) -> None:
+    got = ncx("agent-hook", "session-start", input=json.dumps({"cwd": str(cloned)}))
+    assert got.stdout.startswith("<!-- ncx wakeup -->") and "being built" in got.stdout
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    got = ncx("agent-hook", "session-start", input=json.dumps({"cwd": str(cloned)}))
+    assert "docs/refunds.md" in got.stdout and "being built" not in got.stdout
+
+
 def test_query_patterns() -> None:
     pats = cache.query_patterns("Configuring the retry_policy for Ray? parseHTTPHeaders")
     assert pats["configur"] == ("configur", False)  # configure, configuring, configuration
     assert pats["polici"] == ("polic", False)  # policy, policies
+    assert cache.query_patterns("retries")["retri"] == ("retr", False)  # and retry
     assert pats["ray"] == ("ray", True)  # short: the whole word, not "array"
     assert "the" not in pats and "for" not in pats  # stopwords
     assert "header" in pats and "pars" in pats  # camelCase split like the index

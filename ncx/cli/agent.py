@@ -150,9 +150,20 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
 
     def produce() -> str:
         from ncx.agents.prompt_hook import parse_hook_input, session_context
+        from ncx.query import cache
 
         hook = parse_hook_input(_stdin())
-        return session_context(_hook_root(hook.cwd), _config(), tokens)
+        root = _hook_root(hook.cwd)
+        if not cache.has_cache(root) and cache.committed_units(root) >= cache.QUICK_FROM:
+            # A fresh clone: the wakeup needs the whole cache, which can take longer than
+            # the hook may. Start building it now, so the session's prompts find it ready.
+            warm_in_background(root)
+            return (
+                "<!-- ncx wakeup -->\nThis clone's ncx search cache is being built in the "
+                "background; until it is ready, `ncx assemble --task ...` and the prompt hook "
+                "search only the sections that share the task's words.\n"
+            )
+        return session_context(root, _config(), tokens)
 
     _fail_open("session-start", limit, produce)
 

@@ -177,16 +177,10 @@ def quick_index(root: Path, query: str) -> Index | None:
     """
     import math
 
-    from ncx.repo import grep_file_counts, tracked_files
+    from ncx.repo import grep_file_counts
 
-    spaces = [chunks_dir(root), memories_dir(root)]
-    specs = [d.relative_to(root).as_posix() for d in spaces if d.is_dir() and _owned(root, d)]
-    if not specs:
-        return None
-    mds = [f"{d}/*.md" for d in specs]
-    # The committed units (a fresh clone's, the case this is for): listing untracked files
-    # would walk the whole tree; a tree only synced here answers from a real build instead.
-    n = len(tracked_files(root, mds))
+    mds = _unit_specs(root)
+    n = committed_units(root)
     if n < QUICK_FROM:
         return None
     patterns = query_patterns(query)
@@ -214,8 +208,8 @@ def quick_index(root: Path, query: str) -> Index | None:
     units: list[Unit] = []
     rows: list[str] = []
     vecs: list[Any] = []
-    for (kind, _folder), mds in jobs.items():
-        for parsed in _parse_job(str(root), dim, (kind, mds)):
+    for (kind, _folder), files in jobs.items():
+        for parsed in _parse_job(str(root), dim, (kind, files)):
             if parsed is not None:
                 units.append(parsed[0])
                 rows.append(_SEP.join(parsed[1]))
@@ -228,6 +222,23 @@ def quick_index(root: Path, query: str) -> Index | None:
     import numpy as np
 
     return Index(units, vectors.astype(np.float32), lex, group, root, quick=True)
+
+
+def committed_units(root: Path) -> int:
+    """How many unit files the index holds (a fresh clone's units, the case quick answers
+    are for: listing untracked files too would walk the whole work tree)."""
+    from ncx.repo import tracked_files
+
+    specs = _unit_specs(root)
+    return len(tracked_files(root, specs)) if specs else 0
+
+
+def _unit_specs(root: Path) -> list[str]:
+    """git pathspecs of the unit files: chunk and memory .md files, in folders ncx owns."""
+    spaces = [chunks_dir(root), memories_dir(root)]
+    return [
+        d.relative_to(root).as_posix() + "/*.md" for d in spaces if d.is_dir() and _owned(root, d)
+    ]
 
 
 def query_patterns(query: str) -> dict[str, tuple[str, bool]]:
