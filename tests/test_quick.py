@@ -133,3 +133,27 @@ def test_grep_file_counts(repo: Path) -> None:
     assert got[0] == {"a b/ünï.md": 3, "new.md": 1}  # whole word, any case, untracked too
     assert got[1] == {"a b/ünï.md": 2}
     assert got[2] == {}
+
+
+def test_post_merge_brings_an_existing_cache_up_to_date(cloned: Path) -> None:
+    from ncx.query.cache import cache_is_current
+
+    ncx("retrieve", "card refund")  # quick; the background build makes the cache
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    git(cloned, "checkout", "-q", "-b", "feature")
+    write(cloned, "docs/gifts.md", "# Gifts\n\nGift cards never expire and can be topped up.\n")
+    commit_all(cloned, "doc")
+    ncx("sync")
+    commit_all(cloned, "chunks")
+    git(cloned, "checkout", "-q", "-")
+    ncx("retrieve", "card refund")  # the cache matches this branch again
+    assert cache_is_current(cloned)
+    git(cloned, "merge", "-q", "--no-edit", "feature")
+    assert not cache_is_current(cloned)
+    ncx("hook", "post-merge")
+    deadline = time.monotonic() + 60
+    while not cache_is_current(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cache_is_current(cloned)
