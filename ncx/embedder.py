@@ -29,6 +29,7 @@ BUNDLED_NAME = re.compile(r"ncx-static-v(\d+)")  # what any release calls its bu
 ENV_ORIGIN = "NCX_EMBEDDING_MODEL"
 _MAX_TOKENS = 512  # model2vec's default truncation
 _BATCH = 1024
+_WIDEN_FROM = 1000  # texts in one embed call from which the table is widened at once
 
 
 class Embedder(Protocol):
@@ -180,6 +181,11 @@ class StaticEmbedder:
         import numpy as np
 
         out = np.zeros((len(texts), self.info.dim), dtype=np.float32)
+        # Many texts (a first sync): the whole table widened to float32 once (30 MB) costs
+        # less than widening each text's rows, 40,000 times; the same values are summed in
+        # the same order either way, so the vectors are bit-identical. A query's one text
+        # widens only its own rows.
+        table = self._table.astype(np.float32) if len(texts) >= _WIDEN_FROM else None
         for b in range(0, len(texts), _BATCH):
             batch = list(texts[b : b + _BATCH])
             for i, enc in enumerate(
@@ -188,16 +194,14 @@ class StaticEmbedder:
                 ids = [t for t in enc.ids if t != self._unk] if self._unk is not None else enc.ids
                 if not ids:
                     continue  # nothing known: stays a zero vector, scored 0 by cosine
-                rows = self._table[ids if self._mapping is None else self._mapping[ids]]
+                rows_at = ids if self._mapping is None else self._mapping[ids]
+                if table is not None:
+                    rows = table[rows_at]
+                else:
+                    rows = self._table[rows_at].astype(np.float32)
                 if self._weights is not None:
-                    rows = rows.astype(np.float32) * self._weights[ids][:, None]
-                    out[b + i] = rows.mean(axis=0)
-                    continue
-                # The float16 rows summed in float32 without a float32 copy of them first
-                # (that copy was 6 s of embedding 40,000 chunks); the same additions in the same
-                # order as rows.astype(float32).mean(axis=0), so the same bits.
-                np.add.reduce(rows, axis=0, dtype=np.float32, out=out[b + i])
-                np.true_divide(out[b + i], len(ids), out=out[b + i])
+                    rows = rows * self._weights[ids][:, None]
+                out[b + i] = rows.mean(axis=0)
         if self._normalize:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             np.divide(out, norms, out=out, where=norms > 0)
