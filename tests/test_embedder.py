@@ -71,3 +71,17 @@ def test_cli_import_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_widened_table_gives_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big batch widens the whole table once; a query widens its own rows: same vectors."""
+    import ncx.embedder as emb
+
+    e = load_embedder(emb.BUNDLED_MODEL)
+    texts = [f"chunk {i}: deploy the service, then check its logs ({i * 7})" for i in range(40)]
+    texts += ["", "über naïve café", "x" * 300]
+    monkeypatch.setattr(emb, "_WIDEN_FROM", 10**9)
+    rows = e.embed(texts)
+    monkeypatch.setattr(emb, "_WIDEN_FROM", 1)
+    widened = e.embed(texts)
+    assert rows.tobytes() == widened.tobytes()
