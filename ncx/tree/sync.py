@@ -182,7 +182,10 @@ class _Out:
             if parent not in self._made:
                 os.makedirs(parent, exist_ok=True)
                 self._made.add(parent)
-            write_atomic(path, data, mkdir=False)
+            try:
+                write_atomic(path, data, mkdir=False)
+            except FileNotFoundError:  # pruned since (an emptied folder is removed): again
+                write_atomic(path, data)
         self.report.written.append(self.rel(path))
 
     def remove(self, md_or_npy: Path | str) -> None:
