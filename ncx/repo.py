@@ -61,6 +61,41 @@ def untracked_files(root: Path, pathspecs: Sequence[str] = ()) -> list[str]:
     return sorted(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
+def grep_file_counts(
+    root: Path, patterns: Sequence[tuple[str, bool]], pathspecs: Sequence[str]
+) -> list[dict[str, int]]:
+    """For each (text, whole word) pattern: {repo-relative file: times it occurs, any case},
+    over the work tree's tracked and untracked (not ignored) files matching `pathspecs`.
+
+    `git grep -o` is C and multi-threaded: ~0.5 s for a handful of patterns over 40,000
+    files, where reading them from Python costs seconds. Two passes at most, side by side:
+    the whole-word patterns (-w) and the others."""
+    procs = []
+    for whole in (False, True):
+        texts = [t.lower() for t, w in patterns if w == whole]
+        if not texts:
+            continue
+        args = ["grep", "-z", "-o", "-i", "-F", "-I", "--untracked", *(["-w"] if whole else [])]
+        cmd = ["git", "-C", str(root), *args]
+        for t in texts:
+            cmd += ["-e", t]
+        try:
+            proc = subprocess.Popen(
+                [*cmd, "--", *pathspecs], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            )
+        except FileNotFoundError:
+            raise NcxError("git is not installed or not on PATH", hint="install git") from None
+        procs.append((whole, proc))
+    found: dict[tuple[str, bool], dict[str, int]] = {}
+    for whole, proc in procs:
+        data, _ = proc.communicate()
+        for line in data.decode("utf-8", "surrogateescape").splitlines():
+            path, _, match = line.partition("\0")
+            by_file = found.setdefault((match.lower(), whole), {})
+            by_file[path] = by_file.get(path, 0) + 1
+    return [found.get((t.lower(), w), {}) for t, w in patterns]
+
+
 def read_staged(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
     """The staged (index) content of each path, in one `git cat-file --batch` call."""
     wanted = list(paths)

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli.app import _config, _root, _say, app, command
+from ncx.cli.app import _config, _root, _say, app, command, warm_in_background
 
 DEFAULT_TIMEOUT = 3.0  # seconds; NCX_HOOK_TIMEOUT
 DEFAULT_BUDGET = 2500  # tokens; NCX_HOOK_BUDGET
@@ -77,7 +77,7 @@ def _fail_open(
             # (first query after a sync or a pull: seconds on a large tree). Why: killed here,
             # that work is lost and every later prompt times out too. Outcome: a detached
             # `ncx agent-hook warm` finishes the cache, so the next prompt gets its context.
-            bg = warm and _warm_in_background()
+            bg = warm and warm_in_background()
             _say(
                 f"ncx: {event} hook gave up after {timeout:g}s; no context added"
                 + ("; building the search cache in the background" if bg else "")
@@ -99,23 +99,6 @@ def _fail_open(
         if text:
             sys.stdout.write(text)
             sys.stdout.flush()
-
-
-def _warm_in_background(root: Path | None = None) -> bool:
-    import subprocess
-
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "ncx", "agent-hook", "warm"],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # outlives this hook; never holds the agent's terminal
-        )
-    except OSError:
-        return False
-    return True
 
 
 def _stdin() -> str:
@@ -149,8 +132,8 @@ def hook_prompt(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> None:
         # takes longer than the hook may. Answer from the old cache now (chunk text is read
         # from the files, so a changed chunk shows its new text) and rebuild in the background.
         if not cache_is_current(root):
-            _warm_in_background(root)
-        cfg = dataclasses.replace(_config(), stale_cache_ok=True)
+            warm_in_background(root)
+        cfg = dataclasses.replace(_config(), stale_cache_ok=True, quick_cold=True)
         return prompt_context(root, cfg, hook.prompt, tokens)
 
     _fail_open("prompt", limit, produce)
@@ -167,9 +150,20 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
 
     def produce() -> str:
         from ncx.agents.prompt_hook import parse_hook_input, session_context
+        from ncx.query import cache
 
         hook = parse_hook_input(_stdin())
-        return session_context(_hook_root(hook.cwd), _config(), tokens)
+        root = _hook_root(hook.cwd)
+        if not cache.has_cache(root) and cache.committed_units(root) >= cache.QUICK_FROM:
+            # A fresh clone: the wakeup needs the whole cache, which can take longer than
+            # the hook may. Start building it now, so the session's prompts find it ready.
+            warm_in_background(root)
+            return (
+                "<!-- ncx wakeup -->\nThis clone's ncx search cache is being built in the "
+                "background; until it is ready, `ncx assemble --task ...` and the prompt hook "
+                "search only the sections that share the task's words.\n"
+            )
+        return session_context(root, _config(), tokens)
 
     _fail_open("session-start", limit, produce)
 

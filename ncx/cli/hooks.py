@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli.app import _config, _root, _say, app, command
+from ncx.cli.app import _config, _root, _say, app, command, warm_in_background
 
 hook_app = typer.Typer(
     help="Entry points for pre-commit (see .pre-commit-hooks.yaml): they write derived files "
@@ -74,7 +74,16 @@ def hook_post_merge() -> None:
         base, what = "ORIG_HEAD", "rebase"
     else:
         base, what = "ORIG_HEAD", "merge"
-    raise typer.Exit(code=hook_after(_root(), _config(), _say, _out, base=base, what=what))
+    root = _root()
+    code = hook_after(root, _config(), _say, _out, base=base, what=what)
+    from ncx.query.cache import has_cache
+
+    if has_cache(root):
+        # The moment git gives: bring the search cache up to date now, off the user's time,
+        # so the first query after a pull does not pay for it (a clone that never queried
+        # has no cache and gets none built).
+        warm_in_background(root)
+    raise typer.Exit(code=code)
 
 
 @command("migrate", target=hook_app)

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ncx.cli.app import _config, _json_out, _root, _say, app, command
+from ncx.cli.app import (
+    _after_one_query,
+    _config,
+    _json_out,
+    _one_query_config,
+    _root,
+    _say,
+    app,
+    command,
+)
 
 if TYPE_CHECKING:
     from ncx.query.rank import Filters
@@ -339,8 +348,9 @@ def retrieve(
     from ncx.query.search import Searcher
 
     filters = _filters(kind, domain, path, include_superseded)
-    searcher = Searcher.open(_root(), _config())
+    root = _root()
     if batch:
+        searcher = Searcher.open(root, _config())
         for line in sys.stdin:
             if not line.strip():
                 continue
@@ -360,7 +370,10 @@ def retrieve(
         return
     if not query:
         raise typer.BadParameter("give a query, or --batch to read queries from stdin")
+    cfg, cold = _one_query_config(root)
+    searcher = Searcher.open(root, cfg, query=query)
     hits = searcher.search(query, k=k, filters=filters)
+    _after_one_query(root, cold)
     if as_json:
         for h in hits:
             sys.stdout.write(
@@ -479,7 +492,8 @@ def assemble(
         raise typer.BadParameter(
             f"{out.parent} is not a folder; create it first", param_hint="--out"
         )
-    cfg = _config()
+    root = _root()
+    cfg, cold = _one_query_config(root)
     req = FrameRequest(
         task=task,
         criteria=tuple(crit),
@@ -487,7 +501,8 @@ def assemble(
         state_file=state,
         filters=_filters(None, domain, path, False),
     )
-    frame = build_frame(_root(), cfg, req)
+    frame = build_frame(root, cfg, req)
+    _after_one_query(root, cold)
     text = (
         frame.markdown
         if fmt == "markdown"

@@ -38,6 +38,10 @@ WEAK_NOTE = (
     "> Weak evidence: the best match shares few of the task's terms; the answer may not "
     "be in the docs (look in the code)."
 )
+QUICK_NOTE = (
+    "> Quick search: the search cache of this clone is still being built, so only the "
+    "sections sharing the task's words were searched; the next query searches everything."
+)
 _MIN_ITEM_TOKENS = 40
 # Background items are quoted by their lead only: past the strongest results, a pointer
 # and an opening line serve more questions per token than whole chunks (frame_recall.py).
@@ -141,6 +145,7 @@ class FrameInput:
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
     instructions: tuple[str, ...] = ()
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
+    quick: bool = False  # answered by a quick search (no cache yet): say so in the frame
 
 
 def assemble(inp: FrameInput, budget: int) -> Frame:
@@ -172,7 +177,8 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         "state": [],
         "instructions": [],
     }
-    note = WEAK_NOTE if inp.weak and relevant else ""
+    notes = [WEAK_NOTE if inp.weak and relevant else "", QUICK_NOTE if inp.quick else ""]
+    note = "\n\n".join(n for n in notes if n)
     body = _render(task_block, zones, state_block, tail, note)
     # The zone estimates are sums; the rendered whole is authoritative. Drop the weakest
     # placed item until the frame fits (rarely more than once). _ID_SLACK covers the frame

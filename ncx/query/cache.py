@@ -23,7 +23,15 @@ from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
 from ncx.memory.file import body_sections, memory_embed_text
 from ncx.paths import cache_folder
-from ncx.query.lexical import LexIndex, build_index_from_terms, path_words, split_code, terms
+from ncx.query.lexical import (
+    _RAW,
+    LexIndex,
+    _pieces,
+    build_index_from_terms,
+    path_words,
+    split_code,
+    terms,
+)
 from ncx.store import read_unit, split_frontmatter
 
 if TYPE_CHECKING:
@@ -59,14 +67,23 @@ class Unit:
     keywords: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        # Not dataclasses.asdict: its recursive deep copy was 4 s of a 40k-unit cold build.
+        return {name: getattr(self, name) for name in _UNIT_FIELDS}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Unit:
+        """A unit from its cache row (the row's dict is taken over, not copied)."""
+        if data.keys() == _UNIT_KEYS:
+            # The cache's own rows: adopting the dict is 20x cheaper than __init__, which
+            # was a third of loading a warm 40,000-unit cache.
+            unit = cls.__new__(cls)
+            unit.__dict__ = data
+            return unit
         return cls(**{k: v for k, v in data.items() if k in _UNIT_KEYS})
 
 
-_UNIT_KEYS = frozenset(f.name for f in dataclasses.fields(Unit))
+_UNIT_FIELDS = tuple(f.name for f in dataclasses.fields(Unit))
+_UNIT_KEYS = frozenset(_UNIT_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,9 @@ class Index:
     group: NDArray[np.int32]  # units of the same source doc share a group; memories are alone
     root: Path
     memo: dict[Any, Any] = field(default_factory=dict)  # per-process derived values (masks)
+    # Built by quick_index for one query from the units that hold its words, not the whole
+    # tree: good for that query, and only until the real cache exists.
+    quick: bool = False
 
     def cosines(self, vec: Any) -> NDArray[np.float32]:
         """Cosine of every unit to a unit vector (rows are unit-length, or zero): the one
@@ -138,6 +158,123 @@ def _lock(folder: Path) -> Iterator[None]:
         except ImportError:  # Windows: no flock; the atomic rename still protects readers
             pass
         yield
+
+
+# A tree this large (units) gets a quick answer instead of a cold build in the user's face:
+# below it, a cold build takes a few seconds at most.
+QUICK_FROM = 5_000
+QUICK_UNITS = 400  # units a quick answer reads: the ones holding the query's words most
+QUICK_TERMS = 24  # query terms a quick answer looks for
+
+
+def has_cache(root: Path) -> bool:
+    """Whether a cache file exists at all (a fresh clone has none): existence only; an
+    out-of-date one is brought up to date incrementally, which is cheap."""
+    return (cache_dir(root) / _FILE).is_file()
+
+
+def quick_index(root: Path, query: str) -> Index | None:
+    """An index of the few units that hold the query's words, for a tree with no cache yet.
+
+    A cold build reads and tokenises every unit (seconds to a minute on a large tree). Here
+    `git grep` (C, multi-threaded) counts, per query word, the unit files that hold it; the
+    best QUICK_UNITS by BM25 over those counts are parsed like a cold build would, and each
+    query term gets its idf from the whole tree's counts, so scores are on the full tree's
+    scale. Units that share no word with the query are not seen (their dense match is lost):
+    the caller builds the real cache next. None when the tree is small or has no such unit.
+    """
+    import math
+
+    from ncx.repo import grep_file_counts
+
+    mds = _unit_specs(root)
+    n = committed_units(root)
+    if n < QUICK_FROM:
+        return None
+    # A pasted page as a prompt: its first terms stand for it (each pattern costs grep time).
+    patterns = dict(list(query_patterns(query).items())[:QUICK_TERMS])
+    if not patterns:
+        return None
+    counts = grep_file_counts(root, list(patterns.values()), mds)
+    df = {t: len(c) for t, c in zip(patterns, counts, strict=True)}
+    score: dict[str, float] = {}
+    for t, c in zip(patterns, counts, strict=True):
+        idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+        for f, tf in c.items():
+            score[f] = score.get(f, 0.0) + idf * tf / (tf + 1.2)
+    best = sorted(score, key=lambda f: (-score[f], f))[:QUICK_UNITS]
+    if not best:
+        return None
+    from ncx.manifest import load_manifest
+
+    dim = int(load_manifest(root).model.get("dim", 0))
+    mem = memories_dir(root).relative_to(root).as_posix() + "/"
+    jobs: dict[tuple[str, str], list[str]] = {}
+    for f in sorted(best):
+        kind = "memory" if f.startswith(mem) else "chunk"
+        folder = f.rsplit("/", 1)[0] if kind == "chunk" else f
+        jobs.setdefault((kind, folder), []).append(str(root / f))
+    units: list[Unit] = []
+    rows: list[str] = []
+    vecs: list[Any] = []
+    for (kind, _folder), files in jobs.items():
+        for parsed in _parse_job(str(root), dim, (kind, files)):
+            if parsed is not None:
+                units.append(parsed[0])
+                rows.append(_SEP.join(parsed[1]))
+                vecs.append(parsed[2])
+    lex, vectors, group = _arrays(units, rows, vecs, dim)
+    for t, (_pattern, _whole) in patterns.items():
+        col = lex.vocab.get(t)
+        if col is not None:
+            lex.idf[col] = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+    import numpy as np
+
+    return Index(units, vectors.astype(np.float32), lex, group, root, quick=True)
+
+
+def committed_units(root: Path) -> int:
+    """How many unit files the index holds (a fresh clone's units, the case quick answers
+    are for: listing untracked files too would walk the whole work tree)."""
+    from ncx.repo import tracked_files
+
+    specs = _unit_specs(root)
+    return len(tracked_files(root, specs)) if specs else 0
+
+
+def _unit_specs(root: Path) -> list[str]:
+    """git pathspecs of the unit files: chunk and memory .md files, in folders ncx owns."""
+    spaces = [chunks_dir(root), memories_dir(root)]
+    return [
+        d.relative_to(root).as_posix() + "/*.md" for d in spaces if d.is_dir() and _owned(root, d)
+    ]
+
+
+def query_patterns(query: str) -> dict[str, tuple[str, bool]]:
+    """{index term: (what `git grep` looks for, whole word or not)} of a query's terms.
+
+    Terms are stems ("configur", "polici"); a file holds one when it holds a word starting
+    with the stem's common prefix with the word ("configur" for configure/configuring,
+    "polic" for policy/policies, "retr" for retries/retry). A prefix counts a few files too
+    many (a lower idf, the safe side); a shorter one would match half the tree, so a word
+    that shares fewer than four letters with its stem is looked for whole.
+    """
+    out: dict[str, tuple[str, bool]] = {}
+    for raw in dict.fromkeys(_RAW.findall(query)):
+        for piece in _pieces(raw):
+            word = piece.lower()
+            found = terms(word)
+            if len(found) != 1:
+                continue  # a stopword, or a one-letter piece
+            term = found[0]
+            same = 0
+            while same < min(len(word), len(term)) and word[same] == term[same]:
+                same += 1
+            if term.endswith("i"):
+                same = min(same, len(term) - 1)  # Snowball's y -> i: "retri" is retry's stem too
+            prefix = word[:same]
+            out.setdefault(term, (prefix, False) if len(prefix) >= 4 else (word, True))
+    return out
 
 
 def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
@@ -269,21 +406,21 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         }
 
     units: list[Unit] = []
-    stored_terms: list[dict[str, list[str]]] = []
+    stored_rows: list[str] = []  # a unit's stored term fields, joined as the cache keeps them
     vec_rows: list[Any] = []
     stats: dict[str, str] = {}
-    bodies: dict[int, str] = {}  # fresh units' bodies, for line ranges
 
     def take_old(rows: list[int]) -> None:
         for i in rows:
             units.append(dataclasses.replace(old_units[i]))
-            parts = prev["terms"][i].split(_SEP) if prev else ["", "", ""]
-            stored_terms.append({f: p.split() for f, p in zip(_STORED, parts, strict=True)})
+            stored_rows.append(prev["terms"][i] if prev else _SEP * (len(_STORED) - 1))
             vec_rows.append(prev["vectors"][i] if prev else None)
 
-    # Walk first, parse after: the units to read fresh are parsed in one batch (in worker
-    # processes when there are many), then laid out in walk order with the reused ones.
-    plan: list[tuple[str, Any]] = []  # ("old", rows) | ("new", (file, kind))
+    # Walk first, parse after: the folders (and memory files) to read fresh are parsed in one
+    # batch (in worker processes when there are many), then laid out in walk order with the
+    # reused ones. A worker also finds its chunks' line ranges: it has their bodies at hand,
+    # and reading each source there spreads that cost over the CPUs as well.
+    plan: list[tuple[str, Any]] = []  # ("old", rows) | ("new", (kind, files))
 
     for dirpath, dirs, names in os.walk(chunks_dir(root)) if _owned(root, chunks_dir(root)) else ():
         dirs.sort()
@@ -292,9 +429,9 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         if rel_dir in reuse:
             plan.append(("old", reuse[rel_dir]))
             continue
-        for n in sorted(names):
-            if n.endswith(".md"):
-                plan.append(("new", (str(Path(dirpath) / n), "chunk")))
+        mds = [os.path.join(dirpath, n) for n in sorted(names) if n.endswith(".md")]
+        if mds:
+            plan.append(("new", ("chunk", mds)))
     mem = memories_dir(root)
     if mem.is_dir() and _owned(root, mem):
         for md in sorted(mem.glob("*.md")):
@@ -303,60 +440,35 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
             if rel in reuse:
                 plan.append(("old", reuse[rel]))
             else:
-                plan.append(("new", (str(md), "memory")))
+                plan.append(("new", ("memory", [str(md)])))
 
     fresh = iter(_parse_many(str(root), [job for what, job in plan if what == "new"], dim))
+    located: set[int] = set()  # rows whose line range a worker already found
     for what, job in plan:
         if what == "old":
             take_old(job)
             continue
-        parsed = next(fresh)
-        if parsed is None:
-            continue  # `ncx check` reports it; retrieval works with the rest
-        unit, joined, vec, body = parsed
-        bodies[len(units)] = body
-        units.append(unit)
-        stored_terms.append({f: t.split() for f, t in zip(_STORED, joined, strict=True)})
-        vec_rows.append(vec)
+        for parsed in next(fresh):
+            if parsed is None:
+                continue  # `ncx check` reports it; retrieval works with the rest
+            unit, joined, vec = parsed
+            located.add(len(units))
+            units.append(unit)
+            stored_rows.append(_SEP.join(joined))
+            vec_rows.append(vec)
 
     sources = sorted({u.source_path for u in units if u.kind == "chunk"})
     for src in sources:
         stats[src] = _stat_str(root / src)
     old_src = prev["meta"].get("stats", {}) if prev else {}
-    _attach_lines(root, units, bodies, {s for s in sources if old_src.get(s) != stats[s]})
+    changed = {s for s in sources if old_src.get(s) != stats[s]}
+    # Reused chunks keep their ranges unless their source changed since (edited, not synced).
+    stale = [i for i, u in enumerate(units) if i not in located and u.source_path in changed]
+    _attach_lines(root, [units[i] for i in stale], [])
 
-    titles: dict[str, str] = {}
-    for u in units:
-        if u.kind == "chunk" and u.section and u.source_path not in titles:
-            titles[u.source_path] = u.section[0]
-    memo: dict[str, list[str]] = {}
-
-    def cached_terms(text: str) -> list[str]:
-        if text not in memo:
-            memo[text] = terms(text)
-        return memo[text]
-
-    field_terms = []
-    groups: dict[str, int] = {}
-    group: list[int] = []
-    for u, st in zip(units, stored_terms, strict=True):
-        ft = dict(st)
-        if u.kind == "chunk":
-            ft["title"] = cached_terms(titles.get(u.source_path, ""))
-            ft["path"] = cached_terms(path_words(u.source_path))
-            key = "doc:" + u.source_path
-        else:
-            ft["title"], ft["path"] = [], []
-            key = "mem:" + u.file
-        field_terms.append(ft)
-        group.append(groups.setdefault(key, len(groups)))
-    lex = build_index_from_terms(field_terms)
-    vectors = np.zeros((len(units), dim), dtype=np.float16)
-    for i, v in enumerate(vec_rows):
-        if v is not None:
-            vectors[i] = v
+    lex, vectors, group = _arrays(units, stored_rows, vec_rows, dim)
     vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
-    term_rows = "\n".join(_SEP.join(" ".join(st[f]) for f in _STORED) for st in stored_terms)
+    term_rows = "\n".join(stored_rows)
     dirs = chunk_dirs(root)
     meta_out = {
         "version": CACHE_VERSION,
@@ -377,8 +489,48 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         "data": lex.data,
         "idf": lex.idf,
         "vectors": vectors,
-        "group": np.asarray(group, dtype=np.int32),
+        "group": group,
     }
+
+
+def _arrays(
+    units: list[Unit], stored_rows: list[str], vec_rows: list[Any], dim: int
+) -> tuple[LexIndex, NDArray[np.float16], NDArray[np.int32]]:
+    """The index arrays of these units: BM25F (the stored term fields plus each doc's title
+    and path), vectors (zero rows where a unit has none), and the doc group of each row."""
+    import numpy as np
+
+    titles: dict[str, str] = {}
+    for u in units:
+        if u.kind == "chunk" and u.section and u.source_path not in titles:
+            titles[u.source_path] = u.section[0]
+    memo: dict[str, list[str]] = {}
+
+    def cached_terms(text: str) -> list[str]:
+        if text not in memo:
+            memo[text] = terms(text)
+        return memo[text]
+
+    field_terms = []
+    groups: dict[str, int] = {}
+    group: list[int] = []
+    for u, row in zip(units, stored_rows, strict=True):
+        ft = {f: part.split() for f, part in zip(_STORED, row.split(_SEP), strict=True)}
+        if u.kind == "chunk":
+            ft["title"] = cached_terms(titles.get(u.source_path, ""))
+            ft["path"] = cached_terms(path_words(u.source_path))
+            key = "doc:" + u.source_path
+        else:
+            ft["title"], ft["path"] = [], []
+            key = "mem:" + u.file
+        field_terms.append(ft)
+        group.append(groups.setdefault(key, len(groups)))
+    lex = build_index_from_terms(field_terms)
+    vectors = np.zeros((len(units), dim), dtype=np.float16)
+    for i, v in enumerate(vec_rows):
+        if v is not None:
+            vectors[i] = v
+    return lex, vectors, np.asarray(group, dtype=np.int32)
 
 
 def _owned(root: Path, folder: Path) -> bool:
@@ -392,30 +544,42 @@ def _owned(root: Path, folder: Path) -> bool:
 
 _PARALLEL_FROM = 3_000  # fresh units; below this, starting worker processes costs more
 
+_Parsed = tuple[Unit, tuple[str, str, str], Any]  # unit, stored term fields, vector
+
 
 def _parse_many(
-    root: str, jobs: list[tuple[str, str]], dim: int
-) -> list[tuple[Unit, tuple[str, str, str], Any, str] | None]:
-    """Parse unit files and extract their index terms, in order: reading and tokenising every
-    chunk is the whole cost of a cold cache (a fresh clone, a new model), so on a large tree
-    it is spread over the CPUs (2 on a laptop: a cold build of 10,916 chunks 7.5 -> ~4 s)."""
+    root: str, jobs: list[tuple[str, list[str]]], dim: int
+) -> list[list[_Parsed | None]]:
+    """Parse unit files, extract their index terms and find chunks' line ranges, job by job
+    (a doc's chunk folder, or one memory), in order: that is the whole cost of a cold cache
+    (a fresh clone, a new model), so on a large tree it is spread over the CPUs."""
     import functools
 
     from ncx.parallel import ordered_map
 
-    return ordered_map(functools.partial(_parse_job, root, dim), jobs, at_least=_PARALLEL_FROM)
+    units = sum(len(files) for _kind, files in jobs)
+    at_least = len(jobs) if units >= _PARALLEL_FROM else len(jobs) + 1
+    return ordered_map(functools.partial(_parse_job, root, dim), jobs, at_least=at_least)
 
 
-def _parse_job(
-    root: str, dim: int, job: tuple[str, str]
-) -> tuple[Unit, tuple[str, str, str], Any, str] | None:
-    """One unit for the index: its metadata, its stored term fields, vector and body."""
-    parsed = _parse_unit(Path(root), Path(job[0]), job[1], dim)
-    if parsed is None:
-        return None
-    unit, fields, vec, body = parsed
-    prose, code, trail = (" ".join(terms(fields[f])) for f in _STORED)
-    return unit, (prose, code, trail), vec, body
+def _parse_job(root: str, dim: int, job: tuple[str, list[str]]) -> list[_Parsed | None]:
+    """The units of one job: metadata (with line ranges), stored term fields and vectors."""
+    kind, files = job
+    base = Path(root)
+    out: list[_Parsed | None] = []
+    bodies: list[str] = []
+    for md in files:
+        parsed = _parse_unit(base, Path(md), kind, dim)
+        if parsed is None:
+            out.append(None)
+            continue
+        unit, fields, vec, body = parsed
+        prose, code, trail = (" ".join(terms(fields[f])) for f in _STORED)
+        out.append((unit, (prose, code, trail), vec))
+        bodies.append(body)
+    if kind == "chunk":
+        _attach_lines(base, [p[0] for p in out if p is not None], bodies)
+    return out
 
 
 def _parse_unit(
@@ -508,24 +672,21 @@ def _vector(npy: Path, dim: int) -> Any:
     return v
 
 
-def _attach_lines(root: Path, units: list[Unit], bodies: dict[int, str], changed: set[str]) -> None:
+def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> None:
     """Each chunk's current line range in its source, found by its verbatim text.
 
     Chunk files hold no line numbers (they would churn on every edit above them). The text
     is found in the source's markdown view (the file itself for plain markdown; reST,
     notebooks, MDX and MyST read by ncx.sources, stdlib-only and fast) and mapped to
-    the file's own lines; a notebook chunk also gets its `cell`. Ranges of reused units
-    stand unless their source changed; a chunk whose text is no longer in the source
-    (edited, not yet synced) gets no range.
+    the file's own lines; a notebook chunk also gets its `cell`. `bodies` are the units'
+    bodies when the caller has them (a fresh parse), else each is read from its file. A
+    chunk whose text is no longer in the source (edited, not yet synced) gets no range.
     """
     from ncx.sources import View, read_view
 
     by_source: dict[str, list[int]] = {}
     for i, u in enumerate(units):
-        if u.kind != "chunk":
-            u.start_line = u.end_line = None
-        elif i in bodies or u.source_path in changed:
-            by_source.setdefault(u.source_path, []).append(i)
+        by_source.setdefault(u.source_path, []).append(i)
     for src, rows in by_source.items():
         try:
             text = (root / src).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
@@ -539,7 +700,7 @@ def _attach_lines(root: Path, units: list[Unit], bodies: dict[int, str], changed
         found_bodies: list[str] = []
         for i in rows:
             u = units[i]
-            if i in bodies:
+            if bodies:
                 body = bodies[i]
             else:
                 try:

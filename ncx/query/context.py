@@ -14,7 +14,7 @@ from pathlib import Path
 from ncx import repo
 from ncx.config import DEFAULT_TOKEN_BUDGET, Config
 from ncx.errors import NcxError, UsageError
-from ncx.layout import ncx_dir
+from ncx.layout import NCX_DIR, ncx_dir
 from ncx.query import assembler
 from ncx.query.assembler import (
     Frame,
@@ -58,8 +58,8 @@ def build_frame(
         )
     if not req.task.strip():
         raise UsageError("the task is empty", hint='give --task "what you are about to do"')
-    s = searcher or Searcher.open(root, cfg)
     query = " ".join([req.task, *req.criteria])
+    s = searcher or Searcher.open(root, cfg, query=query)
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = _fitting(s, query, chunk_filters, req.budget)
     memories = s.search(query, k=12, filters=Filters(frozenset({"memory"}), req.filters.domains))
@@ -75,6 +75,7 @@ def build_frame(
         state=tuple(git_state(root) + _state_note(root, req.state_file)),
         instructions=INSTRUCTIONS,
         weak=bool(knowledge) and knowledge[0].weak,
+        quick=s.index.quick,
     )
     return assemble(inp, req.budget)
 
@@ -148,7 +149,11 @@ def git_state(root: Path) -> list[str]:
         lines = [f"- branch `{info.branch}` at `{info.head}`"]
         log = repo.git(root, "log", "-5", "--format=%h %s").decode("utf-8", "replace").splitlines()
         lines += ["- recent commits:"] + [f"  - {ln}" for ln in log]
-        status = repo.git(root, "status", "--porcelain", "--untracked-files=normal")
+        # The work in progress, not ncx's own derived files (leaving them out also spares
+        # git the stat of every unit file: 0.25 -> 0.16 s on a 40,000-chunk tree).
+        status = repo.git(
+            root, "status", "--porcelain", "--untracked-files=normal", "--", ".", f":!{NCX_DIR}"
+        )
         changed = [ln[3:] for ln in status.decode("utf-8", "replace").splitlines() if ln.strip()]
         if changed:
             shown = changed[:15]

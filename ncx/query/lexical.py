@@ -76,10 +76,7 @@ def _token_terms(raw: str) -> tuple[str, ...]:
         _stems = _Stems()
     if len(_TOKEN_TERMS) > _TOKEN_TERMS_MAX:
         _TOKEN_TERMS.clear()
-    parts = [p for p in raw.split("_") if p]
-    pieces: list[str] = []
-    for p in parts:
-        pieces.extend(_CAMEL.findall(p) or [p])
+    pieces = _pieces(raw)
     out: list[str] = []
     if len(pieces) > 1:
         compound = raw.lower().strip("_")
@@ -91,6 +88,15 @@ def _token_terms(raw: str) -> tuple[str, ...]:
             continue
         out.append(_stems(w))
     return tuple(out)
+
+
+def _pieces(raw: str) -> list[str]:
+    """The parts of an identifier: snake_case and camelCase split, digits apart."""
+    pieces: list[str] = []
+    for p in raw.split("_"):
+        if p:
+            pieces.extend(_CAMEL.findall(p) or [p])
+    return pieces
 
 
 def split_code(text: str) -> tuple[str, str]:

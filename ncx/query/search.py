@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ncx.config import Config
 from ncx.embedder import Embedder, load_tree_model, tree_model_id
 from ncx.manifest import load_manifest
-from ncx.query.cache import Index, load_index
+from ncx.query.cache import Index, has_cache, load_index, quick_index
 from ncx.query.rank import Filters, Hit, retrieve
 
 if TYPE_CHECKING:
@@ -34,9 +34,15 @@ class Searcher:
     _dim: int = 0
 
     @classmethod
-    def open(cls, root: Path, cfg: Config) -> Searcher:
+    def open(cls, root: Path, cfg: Config, *, query: str | None = None) -> Searcher:
+        """The tree's searcher. Given the one `query` it will answer, a large tree with no
+        cache yet (a fresh clone) answers from `quick_index` when `cfg.quick_cold` allows,
+        and the caller starts the real build; otherwise the cache is loaded or built."""
         manifest = load_manifest(root)
-        s = cls(root, cfg, load_index(root, stale_ok=cfg.stale_cache_ok))
+        index = None
+        if query is not None and cfg.quick_cold and not has_cache(root):
+            index = quick_index(root, query)
+        s = cls(root, cfg, index or load_index(root, stale_ok=cfg.stale_cache_ok))
         s._model_id, s._model_origin = tree_model_id(cfg.model, manifest.model)
         s._dim = int(manifest.model.get("dim", 0))
         return s

@@ -1,0 +1,170 @@
+"""The first query on a clone with no search cache: a quick answer, and the cache built
+in the background (ncx.query.cache.quick_index, `ncx retrieve` / `ncx assemble`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, ncx, write
+
+from ncx.config import load_config
+from ncx.query import cache
+from ncx.query.search import Searcher
+from ncx.repo import grep_file_counts
+
+TOPICS = {
+    "billing": "Invoices are issued monthly; a failed card payment retries three times.",
+    "refunds": "A refund returns the payment to the original card within five days.",
+    "search": "The catalogue search ranks products by text relevance and stock.",
+    "shipping": "Parcels leave the warehouse daily; tracking numbers arrive by email.",
+    "accounts": "An account is locked after five failed password attempts.",
+}
+
+
+@pytest.fixture
+def cloned(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A committed, synced tree cloned fresh: no cache, as a teammate gets it."""
+    for name, text in TOPICS.items():
+        write(
+            repo,
+            f"docs/{name}.md",
+            f"# {name.title()}\n\n{text}\n\n## Limits of {name}\n\nAt most ten {name} calls "
+            "per minute per user; the retry_policy backs off exponentially.\n",
+        )
+    ncx("init")
+    commit_all(repo)
+    ncx("sync")
+    commit_all(repo, "chunks")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    monkeypatch.chdir(clone)
+    monkeypatch.setattr(cache, "QUICK_FROM", 1)  # the test tree is small; the rule is not
+    return clone
+
+
+def test_first_query_is_quick_and_warms_the_cache(cloned: Path) -> None:
+    assert not cache.has_cache(cloned)
+    got = ncx(
+        "assemble", "--task", "how are refund payments returned to the card", "--budget", "2000"
+    )
+    assert "Quick search" in got.stdout
+    assert "docs/refunds.md" in got.stdout
+    assert "building the cache in the background" in got.stderr
+    # The cache is being built by a detached `ncx agent-hook warm`.
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cache.has_cache(cloned)
+    again = ncx(
+        "assemble", "--task", "how are refund payments returned to the card", "--budget", "2000"
+    )
+    assert "Quick search" not in again.stdout
+    assert "background" not in again.stderr
+    assert git(cloned, "status", "--short") == ""
+
+
+def test_quick_answer_matches_the_full_index(cloned: Path) -> None:
+    cfg = load_config()
+    full = Searcher(cloned, cfg, cache.load_index(cloned))
+    for q in ("failed card payment retries", "locked account password", "warehouse tracking"):
+        quick = cache.quick_index(cloned, q)
+        assert quick is not None and quick.quick
+        top_quick = Searcher(cloned, cfg, quick).search(q, k=3)
+        top_full = full.search(q, k=3)
+        assert top_quick[0].source_path == top_full[0].source_path
+        # Cited by line, like the full index, and the quick idf is the whole tree's.
+        assert top_quick[0].start_line == top_full[0].start_line
+        for term, (pattern, _whole) in cache.query_patterns(q).items():
+            if pattern != term:
+                continue  # a shorter prefix counts more files: compared where it is the stem
+            col, full_col = quick.lex.vocab[term], full.index.lex.vocab[term]
+            assert quick.lex.idf[col] == pytest.approx(full.index.lex.idf[full_col], rel=0.3)
+
+
+def test_retrieve_quick_then_batch_builds_the_full_cache(cloned: Path) -> None:
+    got = ncx("retrieve", "refund to the original card", "--json")
+    first = json.loads(got.stdout.splitlines()[0])
+    assert first["source_path"] == "docs/refunds.md"
+    assert "background" in got.stderr
+    shutil.rmtree(cloned / ".neocortex" / "cache", ignore_errors=True)
+    # Many queries: the real cache is built in place, never a quick index per query.
+    ncx("retrieve", "--batch", input=json.dumps({"qid": 1, "query": "card refund"}) + "\n")
+    assert cache.has_cache(cloned)
+
+
+def test_small_tree_builds_the_cache_at_once(cloned: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "QUICK_FROM", 10_000)
+    assert cache.quick_index(cloned, "card refund") is None
+    got = ncx("retrieve", "card refund")
+    assert cache.has_cache(cloned) and "background" not in got.stderr
+
+
+def test_session_start_on_a_fresh_clone_starts_the_cache(cloned: Path) -> None:
+    got = ncx("agent-hook", "session-start", input=json.dumps({"cwd": str(cloned)}))
+    assert got.stdout.startswith("<!-- ncx wakeup -->") and "being built" in got.stdout
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    got = ncx("agent-hook", "session-start", input=json.dumps({"cwd": str(cloned)}))
+    assert "docs/refunds.md" in got.stdout and "being built" not in got.stdout
+
+
+def test_quick_search_takes_odd_and_long_queries(cloned: Path) -> None:
+    odd = '-e --all "refund" \\ [card]* ünïcode ; $(rm -rf /) ' + " ".join(
+        f"word{i}" for i in range(300)
+    )
+    got = ncx("retrieve", "--json", "--", odd)
+    assert got.returncode == 0  # patterns go to git as -e arguments, never as options
+    quick = cache.quick_index(cloned, odd)
+    assert quick is not None and any(u.source_path == "docs/refunds.md" for u in quick.units)
+    assert cache.quick_index(cloned, "the and of") is None  # stopwords only: nothing to look for
+
+
+def test_query_patterns() -> None:
+    pats = cache.query_patterns("Configuring the retry_policy for Ray? parseHTTPHeaders")
+    assert pats["configur"] == ("configur", False)  # configure, configuring, configuration
+    assert pats["polici"] == ("polic", False)  # policy, policies
+    assert cache.query_patterns("retries")["retri"] == ("retr", False)  # and retry
+    assert pats["ray"] == ("ray", True)  # short: the whole word, not "array"
+    assert "the" not in pats and "for" not in pats  # stopwords
+    assert "header" in pats and "pars" in pats  # camelCase split like the index
+
+
+def test_grep_file_counts(repo: Path) -> None:
+    write(repo, "a b/ünï.md", "Ray and ray and RAY; an array.\nconfigure, configuring\n")
+    write(repo, "c.md", "nothing here\n")
+    write(repo, "d.txt", "ray\n")
+    commit_all(repo)
+    write(repo, "new.md", "ray is untracked here\n")
+    got = grep_file_counts(repo, [("ray", True), ("configur", False), ("zzz", False)], ["*.md"])
+    assert got[0] == {"a b/ünï.md": 3, "new.md": 1}  # whole word, any case, untracked too
+    assert got[1] == {"a b/ünï.md": 2}
+    assert got[2] == {}
+
+
+def test_post_merge_brings_an_existing_cache_up_to_date(cloned: Path) -> None:
+    from ncx.query.cache import cache_is_current
+
+    ncx("retrieve", "card refund")  # quick; the background build makes the cache
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    git(cloned, "checkout", "-q", "-b", "feature")
+    write(cloned, "docs/gifts.md", "# Gifts\n\nGift cards never expire and can be topped up.\n")
+    commit_all(cloned, "doc")
+    ncx("sync")
+    commit_all(cloned, "chunks")
+    git(cloned, "checkout", "-q", "-")
+    ncx("retrieve", "card refund")  # the cache matches this branch again
+    assert cache_is_current(cloned)
+    git(cloned, "merge", "-q", "--no-edit", "feature")
+    assert not cache_is_current(cloned)
+    ncx("hook", "post-merge")
+    deadline = time.monotonic() + 60
+    while not cache_is_current(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cache_is_current(cloned)
