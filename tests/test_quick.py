@@ -113,6 +113,17 @@ def test_session_start_on_a_fresh_clone_starts_the_cache(cloned: Path) -> None:
     assert "docs/refunds.md" in got.stdout and "being built" not in got.stdout
 
 
+def test_quick_search_takes_odd_and_long_queries(cloned: Path) -> None:
+    odd = '-e --all "refund" \\ [card]* ünïcode ; $(rm -rf /) ' + " ".join(
+        f"word{i}" for i in range(300)
+    )
+    got = ncx("retrieve", "--json", "--", odd)
+    assert got.returncode == 0  # patterns go to git as -e arguments, never as options
+    quick = cache.quick_index(cloned, odd)
+    assert quick is not None and any(u.source_path == "docs/refunds.md" for u in quick.units)
+    assert cache.quick_index(cloned, "the and of") is None  # stopwords only: nothing to look for
+
+
 def test_query_patterns() -> None:
     pats = cache.query_patterns("Configuring the retry_policy for Ray? parseHTTPHeaders")
     assert pats["configur"] == ("configur", False)  # configure, configuring, configuration

@@ -164,6 +164,7 @@ def _lock(folder: Path) -> Iterator[None]:
 # below it, a cold build takes a few seconds at most.
 QUICK_FROM = 5_000
 QUICK_UNITS = 400  # units a quick answer reads: the ones holding the query's words most
+QUICK_TERMS = 24  # query terms a quick answer looks for
 
 
 def has_cache(root: Path) -> bool:
@@ -190,7 +191,8 @@ def quick_index(root: Path, query: str) -> Index | None:
     n = committed_units(root)
     if n < QUICK_FROM:
         return None
-    patterns = query_patterns(query)
+    # A pasted page as a prompt: its first terms stand for it (each pattern costs grep time).
+    patterns = dict(list(query_patterns(query).items())[:QUICK_TERMS])
     if not patterns:
         return None
     counts = grep_file_counts(root, list(patterns.values()), mds)
