@@ -157,11 +157,11 @@ def ncx_frames(
 
 
 def _why(ds: Any, scope: str, s: Any, q: dict[str, Any], gold: set[str], f: Any, b: int) -> str:
-    from ncx.query.context import FRAME_PER_DOC
+    from ncx.query.context import frame_per_doc
     from ncx.query.rank import Filters
 
     flt = Filters(frozenset({"chunk"}))
-    for per_doc, label in ((FRAME_PER_DOC, "capped"), (0, "uncapped")):
+    for per_doc, label in ((frame_per_doc(b), "capped"), (0, "uncapped")):
         hits = s.search(q["query"], k=400, filters=flt, per_doc=per_doc)
         cum = 0
         for r, h in enumerate(hits, 1):
@@ -191,7 +191,8 @@ def main() -> None:
         action="append",
         default=[],
         metavar="MODULE.NAME=VALUE",
-        help="override a module constant for a sweep, e.g. ncx.query.context.FRAME_PER_DOC=5",
+        help="override a module constant for a sweep, e.g. ncx.query.context.FRAME_PER_DOC=5 "
+        "(with ncx.query.context.FRAME_DOC_TOKENS=0: that cap at every budget)",
     )
     ap.add_argument("--bm25-only", nargs=2, metavar=("DATASET", "LABELS"), help=argparse.SUPPRESS)
     a = ap.parse_args()

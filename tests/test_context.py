@@ -59,3 +59,72 @@ def test_changelog_entries_are_pointers_one_per_log(repo: Path) -> None:
     assert len(logs) == 1 and logs[0]["tokens"] <= 90 and logs[0]["text"].endswith("[…]")
     guide = [it for it in items if it["source_path"] == "docs/history.md"]
     assert guide and not guide[0]["text"].endswith("[…]")
+
+
+def test_a_documents_fourth_section_reaches_the_frame_when_it_ranks(repo: Path) -> None:
+    # A guide whose every section is about the task: the section that answers it
+    # ("Rolling back") is only the guide's 4th best chunk, behind three that repeat the task's
+    # words more. A frame took at most 3 chunks of one document and left it out with the
+    # budget half empty (the misses of issue 14's frame suite: raydocs sections, fastapi).
+    def section(title: str, body: str) -> str:  # ~70 tokens: a chunk of its own
+        return f"## {title}\n\n{body} {body} {body}\n\n"
+
+    guide = "# Deploying\n\n" + "".join(
+        (
+            section(
+                "Deploying the server",
+                "Deploy the server with the deploy command. The deploy command builds the "
+                "server image, pushes it and starts the server; a deploy takes a minute.",
+            ),
+            section(
+                "Server deploy config",
+                "The deploy command reads the server config before each deploy: the server "
+                "port, the deploy target and the number of server workers.",
+            ),
+            section(
+                "Deploy command options",
+                "The deploy command takes options: one names the server, another prints "
+                "the deploy plan without running the deploy.",
+            ),
+            section(
+                "Rolling back",
+                "To undo a deploy, run the command again with the previous tag; the server "
+                "restarts on the old image and keeps its data.",
+            ),
+            section("Glossary", "Image, tag, target, worker: the terms of this guide."),
+        )
+    )
+    write(repo, "docs/deploy.md", guide)
+    write(repo, "docs/other.md", "# Other\n\n## Logging\n\nLogs go to the log folder.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    items = _items(
+        _frame("--task", "deploy the server with the deploy command", "--budget", "4000")
+    )
+    sections = [it["section"] for it in items if it["source_path"] == "docs/deploy.md"]
+    assert "Rolling back" in " ".join(sections), sections
+
+
+def test_a_larger_frame_lets_one_document_give_more_chunks(repo: Path) -> None:
+    # The cap keeps one long page from crowding a small frame (4 chunks at 4,000 tokens) and
+    # grows with the budget (one chunk per 1,000 tokens): a 15,000-token frame quotes ~100
+    # chunks, and 4 of one page left out its later sections (raydocs sections 0.779 -> 0.814).
+    words = [w for w in _WORDS if len(w) > 3]
+    sections = "".join(
+        f"## Cache {words[3 * i]}\n\n"
+        + f"The cache folder keeps the {words[3 * i]} {words[3 * i + 1]} {words[3 * i + 2]} "
+        "files until the cache command cleans the folder. " * 4 + "\n\n"
+        for i in range(12)
+    )
+    write(repo, "docs/cache.md", "# Cache\n\n" + sections)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+
+    def from_guide(budget: int) -> int:
+        items = _items(_frame("--task", "cache folder cleaned", "--budget", str(budget)))
+        return sum(it["source_path"] == "docs/cache.md" for it in items)
+
+    assert from_guide(4000) == 4
+    assert from_guide(10000) == 10

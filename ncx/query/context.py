@@ -29,7 +29,12 @@ from ncx.query.search import Searcher
 from ncx.tokens import count_tokens
 
 MIN_BUDGET = 200
-FRAME_PER_DOC = 3  # chunks one document may put in a frame
+# Chunks one document may put in a frame: FRAME_PER_DOC, or one per FRAME_DOC_TOKENS of budget
+# when that is more. The cap keeps one long page from crowding a small frame; a large frame
+# quotes ~100 chunks, and 3 of them per document left out answers that are their document's
+# 4th-8th section (benchmarks/frame_suite.py, every question of the dev suite, SUITE.md).
+FRAME_PER_DOC = 4
+FRAME_DOC_TOKENS = 1000
 INSTRUCTIONS = (
     "Cite the sources above as `path:lines` when you rely on them.",
     "If the knowledge above disagrees with the code, trust the code and record the "
@@ -87,7 +92,7 @@ def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit
     and a fixed count left notes the budget had room for out of the frame."""
     k = max(60, budget // 50)
     while True:
-        hits = s.search(query, k=k, filters=filters, per_doc=FRAME_PER_DOC)
+        hits = s.search(query, k=k, filters=filters, per_doc=frame_per_doc(budget))
         fitting: list[Hit] = []
         room, logs = budget, set[str]()
         for h in hits:
@@ -103,6 +108,11 @@ def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit
         if len(hits) < k:
             return fitting
         k *= 2
+
+
+def frame_per_doc(budget: int) -> int:
+    """How many chunks one document may put in a frame of `budget` tokens."""
+    return max(FRAME_PER_DOC, budget // FRAME_DOC_TOKENS) if FRAME_DOC_TOKENS else FRAME_PER_DOC
 
 
 def _item(s: Searcher, h: Hit) -> Item:
