@@ -24,27 +24,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from suite import SHARED, SHORT
+from suite import SUITE as SETS
+
 HERE = Path(__file__).resolve().parent
-SHARED = Path(os.environ.get("NCX_SHARED", HERE.parent.parent / "shared"))
-SETS = [
-    ("raydocs", "page"),
-    ("raydocs", "section"),
-    ("repo-rust-lang-rfcs", "known_item"),
-    ("repo-fastapi-en", "known_item"),
-    ("repo-pydantic-pydantic-ai", "known_item"),
-    ("repo-cisagov-manage.get.gov", "known_item"),
-    ("locomo-memories-dev", "evidence"),
-    ("locomo-sessions-dev", "evidence"),
-]
-SHORT = {
-    "raydocs": "raydocs",
-    "repo-rust-lang-rfcs": "rfcs",
-    "repo-fastapi-en": "fastapi",
-    "repo-pydantic-pydantic-ai": "pydantic-ai",
-    "repo-cisagov-manage.get.gov": "get.gov",
-    "locomo-memories-dev": "locomo-mem",
-    "locomo-sessions-dev": "locomo-sess",
-}
 
 
 def _dataset(name: str) -> Any:
