@@ -78,7 +78,7 @@ def run_benchmark(root: Path, cfg: Config, tasks: list[str], budget: int, runs: 
     from ncx.manifest import load_manifest
     from ncx.query.context import FrameRequest, build_frame, wakeup
     from ncx.query.search import Searcher
-    from ncx.tree.sync import list_sources
+    from ncx.sources import list_sources
 
     rep = BenchReport()
     sources = list_sources(root, load_manifest(root))

@@ -9,12 +9,17 @@ line to the line of the file as stored.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import fnmatch
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from ncx.errors import BadSource
 from ncx.sources.view import View
+
+if TYPE_CHECKING:
+    from ncx.manifest import Manifest
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +55,41 @@ def suffixes(skip: Iterable[str] = ()) -> tuple[str, ...]:
     """Suffixes of every format read, less the formats named in `skip`."""
     off = set(skip)
     return tuple(s for f in FORMATS if f.name not in off for s in f.suffixes)
+
+
+def list_sources(
+    root: Path, manifest: Manifest, *, tracked: Sequence[str] | None = None
+) -> list[str]:
+    """Docs ncx indexes: tracked files of a format it reads (ncx.sources) outside
+    .neocortex/, minus excludes and formats switched off in the manifest.
+
+    Tracked means in the git index, which is also what the next commit will hold, so the
+    same list serves a working-tree sync and the pre-commit hook's staged one.
+    """
+    from ncx import repo
+    from ncx.layout import is_inside_ncx
+
+    paths = repo.tracked_files(root) if tracked is None else tracked
+    wanted = suffixes(manifest.skip_formats)
+    return [
+        p
+        for p in paths
+        if p.lower().endswith(wanted)
+        and not is_inside_ncx(p)
+        and not is_excluded(p, manifest.exclude)
+    ]
+
+
+def is_excluded(path: str, patterns: Iterable[str]) -> bool:
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if (
+            fnmatch.fnmatchcase(path, pat)
+            or path.startswith(pat + "/")
+            or fnmatch.fnmatchcase(path, pat + "/*")
+        ):
+            return True
+    return False
 
 
 def format_names() -> tuple[str, ...]:

@@ -226,9 +226,9 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
     """Check the index: each in-scope doc's staged chunk files against its staged text, each
     in-scope memory's text against its hash and its .npy. `scope` None: the whole index."""
     from ncx.manifest import load_manifest
+    from ncx.sources import is_excluded
     from ncx.store import blob_vec, has_markers, vec_of, with_vec
     from ncx.tree.sidecar import sidecar_path
-    from ncx.tree.sync import is_excluded
 
     manifest = load_manifest(root)
     verdict = Verdict()

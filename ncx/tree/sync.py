@@ -9,12 +9,11 @@ collected and the rest of the run continues; a broken doc keeps its existing chu
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,14 @@ from ncx.paths import (
     read_problem,
     rel_problem,
 )
-from ncx.sources import FORMATS, READER_VERSION, UNREAD, format_of, suffixes
+from ncx.sources import (
+    FORMATS,
+    READER_VERSION,
+    UNREAD,
+    format_of,
+    is_excluded,
+    list_sources,
+)
 from ncx.store import (
     blob_vec,
     dump_frontmatter,
@@ -95,26 +101,6 @@ class _Pending:
     text: str
 
 
-def list_sources(
-    root: Path, manifest: Manifest, *, tracked: Sequence[str] | None = None
-) -> list[str]:
-    """Docs ncx indexes: tracked files of a format it reads (ncx.sources) outside
-    .neocortex/, minus excludes and formats switched off in the manifest.
-
-    Tracked means in the git index, which is also what the next commit will hold, so the
-    same list serves a working-tree sync and the pre-commit hook's staged one.
-    """
-    paths = repo.tracked_files(root) if tracked is None else tracked
-    wanted = suffixes(manifest.skip_formats)
-    return [
-        p
-        for p in paths
-        if p.lower().endswith(wanted)
-        and not is_inside_ncx(p)
-        and not is_excluded(p, manifest.exclude)
-    ]
-
-
 def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[str, str]]:
     """Tracked docs not indexed for their format, with the reason: a format switched off
     in the manifest, or one ncx does not read. Excluded paths are the user's own choice and
@@ -129,18 +115,6 @@ def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[st
         elif fmt is None and (why := UNREAD.get(Path(p).suffix.lower())):
             out.append((p, why))
     return out
-
-
-def is_excluded(path: str, patterns: Iterable[str]) -> bool:
-    for pat in patterns:
-        pat = pat.rstrip("/")
-        if (
-            fnmatch.fnmatchcase(path, pat)
-            or path.startswith(pat + "/")
-            or fnmatch.fnmatchcase(path, pat + "/*")
-        ):
-            return True
-    return False
 
 
 class _Out:

@@ -176,7 +176,7 @@ def plan_migration(
     earlier runs wrote, by provenance key or path (journal.py); `today`: the date for
     memories whose v2 entry has none.
     """
-    from ncx.tree.sync import is_excluded
+    from ncx.sources import is_excluded
 
     existing = existing or {}
     produced = produced or {}
