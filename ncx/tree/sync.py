@@ -86,6 +86,9 @@ class SyncReport:
     by_format: dict[str, int] = field(default_factory=dict)  # docs in scope per format
     chunks_by_format: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why not indexed)
+    # Chunk folders whose files are exactly (name, size, mtime) as the last sync left them,
+    # after writing or verifying them: `ncx check` need not re-read their vectors.
+    intact: set[str] = field(default_factory=set)
 
     @property
     def changed(self) -> bool:
@@ -290,6 +293,7 @@ def _sync(
             report.problems.append(_os_problem(root, path, exc))
             continue
         if intact:
+            report.intact.add(folders[path])
             n_chunks = sum(1 for n in prev["files"] if n.endswith(".md"))
             all_chunks += n_chunks
             _count(report.chunks_by_format, path, n_chunks)
