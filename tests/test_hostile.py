@@ -635,6 +635,8 @@ def test_random_trees_and_arguments(repo: Path) -> None:
         )
         for pick, payload in damage if units else []:
             victim = units[pick % len(units)]
+            if not victim.is_file():
+                continue  # the same victim drawn twice: already a folder
             if payload is None:  # a folder where a file was
                 victim.unlink()
                 victim.mkdir()
