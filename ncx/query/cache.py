@@ -196,12 +196,15 @@ def quick_index(root: Path, query: str) -> Index | None:
     if not patterns:
         return None
     counts = grep_file_counts(root, list(patterns.values()), mds)
-    df = {t: len(c) for t, c in zip(patterns, counts, strict=True)}
+    # Lucene's idf, as lexical.build_index_from_terms has it, over the whole tree's counts.
+    idf = {
+        t: math.log(1 + (n - len(c) + 0.5) / (len(c) + 0.5))
+        for t, c in zip(patterns, counts, strict=True)
+    }
     score: dict[str, float] = {}
     for t, c in zip(patterns, counts, strict=True):
-        idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
         for f, tf in c.items():
-            score[f] = score.get(f, 0.0) + idf * tf / (tf + 1.2)
+            score[f] = score.get(f, 0.0) + idf[t] * tf / (tf + 1.2)
     best = sorted(score, key=lambda f: (-score[f], f))[:QUICK_UNITS]
     if not best:
         return None
@@ -224,10 +227,10 @@ def quick_index(root: Path, query: str) -> Index | None:
                 rows.append(_SEP.join(parsed[1]))
                 vecs.append(parsed[2])
     lex, vectors, group = _arrays(units, rows, vecs, dim)
-    for t, (_pattern, _whole) in patterns.items():
+    for t in patterns:
         col = lex.vocab.get(t)
         if col is not None:
-            lex.idf[col] = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            lex.idf[col] = idf[t]
     import numpy as np
 
     return Index(units, vectors.astype(np.float32), lex, group, root, quick=True)
@@ -648,20 +651,19 @@ def _float(v: Any) -> float | None:
 
 
 def _vector(npy: Path, dim: int) -> Any:
-    """A unit's vector, or None. ncx writes a fixed .npy v1 header, so read it directly
-    (np.load's header parsing costs more than the read for 10k tiny files)."""
+    """A unit's vector, or None. A file with the exact header numpy writes for the model's
+    vectors (what ncx writes) is read directly; any other goes through np.load."""
     import numpy as np
+
+    from ncx.store import npy_headers
 
     try:
         data = npy.read_bytes()
     except OSError:
         return None
-    if data[:8] == b"\x93NUMPY\x01\x00":
-        end = 10 + int.from_bytes(data[8:10], "little")
-        header = data[10:end]
-        fits = len(data) - end == 2 * dim
-        if fits and b"'descr': '<f2'" in header and f"'shape': ({dim},)".encode() in header:
-            v = np.frombuffer(data, dtype="<f2", offset=end)
+    for header, (descr, size) in npy_headers(dim).items():
+        if data.startswith(header) and len(data) == size:
+            v = np.frombuffer(data, dtype=descr, offset=len(header))
             return v if np.isfinite(v).all() else None
     try:
         v = np.load(io.BytesIO(data), allow_pickle=False)

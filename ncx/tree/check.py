@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import os
 import re
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import chunks_dir, memories_dir
 from ncx.manifest import load_manifest
-from ncx.store import decode_source, has_markers, parse_frontmatter, read_unit
+from ncx.store import decode_source, has_markers, npy_headers, parse_frontmatter, read_unit
 from ncx.tree.sync import sync
 
 
@@ -176,34 +175,15 @@ def _walk(folder: Path) -> tuple[list[str], set[str]]:
     return mds, npys
 
 
-@functools.cache
-def _plain_npy(dim: int) -> dict[bytes, tuple[str, int]]:
-    """{header bytes: (dtype, file size)} of the .npy files numpy writes for a 1-D float16 or
-    float32 vector of `dim`: a file that starts with one of them is checked without parsing
-    its header (ast.literal_eval of 40,000 headers was a second of a full check)."""
-    import io
-
-    import numpy as np
-
-    out = {}
-    for descr in ("<f2", "<f4"):
-        buf = io.BytesIO()
-        np.save(buf, np.zeros(dim, dtype=descr), allow_pickle=False)
-        body = dim * np.dtype(descr).itemsize
-        data = buf.getvalue()
-        out[data[: len(data) - body]] = (descr, len(data))
-    return out
-
-
 def npy_problem(npy: Path | str, dim: int) -> str | None:
     """Check a .npy: 1-D float16/float32 of the model's dim, whole, finite values only."""
     try:
         with open(npy, "rb") as f:
             # Enough for any header and a float32 vector, and one byte more to see a tail.
-            data = f.read(max(256, max(n for _, n in _plain_npy(dim).values()) + 1))
+            data = f.read(max(256, max(n for _, n in npy_headers(dim).values()) + 1))
     except OSError as exc:
         return f"cannot be read: {exc.strerror}"
-    for header, (descr, size) in _plain_npy(dim).items():
+    for header, (descr, size) in npy_headers(dim).items():
         if data.startswith(header):
             if len(data) != size:
                 return "is truncated or has trailing bytes; delete it and run `ncx sync`"
