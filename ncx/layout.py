@@ -11,7 +11,7 @@ MANIFEST = "manifest.json"
 CHUNKS = "chunks"
 MEMORIES = "memories"
 CACHE = "cache"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: one chunk file per doc (docs/decisions.md §17); 1: one per chunk
 
 
 def ncx_dir(root: Path) -> Path:
@@ -43,6 +43,19 @@ def doc_chunk_dir(source_path: str) -> str:
     p = PurePosixPath(source_path)
     stem = p.with_suffix("") if p.suffix.lower() in (".md", ".markdown") else p
     return f"{NCX_DIR}/{CHUNKS}/{stem.as_posix()}"
+
+
+def doc_chunk_file(source_path: str) -> str:
+    """Repo-relative POSIX path of the one file holding all chunks of a source doc.
+
+    `docs/auth.md` -> `.neocortex/chunks/docs/auth.md`; `docs/auth/x.md`'s is
+    `.neocortex/chunks/docs/auth/x.md`, so a doc's file and a folder never clash."""
+    return doc_chunk_dir(source_path) + ".md"
+
+
+def chunk_file_paths(sources: Iterable[str]) -> dict[str, str]:
+    """{source path: repo-relative chunk file}, no two alike (see chunk_folders)."""
+    return {src: folder + ".md" for src, folder in chunk_folders(sources).items()}
 
 
 _DOC_SUFFIXES = (".md", ".markdown")

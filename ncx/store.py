@@ -25,6 +25,10 @@ from ncx.errors import BadFrontmatter, BadSource
 # the model. Written as the last frontmatter line.
 _VEC_LINE = re.compile(rb"^vec: '?([0-9a-f]{16})'?\r?$", re.MULTILINE)
 _HASH_LINE = re.compile(rb"^hash: '?([0-9a-f]+)'?\r?$", re.MULTILINE)
+# A chunk's vector, inside its block of the doc's chunk file: float16, little-endian, base64.
+VEC_PREFIX = "f16:"
+_INLINE_VEC = re.compile(rb"^vec: f16:([A-Za-z0-9+/=]*)\r?$", re.MULTILINE)
+_LINES_LINE = re.compile(rb"^lines: (\d{1,9})$", re.MULTILINE)
 _MARKER = re.compile(rb"^(?:<{7}|>{7}) ", re.MULTILINE)
 
 
@@ -447,10 +451,11 @@ def write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
-def remove_unit(md_path: Path) -> list[Path]:
-    """Delete a unit's .md and .npy; return what was removed. Prunes empty folders."""
+def remove_unit(md_path: Path, *, pair: bool = True) -> list[Path]:
+    """Delete a unit's .md and .npy (`pair=False`: only the file given); return what was
+    removed. Prunes empty folders."""
     removed = []
-    for p in (md_path, md_path.with_suffix(".npy")):
+    for p in (md_path, md_path.with_suffix(".npy")) if pair else (md_path,):
         try:
             p.unlink()
             removed.append(p)
@@ -542,3 +547,117 @@ def has_markers(md: bytes) -> bool:
 def lf(data: bytes) -> bytes:
     """Bytes with CRLF read as LF: a checkout with core.autocrlf=true is not a change."""
     return data.replace(b"\r\n", b"\n") if b"\r" in data else data
+
+
+# --- chunk files: one per doc, its chunks' blocks one after another (docs/formats.md) ---
+#
+# A block is a chunk as it always was (YAML frontmatter, a blank line, the section's text)
+# whose frontmatter also says how many lines follow it (`lines`) and carries the vector
+# (`vec: f16:<base64>`). The count makes the split exact whatever the text holds (a `---`
+# line, a quoted frontmatter); blocks depend only on their own section (invariant 2).
+
+
+def body_lines(body: str) -> int:
+    """The `lines` of a block: the lines dump_frontmatter writes after the closing fence."""
+    body = body if body.endswith("\n") else body + "\n"
+    return 1 + body.lstrip("\n").count("\n")
+
+
+# A doc's chunk file holds every chunk of a doc of up to 4 MB (Config.max_doc_bytes), with
+# metadata and a vector each: a few times the doc at most.
+MAX_CHUNK_FILE_BYTES = 64_000_000
+
+
+def read_chunk_file(path: Path | str) -> bytes:
+    """The bytes of a doc's chunk file; BadSource for a symlink (it may point anywhere) or
+    one over MAX_CHUNK_FILE_BYTES, before its bytes are read."""
+    try:
+        if os.path.islink(path):
+            raise BadSource(
+                "is a symlink; ncx chunk files are regular files, and a link may point anywhere",
+                path=path,
+                hint="delete it and run `ncx sync`",
+            )
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_CHUNK_FILE_BYTES:
+                raise BadSource(
+                    f"is {size / 1e6:.0f} MB, over the {MAX_CHUNK_FILE_BYTES / 1e6:.0f} MB "
+                    "limit for a chunk file",
+                    path=path,
+                    hint="delete it and run `ncx sync`",
+                )
+            return f.read()
+    except OSError as exc:
+        raise BadSource(f"cannot be read: {exc.strerror}", path=path) from None
+
+
+def split_chunk_file(data: bytes, *, path: Path | str) -> list[bytes]:
+    """The blocks of a doc's chunk file, in order; BadFrontmatter naming `path` if it is not
+    one (a hand edit, conflict markers, a file of the older one-file-per-chunk format)."""
+    data = lf(data)
+    blocks: list[bytes] = []
+    pos, size = 0, len(data)
+    while pos < size:
+        end = data.find(b"\n---\n", pos + 3) if data.startswith(b"---\n", pos) else -1
+        m = _LINES_LINE.search(data, pos, end + 1) if end >= 0 else None
+        if m is None:
+            raise BadFrontmatter(
+                f"not a chunk file: no block starts at byte {pos}",
+                path=path,
+                hint="chunk files are written by `ncx sync`; run it to rewrite this one",
+            )
+        cut = end + 5
+        for _ in range(int(m.group(1))):
+            cut = data.find(b"\n", cut) + 1
+            if cut == 0:
+                raise BadFrontmatter(
+                    f"not a chunk file: the block at byte {pos} ends early",
+                    path=path,
+                    hint="chunk files are written by `ncx sync`; run it to rewrite this one",
+                )
+        blocks.append(data[pos:cut])
+        pos = cut
+    return blocks
+
+
+def vec_text(vec: Any) -> str:
+    """The `vec` value of a chunk block: its vector as float16 bytes, base64."""
+    import base64
+
+    import numpy as np
+
+    return VEC_PREFIX + base64.b64encode(np.asarray(vec, dtype="<f2").tobytes()).decode()
+
+
+def inline_vec(block: bytes) -> bytes | None:
+    """The base64 of a block's vector (its `vec: f16:` line), or None without one."""
+    m = _INLINE_VEC.search(_head(block))
+    return m.group(1) if m else None
+
+
+def decode_vec(b64: bytes, dim: int) -> Any:
+    """A block's vector as float16[dim], or None when the base64 does not hold one."""
+    import base64
+    import binascii
+
+    import numpy as np
+
+    try:
+        raw = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(raw) != 2 * dim:
+        return None
+    return np.frombuffer(raw, dtype="<f2")
+
+
+def with_inline_vec(block: bytes, vec: str) -> bytes:
+    """`block` (no `vec` line) with `vec: <vec>` as its last key; `vec` from vec_text."""
+    end = block.index(b"\n---\n", 3) + 1
+    return block[:end] + b"vec: " + vec.encode() + b"\n" + block[end:]
+
+
+def without_inline_vec(block: bytes) -> bytes:
+    m = _INLINE_VEC.search(_head(block))
+    return block if m is None else block[: m.start()] + block[m.end() + 1 :]

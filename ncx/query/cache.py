@@ -14,7 +14,7 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,13 +32,23 @@ from ncx.query.lexical import (
     split_code,
     terms,
 )
-from ncx.store import read_unit, split_frontmatter
+from ncx.store import (
+    decode_source,
+    decode_vec,
+    inline_vec,
+    is_temp,
+    parse_frontmatter,
+    read_chunk_file,
+    read_unit,
+    split_chunk_file,
+    split_frontmatter,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 4  # 4: notebook units carry `cell`; non-markdown sources cited
+CACHE_VERSION = 5  # 5: a chunk's file is its doc's chunk file, `block` its place there
 _FILE = "index.npz"
 
 
@@ -50,7 +60,8 @@ class Unit:
 
     id: str
     kind: str  # "chunk" or "memory"
-    file: str  # its .md, repo-relative
+    file: str  # its .md, repo-relative (a chunk: its doc's chunk file)
+    block: int = 0  # a chunk's place among the blocks of its file
     tokens: int = 0
     domain: str | None = None
     source_path: str = ""  # a chunk's source doc; a memory's own file
@@ -107,12 +118,21 @@ class Index:
 
     def body(self, i: int) -> str:
         """The unit's markdown body, read from its file (only top results need it)."""
-        try:
-            text = (self.root / self.units[i].file).read_bytes().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        # No YAML parse on the query path: only the text after the frontmatter is wanted.
-        return split_frontmatter(text.replace("\r\n", "\n"))[1].strip()
+        return unit_body(self.root, self.units[i]).strip()
+
+
+def unit_body(root: Path, unit: Unit) -> str:
+    """A unit's markdown body, from its file ("" when it is gone or damaged)."""
+    try:
+        if unit.kind == "chunk":
+            data = read_chunk_file(root / unit.file)
+            data = split_chunk_file(data, path=unit.file)[unit.block]
+        else:
+            data = (root / unit.file).read_bytes()
+    except (OSError, NcxError, IndexError):
+        return ""
+    # No YAML parse on the query path: only the text after the frontmatter is wanted.
+    return split_frontmatter(data.decode("utf-8", "replace").replace("\r\n", "\n"))[1]
 
 
 def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> Index:
@@ -177,51 +197,64 @@ def quick_index(root: Path, query: str) -> Index | None:
     """An index of the few units that hold the query's words, for a tree with no cache yet.
 
     A cold build reads and tokenises every unit (seconds to a minute on a large tree). Here
-    `git grep` (C, multi-threaded) counts, per query word, the unit files that hold it; the
-    best QUICK_UNITS by BM25 over those counts are parsed like a cold build would, and each
+    `git grep` (C, multi-threaded) finds, per query word, the lines of the unit files that
+    hold it, and a second `git grep` the blocks of each doc's chunk file; the best
+    QUICK_UNITS units by BM25 over those counts are parsed like a cold build would, and each
     query term gets its idf from the whole tree's counts, so scores are on the full tree's
     scale. Units that share no word with the query are not seen (their dense match is lost):
     the caller builds the real cache next. None when the tree is small or has no such unit.
     """
     import math
+    from bisect import bisect_right
 
-    from ncx.repo import grep_file_counts
+    from ncx.repo import grep_hits
 
-    mds = _unit_specs(root)
-    n = committed_units(root)
+    specs = _unit_specs(root)
+    blocks = unit_blocks(root, specs)
+    n = sum(len(b) for b in blocks.values())
     if n < QUICK_FROM:
         return None
     # A pasted page as a prompt: its first terms stand for it (each pattern costs grep time).
     patterns = dict(list(query_patterns(query).items())[:QUICK_TERMS])
     if not patterns:
         return None
-    counts = grep_file_counts(root, list(patterns.values()), mds)
+    counts: list[dict[tuple[str, int], int]] = []
+    for by_file in grep_hits(root, list(patterns.values()), specs):
+        tf: dict[tuple[str, int], int] = {}
+        for f, lines in by_file.items():
+            ends = blocks.get(f)
+            if not ends:
+                continue
+            for line in lines:
+                unit = (f, min(bisect_right(ends, line - 1), len(ends) - 1))
+                tf[unit] = tf.get(unit, 0) + 1
+        counts.append(tf)
     # Lucene's idf, as lexical.build_index_from_terms has it, over the whole tree's counts.
     idf = {
         t: math.log(1 + (n - len(c) + 0.5) / (len(c) + 0.5))
         for t, c in zip(patterns, counts, strict=True)
     }
-    score: dict[str, float] = {}
+    score: dict[tuple[str, int], float] = {}
     for t, c in zip(patterns, counts, strict=True):
-        for f, tf in c.items():
-            score[f] = score.get(f, 0.0) + idf[t] * tf / (tf + 1.2)
-    best = sorted(score, key=lambda f: (-score[f], f))[:QUICK_UNITS]
+        for u, tf_ in c.items():
+            score[u] = score.get(u, 0.0) + idf[t] * tf_ / (tf_ + 1.2)
+    best = sorted(score, key=lambda u: (-score[u], u))[:QUICK_UNITS]
     if not best:
         return None
     from ncx.manifest import load_manifest
 
     dim = int(load_manifest(root).model.get("dim", 0))
     mem = memories_dir(root).relative_to(root).as_posix() + "/"
-    jobs: dict[tuple[str, str], list[str]] = {}
-    for f in sorted(best):
-        kind = "memory" if f.startswith(mem) else "chunk"
-        folder = f.rsplit("/", 1)[0] if kind == "chunk" else f
-        jobs.setdefault((kind, folder), []).append(str(root / f))
+    picked: dict[str, list[int]] = {}
+    for f, i in sorted(best):
+        picked.setdefault(f, []).append(i)
     units: list[Unit] = []
     rows: list[str] = []
     vecs: list[Any] = []
-    for (kind, _folder), files in jobs.items():
-        for parsed in _parse_job(str(root), dim, (kind, files)):
+    for f, which in picked.items():
+        kind = "memory" if f.startswith(mem) else "chunk"
+        job = (kind, [str(root / f)])
+        for parsed in _parse_job(str(root), dim, job, None if kind == "memory" else which):
             if parsed is not None:
                 units.append(parsed[0])
                 rows.append(_SEP.join(parsed[1]))
@@ -237,20 +270,46 @@ def quick_index(root: Path, query: str) -> Index | None:
 
 
 def committed_units(root: Path) -> int:
-    """How many unit files the index holds (a fresh clone's units, the case quick answers
-    are for: listing untracked files too would walk the whole work tree)."""
-    from ncx.repo import tracked_files
+    """How many units the work tree's unit files hold (one `git grep`, no file read)."""
+    return sum(len(b) for b in unit_blocks(root, _unit_specs(root)).values())
 
-    specs = _unit_specs(root)
-    return len(tracked_files(root, specs)) if specs else 0
+
+_LINES = r"^lines: [0-9]+$"
+
+
+def unit_blocks(root: Path, specs: list[str]) -> dict[str, list[int]]:
+    """{unit file: the last line of each of its units} for the files `specs` name, from
+    `git grep`: a memory is one unit; a chunk file's blocks end `lines` lines after the
+    closing fence that follows their `lines:` key (a `lines:` line inside a block's text
+    falls within that block and is passed over)."""
+    from ncx.repo import grep_regex, tracked_files, untracked_files
+
+    if not specs:
+        return {}
+    mem = memories_dir(root).relative_to(root).as_posix() + "/"
+    out: dict[str, list[int]] = {}
+    mem_specs = [s for s in specs if s.startswith(mem)]
+    if mem_specs:  # a memory added since the clone is found by the grep as well
+        for f in tracked_files(root, mem_specs) + untracked_files(root, mem_specs):
+            out[f] = [1 << 30]
+    chunk_specs = [s for s in specs if not s.startswith(mem)]
+    for f, found in (grep_regex(root, _LINES, chunk_specs) if chunk_specs else {}).items():
+        ends: list[int] = []
+        for line, text in found:
+            if ends and line <= ends[-1]:
+                continue
+            ends.append(line + 2 + int(text[len("lines: ") :]))
+        out[f] = ends
+    return out
 
 
 def _unit_specs(root: Path) -> list[str]:
-    """git pathspecs of the unit files: chunk and memory .md files, in folders ncx owns."""
-    spaces = [chunks_dir(root), memories_dir(root)]
-    return [
-        d.relative_to(root).as_posix() + "/*.md" for d in spaces if d.is_dir() and _owned(root, d)
-    ]
+    """git pathspecs of the unit files: chunk files and memory .md files, in folders ncx owns."""
+    out = []
+    for d in (chunks_dir(root), memories_dir(root)):
+        if d.is_dir() and _owned(root, d):
+            out.append(d.relative_to(root).as_posix() + "/*.md")  # `*` spans folders here
+    return out
 
 
 def query_patterns(query: str) -> dict[str, tuple[str, bool]]:
@@ -402,8 +461,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         old_units = [Unit.from_json(u) for u in prev["meta"]["units"]]
         old_stats = prev["meta"].get("stats", {})
         for i, u in enumerate(old_units):
-            key = u.file.rsplit("/", 1)[0] if u.kind == "chunk" else u.file
-            reuse.setdefault(key, []).append(i)
+            reuse.setdefault(u.file, []).append(i)
         reuse = {
             k: v for k, v in reuse.items() if k in old_stats and old_stats[k] == _stat_str(root / k)
         }
@@ -428,13 +486,15 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     for dirpath, dirs, names in os.walk(chunks_dir(root)) if _owned(root, chunks_dir(root)) else ():
         dirs.sort()
         rel_dir = Path(dirpath).relative_to(root).as_posix()
-        stats[rel_dir] = _stat_str(Path(dirpath))
-        if rel_dir in reuse:
-            plan.append(("old", reuse[rel_dir]))
-            continue
-        mds = [os.path.join(dirpath, n) for n in sorted(names) if n.endswith(".md")]
-        if mds:
-            plan.append(("new", ("chunk", mds)))
+        for name in sorted(names):
+            if not name.endswith(".md") or is_temp(name):
+                continue
+            rel = f"{rel_dir}/{name}"
+            stats[rel] = _stat_str(root / rel)
+            if rel in reuse:
+                plan.append(("old", reuse[rel]))
+            else:
+                plan.append(("new", ("chunk", [os.path.join(dirpath, name)])))
     mem = memories_dir(root)
     if mem.is_dir() and _owned(root, mem):
         for md in sorted(mem.glob("*.md")):
@@ -565,35 +625,66 @@ def _parse_many(
     return ordered_map(functools.partial(_parse_job, root, dim), jobs, at_least=at_least)
 
 
-def _parse_job(root: str, dim: int, job: tuple[str, list[str]]) -> list[_Parsed | None]:
-    """The units of one job: metadata (with line ranges), stored term fields and vectors."""
+def _parse_job(
+    root: str, dim: int, job: tuple[str, list[str]], blocks: Sequence[int] | None = None
+) -> list[_Parsed | None]:
+    """The units of one job (a doc's chunk file, or memory files): metadata (with line
+    ranges), stored term fields and vectors. `blocks`: only these blocks of a chunk file."""
     kind, files = job
     base = Path(root)
     out: list[_Parsed | None] = []
     bodies: list[str] = []
-    for md in files:
-        parsed = _parse_unit(base, Path(md), kind, dim)
-        if parsed is None:
-            out.append(None)
-            continue
-        unit, fields, vec, body = parsed
-        prose, code, trail = (" ".join(terms(fields[f])) for f in _STORED)
-        out.append((unit, (prose, code, trail), vec))
-        bodies.append(body)
+    for path in files:
+        for parsed in _parse_file(base, path, kind, dim, blocks):
+            if parsed is None:
+                out.append(None)
+                continue
+            unit, fields, vec, body = parsed
+            prose, code, trail = (" ".join(terms(fields[f])) for f in _STORED)
+            out.append((unit, (prose, code, trail), vec))
+            bodies.append(body)
     if kind == "chunk":
         _attach_lines(base, [p[0] for p in out if p is not None], bodies)
     return out
 
 
-def _parse_unit(
-    root: Path, md: Path, kind: str, dim: int
-) -> tuple[Unit, dict[str, str], Any, str] | None:
-    """(unit metadata, field texts, vector, body) of one unit file, or None if unreadable."""
+def _parse_file(
+    root: Path, path: str, kind: str, dim: int, blocks: Sequence[int] | None
+) -> list[tuple[Unit, dict[str, str], Any, str] | None]:
+    """(unit metadata, field texts, vector, body) of each unit of a file; None for one that
+    cannot be read (a hand edit made a field unusable: `ncx check` names it)."""
+    rel = Path(path).relative_to(root).as_posix()
+    if kind == "memory":
+        try:
+            meta, body = read_unit(Path(path))
+            return [_unit_fields(rel, kind, meta, body, _vector(Path(path[:-3] + ".npy"), dim))]
+        except (NcxError, ValueError, TypeError, OverflowError):
+            return [None]
     try:
-        meta, body = read_unit(md)
-        return _unit_fields(root, md, kind, dim, meta, body)
-    except (NcxError, ValueError, TypeError, OverflowError):
-        return None  # a hand edit made a field unusable: `ncx check` names it
+        found = split_chunk_file(read_chunk_file(path), path=rel)
+    except NcxError:
+        return [None]
+    out: list[tuple[Unit, dict[str, str], Any, str] | None] = []
+    for i in range(len(found)) if blocks is None else blocks:
+        try:
+            meta, body, _ = parse_frontmatter(decode_source(found[i], path=rel), path=rel)
+            b64 = inline_vec(found[i])
+            vec = None if b64 is None else decode_vec(b64, dim)
+            if vec is not None and not np_isfinite(vec):
+                vec = None  # NaN/inf would poison every score it touches
+            parsed = _unit_fields(rel, kind, meta, body, vec)
+        except (NcxError, ValueError, TypeError, OverflowError, IndexError):
+            out.append(None)
+            continue
+        parsed[0].block = i
+        out.append(parsed)
+    return out
+
+
+def np_isfinite(vec: Any) -> bool:
+    import numpy as np
+
+    return bool(np.isfinite(vec).all())
 
 
 def _text(v: Any) -> str | None:
@@ -601,12 +692,10 @@ def _text(v: Any) -> str | None:
 
 
 def _unit_fields(
-    root: Path, md: Path, kind: str, dim: int, meta: dict[str, Any], body: str
+    rel: str, kind: str, meta: dict[str, Any], body: str, vec: Any
 ) -> tuple[Unit, dict[str, str], Any, str]:
     # Every value is coerced to the JSON type the index stores: a YAML date or list where a
     # string belongs must not break the whole cache.
-    rel = md.relative_to(root).as_posix()
-    vec = _vector(md.with_suffix(".npy"), dim)
     unit = Unit(
         id=str(meta.get("id") or rel),
         kind=kind,
@@ -702,13 +791,7 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> None:
         found_bodies: list[str] = []
         for i in rows:
             u = units[i]
-            if bodies:
-                body = bodies[i]
-            else:
-                try:
-                    body = read_unit(root / u.file)[1]
-                except NcxError:
-                    body = ""
+            body = bodies[i] if bodies else unit_body(root, u)
             found_bodies.append(body.strip("\n"))
         found = locate(view.text, found_bodies)
         for i, body, pos in zip(rows, found_bodies, found, strict=True):

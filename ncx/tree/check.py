@@ -7,7 +7,6 @@ and by the `ncx-check` pre-commit hook in CI.
 from __future__ import annotations
 
 import ast
-import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -16,9 +15,16 @@ from typing import Any
 
 from ncx.config import Config
 from ncx.errors import NcxError
-from ncx.layout import chunks_dir, memories_dir
+from ncx.layout import FORMAT_VERSION, MANIFEST, MEMORIES, NCX_DIR, chunks_dir, memories_dir
 from ncx.manifest import load_manifest
-from ncx.store import decode_source, has_markers, npy_headers, parse_frontmatter, read_unit
+from ncx.store import (
+    decode_source,
+    has_markers,
+    npy_headers,
+    parse_frontmatter,
+    read_unit,
+    split_chunk_file,
+)
 from ncx.tree.sync import sync
 
 
@@ -35,61 +41,85 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
     """Every problem of the working tree's .neocortex/: the full check, for CI.
 
     Chunk files are judged by comparing their bytes with what `ncx sync` would write (its
-    dry run, `vec` against the .npy included); only a file that differs is parsed, to say
-    why. Memories are parsed (schema, secrets). A .npy is read for its header and values,
-    except in a chunk folder that is as the last sync left it (stat-checked).
+    dry run); only a file that differs is parsed, to say why, and the vectors of the others
+    are checked, except in a chunk file that is as the last sync left it (stat-checked).
+    Memories are parsed (schema, secrets), and their .npy read for header and values.
     """
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
     problems = _model_problems(cfg, manifest.model)
+    if manifest.format < FORMAT_VERSION:
+        problems.append(
+            Problem(
+                f"{NCX_DIR}/{MANIFEST}",
+                f"is format {manifest.format}; this ncx keeps one chunk file per doc "
+                f"(format {FORMAT_VERSION}): run `ncx sync` once (it moves every doc's "
+                "chunks, re-embedding nothing) and commit .neocortex",
+            )
+        )
+        return problems
     report = sync(root, cfg, dry_run=True)
     stale = sorted({_unit_of(p) for p in report.written + report.removed})
     stale_set = set(stale)
     base = len(str(root)) + 1
-    for folder, kind in ((chunks_dir(root), "chunk"), (memories_dir(root), "memory")):
-        # Plain strings, not Paths, in this per-file loop: on a 40,000-chunk tree pathlib's
-        # parsing was a second of a full check.
-        mds, npys = _walk(folder)
-        for md_s in mds:
-            rel = md_s[base:].replace(os.sep, "/")
-            if kind == "memory":
-                md = Path(md_s)
-                try:
-                    meta, _ = read_unit(md)
-                except NcxError as exc:
-                    problems.append(
-                        Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}")
-                    )
-                    continue
-                problems.extend(_memory_problems(md, rel, meta))
-                problems.extend(_retrieval_problems(root, md, rel, kind, dim))
-            elif rel in stale_set:
-                # A chunk equal to what sync writes is right by construction; only one that
-                # differs is parsed, for what retrieval would make of it.
-                with contextlib.suppress(NcxError):  # a parse error is reported below
-                    problems.extend(_retrieval_problems(root, Path(md_s), rel, kind, dim))
-            npy = md_s[:-3] + ".npy"
-            if npy not in npys:
-                problems.append(Problem(rel, "has no .npy vector beside it; run `ncx sync`"))
-            elif kind == "chunk" and rel.rsplit("/", 1)[0] in report.intact:
-                # Its folder holds the very files (same names, sizes, mtimes) that sync last
-                # wrote or verified: reading 40,000 vectors again was half of a full check.
-                continue
-            else:
-                bad = npy_problem(npy, dim)
-                if bad:
-                    problems.append(Problem(rel[:-3] + ".npy", bad))
-        md_set = set(mds)
-        for npy in sorted(npys):
-            if npy[:-4] + ".md" not in md_set and not os.path.exists(npy[:-4] + ".md"):
-                problems.append(
-                    Problem(npy[base:].replace(os.sep, "/"), "vector without a .md; run `ncx sync`")
-                )
+    # Plain strings, not Paths, in these per-file loops: on a 40,000-chunk tree pathlib's
+    # parsing was a second of a full check.
+    for md_s in _walk(chunks_dir(root))[0]:
+        rel = md_s[base:].replace(os.sep, "/")
+        if rel in stale_set or rel in report.intact:
+            # A stale file is named below. An intact one is the very file (size, mtime)
+            # that sync last wrote or verified: reading its vectors again is not needed.
+            continue
+        problems.extend(Problem(rel, why) for why in _vector_problems(md_s, dim))
+    mds, npys = _walk(memories_dir(root))
+    for md_s in mds:
+        rel = md_s[base:].replace(os.sep, "/")
+        md = Path(md_s)
+        try:
+            meta, _ = read_unit(md)
+        except NcxError as exc:
+            problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}"))
+            continue
+        problems.extend(_memory_problems(md, rel, meta))
+        problems.extend(_retrieval_problems(root, md, rel, "memory", dim))
+        npy = md_s[:-3] + ".npy"
+        if npy not in npys:
+            problems.append(Problem(rel, "has no .npy vector beside it; run `ncx sync`"))
+        elif bad := npy_problem(npy, dim):
+            problems.append(Problem(rel[:-3] + ".npy", bad))
+    md_set = set(mds)
+    for npy in sorted(npys):
+        if npy[:-4] + ".md" not in md_set and not os.path.exists(npy[:-4] + ".md"):
+            problems.append(
+                Problem(npy[base:].replace(os.sep, "/"), "vector without a .md; run `ncx sync`")
+            )
     for err in report.problems:
         problems.append(Problem(err.path or "?", f"{err.message}; {err.hint or ''}".rstrip("; ")))
     for path in stale:
         problems.append(Problem(path, _why_stale(root, path)))
     return problems
+
+
+def _vector_problems(path: str, dim: int) -> list[str]:
+    """Each block of a chunk file (as sync would write it but for the vectors) must carry
+    `dim` finite float16 values."""
+    import numpy as np
+
+    from ncx.store import decode_vec, inline_vec, read_chunk_file
+
+    try:
+        blocks = split_chunk_file(read_chunk_file(path), path=path)
+    except NcxError as exc:
+        return [f"{exc.message}; {exc.hint or 'run `ncx sync`'}"]
+    out = []
+    for i, block in enumerate(blocks):
+        b64 = inline_vec(block)
+        vec = None if b64 is None else decode_vec(b64, dim)
+        if vec is None:
+            out.append(f"chunk {i + 1} has no vector of {dim} values; run `ncx sync --reembed`")
+        elif not np.isfinite(vec).all():
+            out.append(f"chunk {i + 1} holds NaN or infinite values; run `ncx sync --reembed`")
+    return out
 
 
 def _why_stale(root: Path, rel: str) -> str:
@@ -101,6 +131,14 @@ def _why_stale(root: Path, rel: str) -> str:
         return f"stale: differs from what `ncx sync` would write; {fix}"
     if has_markers(data):
         return f"has merge-conflict markers; {fix} (a memory: resolve it by hand first)"
+    if rel.endswith(".npy") or not rel.startswith(f"{NCX_DIR}/{MEMORIES}/"):
+        if rel.endswith(".npy"):
+            return f"is a vector of the older one-file-per-chunk format; {fix} (it removes it)"
+        try:
+            split_chunk_file(data, path=rel)
+        except NcxError as exc:
+            return f"{exc.message}; {exc.hint or fix}"
+        return f"stale: differs from what `ncx sync` would write; {fix}"
     try:
         read_unit(root / rel)
     except NcxError as exc:
@@ -149,7 +187,7 @@ def _retrieval_problems(root: Path, md: Path, rel: str, kind: str, dim: int) -> 
             Problem(rel, "holds merge-conflict markers (<<<<<<< / >>>>>>>); resolve the merge")
         )
     try:
-        _unit_fields(root, md, kind, dim, meta, body)
+        _unit_fields(rel, kind, meta, body, None)
     except (ValueError, TypeError, OverflowError) as exc:
         out.append(
             Problem(rel, f"retrieval skips it: a frontmatter value has the wrong type ({exc})")
@@ -158,7 +196,9 @@ def _retrieval_problems(root: Path, md: Path, rel: str, kind: str, dim: int) -> 
 
 
 def _unit_of(path: str) -> str:
-    return path[:-4] + ".md" if path.endswith(".npy") else path
+    """A memory's .npy is named by its .md; every other path by itself."""
+    memory = path.startswith(f"{NCX_DIR}/{MEMORIES}/")
+    return path[:-4] + ".md" if memory and path.endswith(".npy") else path
 
 
 def _walk(folder: Path) -> tuple[list[str], set[str]]:

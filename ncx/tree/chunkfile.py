@@ -1,8 +1,9 @@
-"""docs: a source document and the chunk files it yields. Pure: bytes in, bytes out.
+"""docs: a source document and the chunk file it yields. Pure: bytes in, bytes out.
 
-A chunk file depends only on its own section's text and the identity of its document
-(path, DOC-ID, domain): no line numbers, no position, no whole-document hash, so an edit
-in one section rewrites only that section's files (docs/design.md invariant 2).
+A doc's chunk file holds one block per chunk. A block depends only on its own section's
+text and the identity of its document (path, DOC-ID, domain): no line numbers, no
+position, no whole-document hash, so an edit in one section rewrites only that section's
+block (docs/design.md invariant 2).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ncx.layout import doc_chunk_dir
 from ncx.sources import View, format_of, read_view
-from ncx.store import decode_source, dump_frontmatter, parse_frontmatter
+from ncx.store import body_lines, decode_source, dump_frontmatter, parse_frontmatter
 from ncx.tree.chunker import Chunk, ChunkSettings, chunk_markdown
 from ncx.words import STOPWORDS
 
@@ -79,8 +79,10 @@ class SourceDoc:
 
 
 @dataclass(frozen=True, slots=True)
-class ChunkFile:
-    rel_path: str  # repo-relative path of the .md
+class ChunkBlock:
+    """One chunk, as its block in the doc's chunk file (without its `vec` line)."""
+
+    name: str  # unique within the doc: the heading trail's slug
     id: str
     data: bytes
     hash: str  # of embed_text: equal hash, equal vector
@@ -135,12 +137,8 @@ def _str(v: Any) -> str | None:
     return s or None
 
 
-def chunk_files(
-    doc: SourceDoc, settings: ChunkSettings, *, folder: str | None = None
-) -> list[ChunkFile]:
-    """The chunk files of one doc, in `folder` (sync passes the collision-free one from
-    layout.chunk_folders; alone, a doc gets doc_chunk_dir's)."""
-    folder = folder or doc_chunk_dir(doc.path)
+def chunk_blocks(doc: SourceDoc, settings: ChunkSettings) -> list[ChunkBlock]:
+    """The blocks of one doc's chunk file, in document order."""
     out = []
     for chunk in chunk_markdown(
         doc.body, settings=settings, first_line=doc.first_line, title=doc.title
@@ -162,10 +160,16 @@ def chunk_files(
             "tokens": chunk.tokens,
             "keywords": keywords(chunk.text, chunk.trail),
             "hash": digest,
+            "lines": body_lines(chunk.text),
         }
         data = dump_frontmatter(meta, chunk.text).encode()
-        out.append(ChunkFile(f"{folder}/{chunk.name}.md", cid, data, digest, embed_text, chunk))
+        out.append(ChunkBlock(chunk.name, cid, data, digest, embed_text, chunk))
     return out
+
+
+def chunk_file_bytes(blocks: list[bytes]) -> bytes:
+    """A doc's chunk file: its blocks (each with its `vec`) one after another."""
+    return b"".join(blocks)
 
 
 def embed_text_for(trail: tuple[str, ...] | list[str], text: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ncx import repo
 from ncx.config import Config
 from ncx.errors import NcxError
-from ncx.layout import MANIFEST, NCX_DIR, doc_chunk_dir
+from ncx.layout import MANIFEST, NCX_DIR, doc_chunk_file
 from ncx.tree.staged import Finding, changes, scope_of, staged_changes
 
 Say = Callable[[str], None]
@@ -193,9 +193,9 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     from ncx.tree.sync import sync
 
     tracked = set(repo.tracked_files(root, sorted(scope.docs)))
-    live_folders = {doc_chunk_dir(d) for d in tracked}
-    # A removed doc's folder is cleaned only when no live doc owns the same folder.
-    gone = {d for d in scope.changed_docs - tracked if doc_chunk_dir(d) not in live_folders}
+    live_files = {doc_chunk_file(d) for d in tracked}
+    # A removed doc's chunk file is removed only when no live doc owns the same file.
+    gone = {d for d in scope.changed_docs - tracked if doc_chunk_file(d) not in live_files}
     paths = sorted(tracked | gone)
     if not paths and not scope.memories:
         return 0

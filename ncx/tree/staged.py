@@ -22,11 +22,12 @@ from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import (
     CHUNKS,
+    FORMAT_VERSION,
     MANIFEST,
     MEMORIES,
     NCX_DIR,
-    chunk_folders,
-    doc_chunk_dir,
+    chunk_file_paths,
+    doc_chunk_file,
     is_inside_ncx,
 )
 from ncx.sources import format_of, suffixes
@@ -37,7 +38,7 @@ SIDECAR_SUFFIX = ".meta.yaml"
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
-    from ncx.tree.chunkfile import ChunkFile
+    from ncx.tree.chunkfile import ChunkBlock
 
 SOURCES = suffixes()  # every format ncx reads; the manifest may switch some off
 _CHUNKS = f"{NCX_DIR}/{CHUNKS}/"
@@ -75,10 +76,11 @@ class Scope:
     memories: frozenset[str] = frozenset()
     changed_docs: frozenset[str] = frozenset()  # docs (and sidecars' docs) the commit changes
     everything: bool = False  # the manifest changed: every unit is in scope
+    leftovers: frozenset[str] = frozenset()  # files of the older chunk format it touches
 
     @property
     def empty(self) -> bool:
-        return not (self.docs or self.memories or self.everything)
+        return not (self.docs or self.memories or self.everything or self.leftovers)
 
 
 @dataclass
@@ -142,14 +144,16 @@ def scope_of(changes: Iterable[Change]) -> Scope:
     docs: set[str] = set()
     changed: set[str] = set()
     memories: set[str] = set()
+    leftovers: set[str] = set()
     everything = False
     for ch in changes:
         for p in (ch.path, ch.old) if ch.old else (ch.path,):
             if p == f"{NCX_DIR}/{MANIFEST}":
                 everything = True
-            elif p.startswith(_CHUNKS):
-                folder = PurePosixPath(p[len(_CHUNKS) :]).parent.as_posix()
-                docs.update(_docs_of_folder(folder))
+            elif p.startswith(_CHUNKS) and p.endswith(".md"):
+                docs.update(_docs_of_folder(p[len(_CHUNKS) : -3]))
+            elif p.startswith(_CHUNKS) and p.endswith(".npy"):
+                leftovers.add(p)  # the older format's vector: the sync that moved it removes it
             elif (
                 p.startswith(_MEMORIES)
                 and p.endswith((".md", ".npy"))
@@ -165,7 +169,9 @@ def scope_of(changes: Iterable[Change]) -> Scope:
                 stem = p[: -len(SIDECAR_SUFFIX)]
                 docs.update(stem + ext for ext in _DOC_EXTS)
                 changed.update(stem + ext for ext in _DOC_EXTS)
-    return Scope(frozenset(docs), frozenset(memories), frozenset(changed), everything)
+    return Scope(
+        frozenset(docs), frozenset(memories), frozenset(changed), everything, frozenset(leftovers)
+    )
 
 
 _NpyVec = Callable[[str, dict[str, bytes]], str]
@@ -256,25 +262,37 @@ def _model_problem(cfg: Config, model: dict[str, Any]) -> str | None:
 
 
 def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = None) -> Verdict:
-    """Check the index: each in-scope doc's staged chunk files against its staged text, each
+    """Check the index: each in-scope doc's staged chunk file against its staged text, each
     in-scope memory's text against its hash and its .npy. `scope` None: the whole index.
     `tree` (a commit): judge what that commit holds instead of the index."""
     from ncx.manifest import load_manifest
     from ncx.sources import is_excluded
-    from ncx.store import blob_vec, has_markers, vec_of, with_vec
+    from ncx.store import blob_vec
     from ncx.tree.sidecar import sidecar_path
 
     manifest = load_manifest(root) if tree is None else _manifest_at(root, tree)
     verdict = Verdict()
+    if manifest.format < FORMAT_VERSION:
+        verdict.findings.append(
+            Finding(
+                _MANIFEST,
+                f"is format {manifest.format}; this ncx keeps one chunk file per doc "
+                f"(format {FORMAT_VERSION}): run `ncx sync` once (it moves every doc's chunks, "
+                f"re-embedding nothing) and commit .neocortex (`git add -A {NCX_DIR}`)",
+                None,
+                True,
+            )
+        )
+        return verdict
     if scope is None or scope.everything:
         index = _ls_files(root, None, tree)
         docs = {p for p in index if p.lower().endswith(SOURCES) and not is_inside_ncx(p)}
-        folders = {
-            PurePosixPath(p[len(_CHUNKS) :]).parent.as_posix()
+        docs |= {
+            d
             for p in index
-            if p.startswith(_CHUNKS)
+            if p.startswith(_CHUNKS) and p.endswith(".md")
+            for d in _docs_of_folder(p[len(_CHUNKS) : -3])
         }
-        docs |= {d for f in folders for d in _docs_of_folder(f)}
         memories = {
             PurePosixPath(p).stem
             for p in index
@@ -288,9 +306,10 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
             verdict.findings.append(Finding(_MANIFEST, why))
     else:
         docs, memories, changed = set(scope.docs), set(scope.memories), scope.changed_docs
-        specs = set(docs) | {doc_chunk_dir(d) for d in docs}
+        specs = set(docs) | {doc_chunk_file(d) for d in docs}
         specs |= {sc for d in docs if (sc := sidecar_path(d)) is not None}
         specs |= {f"{_MEMORIES}{m}{ext}" for m in memories for ext in (".md", ".npy")}
+        specs |= scope.leftovers
         index = _ls_files(root, sorted(specs), tree)
 
     def npy_vec(oid: str, blobs: dict[str, bytes]) -> str:
@@ -303,7 +322,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
                 Finding(path, "has an unresolved merge conflict; resolve the docs, then `ncx sync`")
             )
 
-    # Which folder belongs to which live doc; a folder with no live doc holds orphans.
+    # Which chunk file belongs to which live doc; one with no live doc is an orphan.
     live = sorted(
         d
         for d in docs
@@ -313,17 +332,15 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
         and not is_excluded(d, manifest.exclude)
     )
     # The layout's own mapping (it escapes odd names and splits case-insensitive clashes).
-    # Only the docs in scope are known here: a doc whose folder clashes with that of a doc
+    # Only the docs in scope are known here: a doc whose file clashes with that of a doc
     # the commit does not touch is the one case this can name wrongly.
-    folder_of = chunk_folders(live)
-    folder_doc = {folder_of[d]: d for d in live}
-    children: dict[str, dict[str, _Entry]] = {}
-    for path, e in index.items():
-        if path.startswith(_CHUNKS) and path.endswith((".md", ".npy")):
-            folder, _, name = path.rpartition("/")
-            children.setdefault(folder, {})[name] = e
-    want_folders = {doc_chunk_dir(d) for d in docs if d.lower().endswith(SOURCES)}
-    want_folders |= set(folder_doc)
+    file_of = chunk_file_paths(live)
+    file_doc = {file_of[d]: d for d in live}
+    held = {p for p in index if p.startswith(_CHUNKS) and p.endswith(".md")}
+    want_files = {doc_chunk_file(d) for d in docs if d.lower().endswith(SOURCES)}
+    want_files |= set(file_doc)
+    if scope is None or scope.everything:
+        want_files |= held
     to_read = [index[d].oid for d in live]
     sidecars: dict[str, str] = {}
     for d in live:
@@ -331,8 +348,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
         if sc is not None and sc in index:
             sidecars[d] = sc
             to_read.append(index[sc].oid)
-    for folder in set(folder_doc) & set(children):
-        to_read += [e.oid for n, e in children[folder].items() if n.endswith(".md") or sha256_repo]
+    to_read += [index[f].oid for f in file_doc if f in index]
     mem_md = {m: f"{_MEMORIES}{m}.md" for m in memories}
     to_read += [index[p].oid for p in mem_md.values() if p in index]
     if sha256_repo:
@@ -342,75 +358,78 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
     blobs = _read_blobs(root, to_read)
     verdict.docs = live
 
+    dim = int(manifest.model.get("dim", 0))
     for d in live:
-        folder = folder_of[d]
-        staged = children.get(folder, {})
-        verdict.units += sum(1 for n in staged if n.endswith(".md"))
+        rel = file_of[d]
         expected = _expected(
             d, blobs[index[d].oid], sidecars.get(d), blobs, index, manifest, verdict
         )
         if expected is None:
             continue  # the doc itself is broken: reported; its chunks are left as they are
-        add = verdict.findings.append
+        verdict.units += len(expected)
         how = _how(d, d in changed)
-        for name, f in sorted(expected.items()):
-            md_path = f"{folder}/{name}"
-            entry = staged.get(name)
-            npy = staged.get(name[:-3] + ".npy")
-            if entry is None:
-                add(Finding(md_path, f"is missing from the commit; {how}", d, True))
-                continue
-            data = blobs.get(entry.oid, b"")
-            if has_markers(data):
-                add(
-                    Finding(
-                        md_path,
-                        "has merge-conflict markers; run `ncx sync` and stage .neocortex",
-                        d,
-                        True,
-                    )
-                )
-                continue
-            vec = vec_of(data)
-            if vec is None or data != with_vec(f.data, vec):
-                add(Finding(md_path, f"does not match the staged {d}; {how}", d, True))
-            elif npy is None:
-                add(Finding(md_path[:-3] + ".npy", f"is missing from the commit; {how}", d, True))
-            elif npy_vec(npy.oid, blobs) != vec:
-                add(
-                    Finding(
-                        md_path[:-3] + ".npy",
-                        f"is not the vector of its .md (vec {vec}); {how}",
-                        d,
-                        True,
-                    )
-                )
-        for name in sorted(staged):
-            stem = name[:-4] if name.endswith(".npy") else name[:-3]
-            if stem + ".md" not in expected:
-                add(
-                    Finding(
-                        f"{folder}/{name}",
-                        f"belongs to no section of the staged {d}; {how}",
-                        d,
-                        True,
-                    )
-                )
-    for folder in sorted(want_folders - set(folder_doc)):
-        gone = _gone_doc(folder, changed)
-        for name in sorted(children.get(folder, {})):
-            verdict.findings.append(
-                Finding(
-                    f"{folder}/{name}",
-                    f"is a chunk of {gone}, which the commit does not hold; "
-                    f"run `ncx sync {gone}` (it removes them) and `git add -A {NCX_DIR}`",
-                    gone,
-                    True,
-                )
+        entry = index.get(rel)
+        if entry is None:
+            if expected:
+                verdict.findings.append(Finding(rel, f"is missing from the commit; {how}", d, True))
+            continue
+        why = _chunk_file_problem(blobs.get(entry.oid, b""), expected, dim, rel)
+        if why is not None:
+            verdict.findings.append(Finding(rel, f"{why} the staged {d}; {how}", d, True))
+    for rel in sorted(want_files - set(file_doc)):
+        if rel not in index:
+            continue
+        gone = _gone_doc(rel, changed)
+        verdict.findings.append(
+            Finding(
+                rel,
+                f"is the chunk file of {gone}, which the commit does not hold; "
+                f"run `ncx sync {gone}` (it removes it) and `git add -A {NCX_DIR}`",
+                gone,
+                True,
             )
+        )
+    for rel in sorted(p for p in index if p.startswith(_CHUNKS) and p.endswith(".npy")):
+        verdict.findings.append(
+            Finding(
+                rel,
+                "is a vector of the older one-file-per-chunk format; run `ncx sync` "
+                f"(it removes it) and `git add -A {NCX_DIR}`",
+                None,
+                True,
+            )
+        )
     for m in sorted(memories):
         _check_memory(m, index, blobs, npy_vec, verdict)
     return verdict
+
+
+def _chunk_file_problem(data: bytes, expected: list[ChunkBlock], dim: int, rel: str) -> str | None:
+    """What is wrong with a staged chunk file, said so that "<why> the staged DOC" reads
+    well; None when each block is the expected one with a vector of the tree's size."""
+    from ncx.errors import BadFrontmatter
+    from ncx.store import has_markers, inline_vec, split_chunk_file, without_inline_vec
+
+    if has_markers(data):
+        return "has merge-conflict markers: it does not follow"
+    try:
+        blocks = split_chunk_file(data, path=rel)
+    except BadFrontmatter:
+        return "is not a chunk file this ncx writes: it does not follow"
+    if len(blocks) != len(expected):
+        return f"has {len(blocks)} chunk(s) where there are {len(expected)} in"
+    want = _b64_len(dim)
+    for block, exp in zip(blocks, expected, strict=True):
+        vec = inline_vec(block)
+        if vec is None or len(vec) != want:
+            return f"has no vector of {dim} values for {exp.name}: it does not follow"
+        if without_inline_vec(block) != exp.data:
+            return f"has a block for {exp.name} that does not match"
+    return None
+
+
+def _b64_len(dim: int) -> int:
+    return 4 * ((2 * dim + 2) // 3)
 
 
 def _manifest_at(root: Path, tree: str) -> Manifest:
@@ -430,10 +449,10 @@ def _how(doc: str, changed: bool) -> str:
     )
 
 
-def _gone_doc(folder: str, changed: frozenset[str]) -> str:
-    """The doc a chunk folder belonged to: the removed doc the commit names, else `<folder>.md`."""
-    named = sorted(d for d in changed if doc_chunk_dir(d) == folder)
-    return named[0] if named else folder[len(_CHUNKS) :] + ".md"
+def _gone_doc(rel: str, changed: frozenset[str]) -> str:
+    """The doc a chunk file belonged to: the removed doc the commit names, else its path's."""
+    named = sorted(d for d in changed if doc_chunk_file(d) == rel)
+    return named[0] if named else rel[len(_CHUNKS) :]
 
 
 def _expected(
@@ -444,8 +463,8 @@ def _expected(
     index: dict[str, _Entry],
     manifest: Manifest,
     verdict: Verdict,
-) -> dict[str, ChunkFile] | None:
-    from ncx.tree.chunkfile import chunk_files, load_doc
+) -> list[ChunkBlock] | None:
+    from ncx.tree.chunkfile import chunk_blocks, load_doc
     from ncx.tree.sidecar import read_doc_meta
 
     meta = None
@@ -457,8 +476,7 @@ def _expected(
     except NcxError as exc:
         verdict.findings.append(Finding(doc, f"{exc.message}; {exc.hint or 'fix it'}"))
         return None
-    files = chunk_files(loaded, manifest.chunk)
-    return {PurePosixPath(f.rel_path).name: f for f in files}
+    return chunk_blocks(loaded, manifest.chunk)
 
 
 def _check_memory(

@@ -1,6 +1,7 @@
 """sync: bring .neocortex/ in line with the sources and memories, incrementally.
 
-sources (git-tracked markdown) -> docs.chunk_files -> embedder -> store (.md + .npy).
+sources (git-tracked docs) -> chunkfile.chunk_blocks -> embedder -> one chunk file per doc
+(its chunks' blocks, vectors inline); memories -> embedder -> .md + .npy each.
 Only chunks whose text changed are re-embedded (content hash); files whose bytes would
 not change are not touched, so a second run writes nothing. Per-document problems are
 collected and the rest of the run continues; a broken doc keeps its existing chunks.
@@ -23,8 +24,9 @@ from ncx.config import Config
 from ncx.embedder import Embedder, check_tree_model, load_tree_model, model_mismatch
 from ncx.errors import BadSource, NcxError
 from ncx.layout import (
+    FORMAT_VERSION,
     cache_dir,
-    chunk_folders,
+    chunk_file_paths,
     chunks_dir,
     is_inside_ncx,
     manifest_path,
@@ -56,17 +58,19 @@ from ncx.store import (
     dump_frontmatter,
     has_markers,
     hash_of,
+    inline_vec,
     is_temp,
     lf,
     read_unit,
     remove_unit,
+    split_chunk_file,
     stale_temp,
-    vec_of,
-    with_vec,
+    vec_text,
+    with_inline_vec,
     write_atomic,
     write_if_changed,
 )
-from ncx.tree.chunkfile import ChunkFile, chunk_files, load_doc
+from ncx.tree.chunkfile import ChunkBlock, chunk_blocks, chunk_file_bytes, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
 
 _STATE = "sync-state.json"
@@ -86,8 +90,8 @@ class SyncReport:
     by_format: dict[str, int] = field(default_factory=dict)  # docs in scope per format
     chunks_by_format: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why not indexed)
-    # Chunk folders whose files are exactly (name, size, mtime) as the last sync left them,
-    # after writing or verifying them: `ncx check` need not re-read their vectors.
+    # Chunk files that are exactly (size, mtime) as the last sync left them, after writing
+    # or verifying them: `ncx check` need not re-read their vectors.
     intact: set[str] = field(default_factory=set)
 
     @property
@@ -165,6 +169,15 @@ class _Out:
                 write_atomic(path, data)
         self.report.written.append(self.rel(path))
 
+    def remove_file(self, path: str) -> None:
+        """Delete one file (a doc's chunk file, a leftover of the older format)."""
+        self._gate(path)
+        if not self.dry:
+            for removed in remove_unit(Path(path), pair=False):
+                self.report.removed.append(self.rel(str(removed)))
+        elif os.path.exists(path):
+            self.report.removed.append(self.rel(path))
+
     def remove(self, md_or_npy: Path | str) -> None:
         md = os.path.splitext(os.fspath(md_or_npy))[0] + ".md"
         self._gate(md)
@@ -237,7 +250,11 @@ def _sync(
             sources.append(p)
         else:  # one odd name is reported; the rest of the tree keeps syncing
             report.problems.append(BadSource(f"{bad}; skipped", path=p[:200]))
-    folders = chunk_folders(sources)
+    files_of = chunk_file_paths(sources)
+    if manifest.format < FORMAT_VERSION:
+        # A tree of the one-file-per-chunk format moves as a whole: every doc is rewritten
+        # into its chunk file (vectors kept) and the old files are removed.
+        paths = ()
     if paths:
         wanted = {_norm(root, p) for p in paths}
         in_scope = [
@@ -265,9 +282,8 @@ def _sync(
     docs_state: dict[str, Any] = state.setdefault("docs", {})
     contents = _read_contents(root, in_scope, staged, cfg, report)
     sidecars = _read_sidecars(root, in_scope, set(tracked), staged)
-    pending: list[_Pending] = []
     all_chunks = 0
-    # Which docs need chunking (the state file's word is checked against the chunk folder),
+    # Which docs need chunking (the state file's word is checked against the chunk file),
     # then chunk them all (in worker processes when there are many), then plan the writes.
     jobs: list[tuple[str, bytes, Any, str]] = []
     sigs: dict[str, str] = {}
@@ -279,68 +295,66 @@ def _sync(
         # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
         sig = _signature(data if sidecar is None else data + b"\0" + sidecar[1])
         prev: dict[str, Any] = docs_state.get(path) or {}
-        # Trigger: the doc's bytes are those of the last run, and its chunk folder holds
-        # the very files that run left (same names, sizes and mtimes). Why: a state file
-        # is an accelerator, never the judge: a checkout, a merge or a hand edit of a
-        # chunk file changes its stat, so the doc is re-planned from the files themselves.
+        # Trigger: the doc's bytes are those of the last run, and its chunk file is the
+        # very file that run left (same size and mtime). Why: a state file is an
+        # accelerator, never the judge: a checkout, a merge or a hand edit of a chunk file
+        # changes its stat, so the doc is re-planned from the files themselves.
         try:
             intact = (
                 bool(prev)
                 and prev.get("sig") == sig
-                and _files_intact(root / folders[path], prev.get("files"))
+                and prev.get("file") is not None
+                and _stat(root / files_of[path]) == prev.get("file")
             )
         except OSError as exc:
             report.problems.append(_os_problem(root, path, exc))
             continue
         if intact:
-            report.intact.add(folders[path])
-            n_chunks = sum(1 for n in prev["files"] if n.endswith(".md"))
-            all_chunks += n_chunks
-            _count(report.chunks_by_format, path, n_chunks)
+            report.intact.add(files_of[path])
+            all_chunks += int(prev.get("chunks", 0))
+            _count(report.chunks_by_format, path, int(prev.get("chunks", 0)))
             continue
         meta = None
         if sidecar is not None:
             meta, errors = read_doc_meta(*sidecar)
             report.problems.extend(errors)
         sigs[path] = sig
-        jobs.append((path, data, meta, folders[path]))
+        jobs.append((path, data, meta, files_of[path]))
     chunked = _chunk_docs(root, jobs, manifest.chunk, reembed, progress)
-    for (path, _data, _meta, rel_folder), compared in zip(jobs, chunked, strict=True):
+    planned: list[tuple[str, _Compared]] = []
+    for (path, _data, _meta, rel_file), compared in zip(jobs, chunked, strict=True):
         if isinstance(compared, NcxError):
             report.problems.append(compared)
             continue
         if isinstance(compared, OSError):
             report.problems.append(_os_problem(root, path, compared))
             continue
-        try:
-            planned = _plan_doc(out, root / rel_folder, compared)
-        except NcxError as exc:
-            report.problems.append(exc)
-            continue
-        except OSError as exc:  # a chunk folder that is a file, a name the disk refuses, ...
-            report.problems.append(_os_problem(root, path, exc))
-            continue
-        all_chunks += len(compared.names)
-        _count(report.chunks_by_format, path, len(compared.names))
-        pending.extend(planned)
-        docs_state[path] = {"sig": sigs[path], "names": sorted(compared.names)}
+        all_chunks += compared.chunks
+        _count(report.chunks_by_format, path, compared.chunks)
+        docs_state[path] = {"sig": sigs[path], "chunks": compared.chunks, "file": None}
+        if compared.blocks is not None:
+            planned.append((rel_file, compared))
 
-    gone_folders = chunk_folders([*sources, *gone_scope])
     _remove_orphans(
         out,
-        {folders[p] for p in sources},
-        {gone_folders[p] for p in gone_scope if format_of(p) is not None} if paths else None,
+        {files_of[p] for p in sources},
+        {f for p, f in chunk_file_paths([*sources, *gone_scope]).items() if p in gone_scope}
+        if paths
+        else None,
         sources,
         gone_scope,
         docs_state,
     )
-    pending.extend(_plan_memories(out, force=reembed))
+    pending = _plan_memories(out, force=reembed)
     report.chunks = all_chunks
+    texts = [t for _f, c in planned for _i, t in c.missing] + [u.text for u in pending]
 
     if dry_run:
-        # The vectors are computed (nothing is written) so the list is exactly what the real
-        # run writes: a re-embedded unit whose vector comes out the same keeps its .npy and
-        # `vec`. Without a usable model, every such unit is listed with both of its files.
+        # A chunk file with a block to embed is written (its hash line changes). For a
+        # memory, the vector is computed (nothing is written) so the list is exactly what
+        # the real run writes: one re-embedded to the same vector keeps its .npy and `vec`.
+        for rel_file, _c in planned:
+            out.report.written.append(rel_file)
         try:
             vectors: Any = model.get().embed([u.text for u in pending]) if pending else []
             _write_pending(out, pending, vectors)
@@ -351,17 +365,32 @@ def _sync(
         report.written = sorted(set(report.written))
         report.removed = sorted(set(report.removed))
         return report
-    if pending:
+    vectors = []
+    if texts:
         embedder = model.get()  # loaded (or refused) before saying what it will do
         if progress:
-            progress(f"embedding {len(pending)} units")
-        vectors = embedder.embed([p.text for p in pending])
-        _write_pending(out, pending, vectors)
-        report.embedded = len(pending)
+            progress(f"embedding {len(texts)} units")
+        vectors = list(embedder.embed(texts))
+        report.embedded = len(texts)
+    at = 0
+    for rel_file, compared in planned:
+        fresh: dict[int, bytes] = {}
+        for i, _text in compared.missing:
+            fresh[i] = with_inline_vec(compared.bare[i], vec_text(vectors[at]))
+            at += 1
+        blocks = [fresh[i] if b is None else b for i, b in enumerate(compared.blocks or [])]
+        try:
+            out.write(str(root / rel_file), chunk_file_bytes(blocks))
+        except OSError as exc:  # one doc the disk refuses does not stop the others
+            report.problems.append(_os_problem(root, rel_file, exc))
+    _write_pending(out, pending, vectors[at:])
     if reembed or model.switched:
         manifest = replace(manifest, model=model.get().info.as_manifest())
         out.write(manifest_path(root), manifest.to_json().encode())
-    _stamp(root, docs_state, folders)
+    if manifest.format < FORMAT_VERSION:
+        manifest = replace(manifest, format=FORMAT_VERSION)
+        out.write(manifest_path(root), manifest.to_json().encode())
+    _stamp(root, docs_state, files_of)
     _save_state(root, manifest, state)
     report.written.sort()
     report.removed.sort()
@@ -399,12 +428,16 @@ _PARALLEL_DOCS = 200  # docs to chunk; below this, starting worker processes cos
 
 @dataclass(frozen=True, slots=True)
 class _Compared:
-    """A doc's chunk files set against the files on disk (worked out in a worker process:
+    """A doc's chunk file set against the one on disk (worked out in a worker process:
     only what must change travels back, not the 40,000 chunks of a synced tree)."""
 
-    names: list[str]  # the chunk .md names, in chunk order
-    pending: list[tuple[str, bytes, str]]  # (.md path, bytes without `vec`, text to embed)
-    rewrites: list[tuple[str, bytes]]  # (.md path, bytes): metadata changed, vector kept
+    chunks: int
+    # None: the file on disk is already right. Else each block with its vector, or None
+    # where the vector must be computed (`missing`: (index, text to embed); `bare`: the
+    # block without its `vec` line, by index).
+    blocks: list[bytes | None] | None
+    missing: list[tuple[int, str]]
+    bare: dict[int, bytes]
 
 
 def _chunk_docs(
@@ -414,7 +447,7 @@ def _chunk_docs(
     force: bool,
     progress: Callable[[str], None] | None,
 ) -> list[_Compared | NcxError | OSError]:
-    """Chunk files of each (path, bytes, sidecar meta, folder), compared with the files on
+    """Chunk file of each (path, bytes, sidecar meta, chunk file), compared with the file on
     disk, in order; a doc that cannot be read yields its NcxError. Chunking and comparing
     are per doc and only read files, and they are most of a first sync or a full check, so
     a large tree spreads them over the CPUs."""
@@ -431,41 +464,43 @@ def _chunk_docs(
 def _chunk_doc(
     settings: Any, top: str, force: bool, job: tuple[str, bytes, Any, str]
 ) -> _Compared | NcxError | OSError:
-    path, data, meta, folder = job
+    path, data, meta, rel_file = job
     try:
-        files = chunk_files(load_doc(path, data, meta), settings, folder=folder)
+        blocks = chunk_blocks(load_doc(path, data, meta), settings)
     except NcxError as exc:
         return exc
     try:
-        return _compare(top, files, force)
-    except OSError as exc:  # a chunk folder that is a file, ...
+        old = _read(top + rel_file if os.sep == "/" else os.path.join(top, rel_file))
+    except OSError as exc:  # a chunk file that is a folder, ...
         return exc
+    return _compare(old, blocks, force)
 
 
-def _compare(top: str, files: list[ChunkFile], force: bool) -> _Compared:
-    """Which chunk files need a new vector, which only new metadata, which are right."""
-    names, pending, rewrites = [], [], []
-    for f in files:
-        md = top + f.rel_path if os.sep == "/" else os.path.join(top, f.rel_path)
-        names.append(f.rel_path.rpartition("/")[2])
-        old = _read(md)
-        npy = _read(md[:-3] + ".npy")
-        if old is None or npy is None or force or has_markers(old):
-            # A chunk with conflict markers gets a fresh vector: which side's .npy git kept
-            # is not worth guessing.
-            pending.append((md, f.data, f.embed_text))
-            continue
-        old, have = lf(old), blob_vec(npy)
-        recorded = vec_of(old)
-        if recorded == have and old == with_vec(f.data, have):
-            continue
-        # The .md's vec names another .npy (one side of a conflict each): embed again.
-        # No vec at all is a tree from before vec existed: its vector is kept, once.
-        if hash_of(old) == f.hash and recorded in (have, None):
-            rewrites.append((md, with_vec(f.data, have)))  # metadata changed, text did not
-            continue
-        pending.append((md, f.data, f.embed_text))
-    return _Compared(names, pending, rewrites)
+def _compare(old: bytes | None, blocks: list[ChunkBlock], force: bool) -> _Compared:
+    """Which blocks keep the vector the file on disk has for their text, which need one."""
+    have: dict[bytes, bytes] = {}  # text hash -> base64 vector, from the file on disk
+    if old is not None and not force and not has_markers(old):
+        # A file with conflict markers gets fresh vectors: which side's is right is not
+        # worth guessing. A damaged file or one of the older format gives none.
+        with contextlib.suppress(NcxError):
+            for block in split_chunk_file(old, path=""):
+                digest, vec = hash_of(block), inline_vec(block)
+                if digest is not None and vec is not None:
+                    have[digest.encode()] = vec
+    out: list[bytes | None] = []
+    missing: list[tuple[int, str]] = []
+    bare: dict[int, bytes] = {}
+    for i, b in enumerate(blocks):
+        vec = have.get(b.hash.encode())
+        if vec is None:
+            out.append(None)
+            missing.append((i, b.embed_text))
+            bare[i] = b.data
+        else:
+            out.append(with_inline_vec(b.data, "f16:" + vec.decode()))
+    if not missing and old is not None and lf(old) == chunk_file_bytes([b for b in out if b]):
+        return _Compared(len(blocks), None, [], {})
+    return _Compared(len(blocks), out, missing, bare)
 
 
 def _apply_settings(root: Path, manifest: Manifest, cfg: Config, out: _Out) -> Manifest:
@@ -590,61 +625,20 @@ def _signature(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def _stats(folder: Path) -> dict[str, list[int]]:
-    """{file name: [size, mtime_ns]} of the chunk files directly in a doc's folder."""
-    out: dict[str, list[int]] = {}
+def _stat(path: Path) -> list[int] | None:
+    """[size, mtime_ns] of a chunk file, None when there is none."""
     try:
-        entries = list(os.scandir(folder))
+        st = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return out
-    for e in entries:
-        if e.name.endswith((".md", ".npy")) and e.is_file():
-            st = e.stat()
-            out[e.name] = [st.st_size, st.st_mtime_ns]
-    return out
+        return None
+    return [st.st_size, st.st_mtime_ns]
 
 
-def _files_intact(folder: Path, files: Any) -> bool:
-    return isinstance(files, dict) and _stats(folder) == files
-
-
-def _stamp(root: Path, docs_state: dict[str, Any], folders: dict[str, str]) -> None:
-    """Record the stat of each planned doc's files as this run left them."""
+def _stamp(root: Path, docs_state: dict[str, Any], files_of: dict[str, str]) -> None:
+    """Record the stat of each planned doc's chunk file as this run left it."""
     for path, entry in docs_state.items():
-        names = entry.pop("names", None)
-        if names is None or path not in folders:
-            continue
-        files = _stats(root / folders[path])
-        want = {n for name in names for n in (name, name[:-3] + ".npy")}
-        # Only a complete, exact set is worth remembering; anything else is re-planned.
-        entry["files"] = files if set(files) == want else None
-
-
-def _plan_doc(out: _Out, folder: Path, compared: _Compared) -> list[_Pending]:
-    """Write what needs no new vector; return what needs embedding; remove stale chunks."""
-    root = out.root
-    for md, data in compared.rewrites:
-        out.write(md, data)
-    pending = [
-        _Pending(md, functools.partial(with_vec, data), text) for md, data, text in compared.pending
-    ]
-    keep = set(compared.names)
-    try:
-        names = sorted(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        names = []
-    for name in names:
-        if is_temp(name):
-            # Another process's atomic write in progress: only a dead one's is swept.
-            if not out.dry and stale_temp(folder / name):
-                check_write(root, folder / name)  # a linked folder: never sweep outside
-                (folder / name).unlink(missing_ok=True)
-            continue
-        if (name.endswith(".md") and name not in keep) or (
-            name.endswith(".npy") and name[:-4] + ".md" not in keep
-        ):
-            out.remove(folder / name)
-    return pending
+        if path in files_of and "file" in entry and entry["file"] is None:
+            entry["file"] = _stat(root / files_of[path])
 
 
 def _read(path: Path | str) -> bytes | None:
@@ -658,41 +652,46 @@ def _read(path: Path | str) -> bytes | None:
 def _remove_orphans(
     out: _Out,
     live: set[str],
-    gone_folders: set[str] | None,
+    gone_files: set[str] | None,
     sources: Sequence[str],
     gone: set[str],
     docs_state: dict[str, Any],
 ) -> None:
-    """Remove chunks of docs that are no longer sources (deleted, renamed, excluded).
+    """Remove the chunk files of docs that are no longer sources (deleted, renamed,
+    excluded), and every file of the older one-file-per-chunk format.
 
-    `live`: the chunk folders of current sources; `gone_folders`: for a run limited to some
-    paths, the folders of those given paths that are no longer sources (None: whole tree)."""
+    `live`: the chunk files of current sources; `gone_files`: for a run limited to some
+    paths, the chunk files of those given paths that are no longer sources (None: the
+    whole tree is swept)."""
     root = out.root
     base = chunks_dir(root)
     if not base.is_dir():
         return
-    if gone_folders is not None:
+    doomed: list[str] = []
+    if gone_files is not None:
         # A limited run only cleans up after the paths it was given.
-        folders = {root / f for f in gone_folders}
+        doomed = [str(root / f) for f in sorted(gone_files) if (root / f).is_file()]
         for p in gone:
             docs_state.pop(p, None)
     else:
-        folders = set()
+        top = len(str(root)) + 1
         for dirpath, _dirs, names in os.walk(base):
-            rel = Path(dirpath).relative_to(root).as_posix()
-            if rel not in live and any(n.endswith((".md", ".npy")) for n in names):
-                folders.add(Path(dirpath))
+            for name in names:
+                if is_temp(name):
+                    full = os.path.join(dirpath, name)
+                    if not out.dry and stale_temp(Path(full)):
+                        check_write(root, Path(full))  # a linked folder: never sweep outside
+                        os.unlink(full)
+                    continue
+                full = os.path.join(dirpath, name)
+                rel = full[top:].replace(os.sep, "/")
+                if name.endswith(".npy") or (name.endswith(".md") and rel not in live):
+                    doomed.append(full)
         for p in list(docs_state):
             if p not in sources:
                 docs_state.pop(p)
-    for folder in sorted(folders):
-        if not folder.is_dir():
-            continue
-        for name in sorted(os.listdir(folder)):
-            if is_temp(name):
-                continue  # swept by _plan_doc when stale; never another process's live file
-            if name.endswith((".md", ".npy")) and (folder / name).is_file():
-                out.remove(folder / name)
+    for full in sorted(doomed):
+        out.remove_file(full)
 
 
 def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
