@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conftest import commit_all, git, ncx, write
@@ -77,14 +78,18 @@ def test_review_report(repo: Path) -> None:
     assert "**added** `MEM-2026-01-02-cccccc`" in md and "Retry at most 3 times" in md
     assert "**superseded** `MEM-2026-01-01-aaaaaa`" in md and "status active → superseded" in md
     assert "**removed** `MEM-2026-01-01-bbbbbb`" in md and "Gone soon." in md
-    assert "| `docs/a.md` |" in md and "A > B" in md
+    # the doc's one chunk file changed; its blocks say only section B did
+    assert "| `docs/a.md` | — | A > B | — |" in md
     data = json.loads(ncx("review", "main..feature", "--format", "json").stdout)
     assert {m["change"] for m in data["memories"]} == {"added", "superseded", "removed"}
     assert data["problems"] == []
     # default range: merge base with main; the title names the range as given
     assert ncx("review").stdout.split("\n", 1)[1] == md.split("\n", 1)[1]
     # a broken tree fails only when asked to
-    (repo / ".neocortex/chunks/docs/a/a--b.npy").unlink()
+    chunk_file = repo / ".neocortex/chunks/docs/a.md"
+    text = chunk_file.read_text()
+    assert text.count("\nvec: f16:") == 2  # one block per section, the vector inline
+    chunk_file.write_text(re.sub(r"(?m)^vec: f16:.*$", "vec: f16:AAAA", text, count=1))
     assert ncx("review", "main..feature").returncode == 0
     assert ncx("review", "main..feature", "--fail-on-problems", ok=False).returncode == 1
     assert ncx("review", "nope..HEAD", ok=False).returncode == 2
@@ -173,6 +178,53 @@ def test_review_follows_git_range_semantics_renames_deletes_and_model(
     md = ncx("review", "HEAD~1..HEAD").stdout
     assert "No change" not in md
     assert f"→ {other_model} (32d)" in md and "re-embedded with unchanged text" in md
+    st = json.loads(ncx("status", "--json").stdout)
+    data = json.loads(ncx("review", "HEAD~1..HEAD", "--json").stdout)
+    # one per block whose vector changed: all but new-name.md's two, whose words are all
+    # outside both tiny models' vocabulary (the same zero vector, the file left as it was)
+    assert st["chunks"] == 4 and st["memories"] == 2
+    assert data["docs"] == [] and data["reembedded"] == 4
+
+
+def test_review_names_the_sections_added_changed_and_removed_in_a_chunk_file(
+    repo: Path,
+) -> None:
+    """A doc's chunk file changes as one file; the review still names each section: the
+    blocks of both sides, matched by heading trail, compared by text."""
+
+    def doc(*sections: tuple[str, str]) -> str:
+        return "# Guide\n\n" + "".join(
+            f"## {name}\n\n" + f"{text} " * 30 + "\n\n" for name, text in sections
+        )
+
+    write(
+        repo,
+        "docs/guide.md",
+        doc(("Keep", "Kept as is."), ("Edit", "First words."), ("Drop", "Old.")),
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "base")
+    write(
+        repo,
+        "docs/guide.md",
+        doc(("Keep", "Kept as is."), ("Edit", "Other words."), ("New", "Fresh.")),
+    )
+    ncx("sync")
+    commit_all(repo, "edit")
+    data = json.loads(ncx("review", "HEAD~1..HEAD", "--json").stdout)
+    assert data["docs"] == [
+        {
+            "source_path": "docs/guide.md",
+            "status": "edited",
+            "renamed_from": None,
+            "added": ["Guide > New"],
+            "changed": ["Guide > Edit"],
+            "removed": ["Guide > Drop"],
+        }
+    ]
+    assert data["reembedded"] == 0
 
 
 def test_review_of_unrelated_refs_is_a_usage_error(repo: Path) -> None:

@@ -7,6 +7,7 @@ never writes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,11 @@ from typing import Any
 from ncx.errors import NcxError, UsageError
 from ncx.layout import MANIFEST, NCX_DIR
 from ncx.memory.file import body_sections
-from ncx.store import parse_frontmatter, without_vec
+from ncx.store import parse_frontmatter, split_chunk_file, without_inline_vec, without_vec
 
 CHUNKS = f"{NCX_DIR}/chunks/"
 MEMORIES = f"{NCX_DIR}/memories/"
+_ID_LINE = re.compile(rb"^id: (.*)$", re.MULTILINE)
 
 
 @dataclass
@@ -132,7 +134,7 @@ def build_review(root: Path, base: str, head: str, *, spec: str = "") -> Review:
         if path == f"{NCX_DIR}/{MANIFEST}":
             review.tree += _manifest_notes(d)
             continue
-        if path.endswith(".npy"):
+        if path.endswith(".npy"):  # a memory's vector (or a chunk's, in a format-1 tree)
             npy_changed.add(path[: -len(".npy")])
             continue
         if not path.endswith(".md"):
@@ -142,18 +144,22 @@ def build_review(root: Path, base: str, head: str, *, spec: str = "") -> Review:
         if a_data is not None and b_data is not None and without_vec(a_data) == without_vec(b_data):
             continue  # only its `vec` (the id of its .npy) changed: a re-embedding
         md_changed.add(path[: -len(".md")])
+        if path.startswith(CHUNKS):
+            # A doc's chunk file changes as one file: its blocks say which sections did.
+            old_blocks, new_blocks = _blocks(a_data, path), _blocks(b_data, path)
+            review.reembedded += _reembedded(old_blocks, new_blocks)
+            for side, blocks in ((before, old_blocks), (after, new_blocks)):
+                for block in blocks:
+                    meta, body = _meta_body(block, path)
+                    src = str(meta.get("source_path") or path)
+                    trail = " > ".join(str(t) for t in meta.get("source_section") or [])
+                    side.setdefault(src, {})[trail or "(intro)"] = body
+            continue
         old = _meta_body(a_data, path) if a_data is not None else None
         new = _meta_body(b_data, path) if b_data is not None else None
         if path.startswith(MEMORIES):
             review.memories.append(_memory_change(path, old, new))
-        elif path.startswith(CHUNKS):
-            for side, got in ((before, old), (after, new)):
-                if got is not None:
-                    meta, body = got
-                    src = str(meta.get("source_path") or path)
-                    trail = " > ".join(str(t) for t in meta.get("source_section") or [])
-                    side.setdefault(src, {})[trail or "(intro)"] = body
-    review.reembedded = len(npy_changed - md_changed)
+    review.reembedded += len(npy_changed - md_changed)
     review.docs = _doc_changes(r, b, h, before, after)
     review.memories.sort(key=lambda m: (m.change, m.id))
     return review
@@ -197,6 +203,34 @@ def _doc_changes(
         if doc.status == "renamed" or doc.added or doc.removed or doc.changed:
             changes.append(doc)
     return changes
+
+
+def _blocks(data: bytes | None, path: str) -> list[bytes]:
+    """The blocks of one side's chunk file (none where the file is absent). A file that does
+    not split is read as one unit: a chunk file of the one-file-per-chunk format (a range
+    that crosses the move to format 2), or a damaged one, whose text is still shown."""
+    if data is None:
+        return []
+    try:
+        return split_chunk_file(data, path=path)
+    except NcxError:
+        return [data]
+
+
+def _reembedded(old: list[bytes], new: list[bytes]) -> int:
+    """Blocks (matched by chunk id) whose vector changed while the rest of them did not."""
+    was = {_block_id(b): b for b in old}
+    count = 0
+    for block in new:
+        prev = was.get(_block_id(block))
+        if prev is not None and prev != block:
+            count += without_inline_vec(prev) == without_inline_vec(block)
+    return count
+
+
+def _block_id(block: bytes) -> bytes:
+    m = _ID_LINE.search(block, 0, block.find(b"\n---\n", 3) + 1)
+    return m.group(1) if m else block
 
 
 def _manifest_notes(d: Any) -> list[str]:

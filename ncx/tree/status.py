@@ -9,8 +9,10 @@ from typing import Any
 
 from ncx.config import Config
 from ncx.embedder import tree_model_id, unavailable
-from ncx.layout import chunks_dir, memories_dir
+from ncx.errors import NcxError
+from ncx.layout import CHUNKS, FORMAT_VERSION, NCX_DIR, chunks_dir, memories_dir
 from ncx.manifest import load_manifest
+from ncx.store import read_chunk_file, split_chunk_file
 from ncx.tree.sync import sync
 
 
@@ -43,13 +45,11 @@ class TreeStatus:
 def tree_status(root: Path, cfg: Config) -> TreeStatus:
     manifest = load_manifest(root)
     model_id, _ = tree_model_id(None, manifest.model)
-    chunks = sum(
-        1 for _d, _s, names in os.walk(chunks_dir(root)) for n in names if n.endswith(".md")
-    )
+    chunks = count_chunks(chunks_dir(root), manifest.format)
     mem = memories_dir(root)
     memories = sum(1 for n in os.listdir(mem) if n.endswith(".md")) if mem.is_dir() else 0
     plan = sync(root, cfg, dry_run=True)
-    stale = {p.rsplit("/", 1)[0] for p in plan.written + plan.removed}
+    stale = _stale_keys(plan.written, plan.removed, manifest.format)
     dim = manifest.model.get("dim")
     return TreeStatus(
         docs=plan.docs,  # the dry run already listed the sources
@@ -66,3 +66,47 @@ def tree_status(root: Path, cfg: Config) -> TreeStatus:
         problems=len(plan.problems),
         v2=(root / ".mlda").is_dir(),
     )
+
+
+def count_chunks(folder: Path, tree_format: int = FORMAT_VERSION) -> int:
+    """The chunks on disk: the blocks of every doc's chunk file under `folder`.
+
+    Exact (each file is split as the cache reads it), and cheap: one read per doc, the
+    split a handful of `find`s per block. A file that does not split (a hand edit, a
+    symlink) counts none: `ncx check` names it. In a tree of format 1 (not yet moved by
+    `ncx sync`) each .md under `folder` is one chunk."""
+    count = 0
+    for dirpath, _dirs, names in os.walk(folder):
+        for name in names:
+            if not name.endswith(".md"):
+                continue
+            if tree_format < FORMAT_VERSION:
+                count += 1
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                count += len(split_chunk_file(read_chunk_file(path), path=path))
+            except NcxError:
+                continue
+    return count
+
+
+_CHUNKS_PREFIX = f"{NCX_DIR}/{CHUNKS}/"
+
+
+def _stale_keys(written: list[str], removed: list[str], tree_format: int) -> set[str]:
+    """What sync would write or remove, as the docs' chunk files (and folders of memories)
+    it makes stale. A tree of format 1 (a folder of files per doc) is moved by the next
+    sync: the old files it removes count as their doc's new chunk file `<folder>.md`, not
+    once each."""
+    keys = set()
+    old_tree = tree_format < FORMAT_VERSION
+    for path, gone in [*((p, False) for p in written), *((p, True) for p in removed)]:
+        old_unit = path.endswith(".npy") or (old_tree and gone)
+        if not path.startswith(_CHUNKS_PREFIX):
+            keys.add(path.rsplit("/", 1)[0])
+        elif old_unit:
+            keys.add(path.rsplit("/", 1)[0] + ".md")
+        else:
+            keys.add(path)
+    return keys
