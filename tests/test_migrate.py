@@ -16,6 +16,8 @@ import yaml
 from conftest import SHARED, commit_all, git, ncx, write
 
 from ncx.config import load_config
+from ncx.layout import doc_chunk_file
+from ncx.store import split_chunk_file
 from ncx.tree.chunkfile import header_doc_id
 from ncx.v2.migrate import migrate_changed
 
@@ -277,12 +279,12 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def chunks_of(root: Path, doc: str) -> list[dict[str, Any]]:
-    folder = root / ".neocortex/chunks" / doc.rsplit(".", 1)[0]
-    metas = []
-    for md in sorted(folder.glob("*.md")):
-        text = md.read_text(encoding="utf-8")
-        metas.append(yaml.safe_load(text.split("---\n")[1]))
-    return metas
+    """The frontmatter of each chunk of `doc`, in order: the blocks of its chunk file."""
+    path = root / doc_chunk_file(doc)
+    if not path.is_file():
+        return []
+    blocks = split_chunk_file(path.read_bytes(), path=path)
+    return [yaml.safe_load(b.decode("utf-8").split("---\n")[1]) for b in blocks]
 
 
 def memories(root: Path) -> dict[str, tuple[dict[str, Any], str]]:
@@ -402,7 +404,7 @@ def test_migrate_carries_docs_metadata_and_learnings(v2: Path) -> None:
     assert "Café" in (v2 / "docs/legacy.md").read_text(encoding="utf-8")
     assert chunks_of(v2, "docs/legacy.md")
     assert not (v2 / ".neocortex/chunks/.mlda/templates").exists()
-    assert not (v2 / ".neocortex/chunks/.mlda/project-brief").exists()
+    assert not (v2 / doc_chunk_file(".mlda/project-brief.md")).exists()
     assert chunks_of(v2, "docs/handoff.md")
 
     mems = by_entry(v2)
@@ -676,7 +678,7 @@ def test_paths_escaping_the_repo_are_refused(v2: Path, tmp_path: Path) -> None:
     report = json.loads(proc.stdout)
     leak = [i for i in report["items"] if i["path"] == "docs/leak.md"]
     assert leak and leak[0]["fate"] == "failed" and "leaves the repository" in leak[0]["detail"]
-    assert not (v2 / ".neocortex/chunks/docs/leak").exists()
+    assert not (v2 / doc_chunk_file("docs/leak.md")).exists()
     assert "osprey" not in "".join(p.read_text() for p in (v2 / ".neocortex").rglob("*.md"))
 
 
