@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from common import data_path, git_repo_from, table
+from large_tree import chunk_heads
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or "pre-commit"
@@ -146,7 +147,10 @@ def main() -> None:
                     "× floor": f"{ncx / floor:.2f}",
                 }
             )
-        n_chunks = sum(1 for _ in (root / ".neocortex" / "chunks").rglob("*.md"))
+        n_chunks = sum(
+            len(chunk_heads(p.read_text(encoding="utf-8", errors="replace")))
+            for p in (root / ".neocortex" / "chunks").rglob("*.md")
+        )
         print(
             f"rust-lang/rfcs: {len(docs)} docs, {n_chunks} chunks; one doc = "
             f"{doc.relative_to(root)}; median of {args.runs} commits per cell\n"

@@ -20,10 +20,13 @@ float16 vectors, for 200 random unit query vectors (and, closer to real queries,
 chunk vectors as queries, the chunk itself left out).
 
 Variants (`--variants`, comma-separated; `docs` is always built, it is the subtraction base):
-  today       as committed: per chunk `<slug>.md` + `<slug>.npy` (float16, 256-d, .npy v1)
+  today       as committed: since format 2 (docs/formats.md), one chunk file per doc, each
+              block's vector inline (`vec: f16:<base64>`); a format-1 tree as `pairs`
+  pairs       format 1: per chunk `<slug>.md` + `<slug>.npy` (float16, 256-d, .npy v1),
+              rebuilt from a format-2 tree's blocks (the "today" of the first study)
   vecmd       no .npy: `vector: <base64 of the float16 little-endian bytes>` as the last
               frontmatter key, `vec:` line dropped (one file per unit)
-  int8        today's pairs, the .npy holds int8 round(v/|v| * 127); `vec:` names the new bytes
+  int8        the pairs, the .npy holds int8 round(v/|v| * 127); `vec:` names the new bytes
   pack        per doc one `<doc path minus suffix>.md` holding its chunks in doc order, each
               preceded by a line `<!-- ncx:chunk <slug> -->` then its unchanged bytes
               (frontmatter block + body), and one `.npy` of shape (n_chunks, 256) float16
@@ -59,10 +62,14 @@ from pathlib import Path
 import numpy as np
 from large_tree import EDIT_SET, GIT_ENV, TOKENS_RE, edit_section
 
+from ncx.store import decode_vec, inline_vec, split_chunk_file, without_inline_vec
+
 NC = ".neocortex/"
 CHUNKS = ".neocortex/chunks/"
 DIM = 256
 VEC_LINE = re.compile(rb"^vec: '?([0-9a-f]{16})'?\n", re.M)
+LINES_LINE = re.compile(rb"^lines: \d+\n", re.M)
+ID_LINE = re.compile(rb"^id: '?([^'\n]+)'?$", re.M)
 SEP = "<!-- ncx:chunk {} -->\n"  # opens each chunk in a per-doc pack
 
 Tree = dict[str, bytes]  # repo-relative POSIX path -> file bytes
@@ -138,12 +145,27 @@ def blob_vec(data: bytes) -> str:
 
 
 def units_of(tree: Tree) -> dict[str, tuple[bytes, bytes]]:
-    """Chunk stem (path without suffix) -> (.md bytes, .npy bytes)."""
+    """Chunk stem (path without suffix) -> (.md bytes, .npy bytes), as the one-file-per-chunk
+    format (1) stores them: read from its pairs, or rebuilt from a format-2 tree's chunk files
+    (each block: `lines` dropped, its inline vector as the .npy, `vec:` naming that .npy)."""
     out: dict[str, tuple[bytes, bytes]] = {}
     for path, data in tree.items():
-        if path.startswith(CHUNKS) and path.endswith(".md"):
-            stem = path[:-3]
+        if not (path.startswith(CHUNKS) and path.endswith(".md")):
+            continue
+        stem = path[:-3]
+        if stem + ".npy" in tree:  # format 1
             out[stem] = (data, tree[stem + ".npy"])
+            continue
+        for block in split_chunk_file(data, path=path):
+            b64 = inline_vec(block)
+            vec = decode_vec(b64, DIM) if b64 is not None else None
+            assert vec is not None, f"{path}: a block without a {DIM}-d vector"
+            npy = npy_bytes(np.asarray(vec, dtype="<f2"))
+            head, rest = split(without_inline_vec(block))
+            head = LINES_LINE.sub(b"", head) + vec_value(blob_vec(npy))
+            cid = ID_LINE.search(head)
+            assert cid is not None, f"{path}: a block without an id"
+            out[f"{stem}/{cid.group(1).decode().rsplit('#', 1)[-1]}"] = (head + rest, npy)
     return out
 
 
@@ -196,6 +218,13 @@ def v_docs(tree: Tree) -> Tree:
 
 def v_today(tree: Tree) -> Tree:
     return dict(tree)
+
+
+def v_pairs(tree: Tree) -> Tree:
+    out = non_chunk(tree)
+    for stem, (md, npy) in units_of(tree).items():
+        out[stem + ".md"], out[stem + ".npy"] = md, npy
+    return out
 
 
 def v_vecmd(tree: Tree) -> Tree:
@@ -256,7 +285,8 @@ def packs(tree: Tree, vector_in_md: bool, int8: bool = False) -> Tree:
 
 VARIANTS: dict[str, tuple[str, Callable[[Tree], Tree]]] = {
     "docs": ("docs only (no .neocortex/): the subtraction base", v_docs),
-    "today": ("today: .md + .npy (f16) per chunk", v_today),
+    "today": ("as committed (format 2: one .md per doc, vectors in it)", v_today),
+    "pairs": ("format 1: .md + .npy (f16) per chunk", v_pairs),
     "vecmd": ("vector in the .md (base64 f16), one file per chunk", v_vecmd),
     "int8": ("int8 .npy per chunk", v_int8),
     "pack": ("one .md + one .npy (n x 256 f16) per doc", lambda t: packs(t, False)),
@@ -380,6 +410,7 @@ def int8_overlap(tree: Tree, queries: int = 200, k: int = 10, seed: int = 13) ->
     units = units_of(tree)
     m = np.stack([f16_of(npy) for _, npy in units.values()]).astype(np.float32)
     m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+    queries = min(queries, len(m))  # a small tree (a smoke run) has fewer chunks
     rng = np.random.default_rng(seed)
     rand = rng.standard_normal((queries, m.shape[1])).astype(np.float32)
     rand /= np.linalg.norm(rand, axis=1, keepdims=True)
@@ -407,10 +438,9 @@ def int8_overlap(tree: Tree, queries: int = 200, k: int = 10, seed: int = 13) ->
 
 def tokens_of(tree: Tree) -> int:
     total = 0
-    for path, data in tree.items():
-        if path.startswith(CHUNKS) and path.endswith(".md"):
-            m = TOKENS_RE.search(data[:4000].decode("utf-8", "replace"))
-            total += int(m.group(1)) if m else 0
+    for md, _npy in units_of(tree).values():
+        m = TOKENS_RE.search(md[:4000].decode("utf-8", "replace"))
+        total += int(m.group(1)) if m else 0
     return total
 
 
@@ -482,7 +512,7 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, required=True, help="synced git repo (only read)")
     ap.add_argument("--ncx", default=shutil.which("ncx"), help="ncx for the edit's sync")
     ap.add_argument("--workdir", type=Path, required=True, help="scratch (repos built here)")
-    ap.add_argument("--variants", default="today,vecmd,int8,pack,packvecmd")
+    ap.add_argument("--variants", default="today,pairs,vecmd,int8,pack,packvecmd")
     ap.add_argument("--edits", type=int, default=3)
     ap.add_argument("--out", type=Path, help="write the markdown report here too")
     ap.add_argument("--json-out", type=Path)

@@ -259,6 +259,29 @@ def packed_bytes(b: Bench, root: Path) -> int:
 
 
 TOKENS_RE = re.compile(r"^tokens: (\d+)$", re.M)
+LINES_RE = re.compile(r"^lines: (\d+)$", re.M)
+
+
+def chunk_heads(text: str) -> list[str]:
+    """The frontmatter of each chunk in a chunk file's text: the blocks of a doc's file
+    (format 2: each head's `lines` says how many lines follow it), or the one head of a
+    format-1 per-chunk file. Self-contained, so the benchmark reads trees of older ncx too."""
+    heads, pos = [], 0
+    while text.startswith("---\n", pos):
+        end = text.find("\n---\n", pos + 3)
+        if end < 0:
+            break
+        head = text[pos : end + 1]
+        heads.append(head)
+        m = LINES_RE.search(head)
+        if m is None:  # format 1: one chunk per file
+            break
+        pos = end + 5
+        for _ in range(int(m.group(1))):
+            pos = text.find("\n", pos) + 1
+            if pos == 0:
+                return heads
+    return heads
 
 
 def chunk_stats(root: Path) -> dict[str, int]:
@@ -268,8 +291,9 @@ def chunk_stats(root: Path) -> dict[str, int]:
     tokens = 0
     for p in files:
         if p.suffix == ".md" and "chunks" in p.relative_to(nc).parts:
-            m = TOKENS_RE.search(p.read_text(encoding="utf-8", errors="replace")[:4000])
-            tokens += int(m.group(1)) if m else 0
+            for head in chunk_heads(p.read_text(encoding="utf-8", errors="replace")):
+                m = TOKENS_RE.search(head)
+                tokens += int(m.group(1)) if m else 0
     return {
         "neocortex_files": len(files),
         "neocortex_bytes": sum(p.stat().st_size for p in files),
