@@ -1,0 +1,81 @@
+"""ncx status on format 2: chunks are the blocks of each doc's one chunk file, a stale doc
+counts once whatever its number of chunks, and a tree of format 1 still reads right."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import commit_all, git, ncx, write
+
+from ncx.layout import doc_chunk_file
+from ncx.store import split_chunk_file
+
+
+def doc(*sections: str) -> str:
+    return "# Guide\n\n" + "".join(
+        f"## {s}\n\n" + f"How to {s.lower()} the login service with retries. " * 25 + "\n\n"
+        for s in sections
+    )
+
+
+def status() -> dict[str, Any]:
+    return dict(json.loads(ncx("status", "--json").stdout))
+
+
+def blocks(root: Path, src: str) -> list[bytes]:
+    path = root / doc_chunk_file(src)
+    return split_chunk_file(path.read_bytes(), path=path)
+
+
+def test_status_counts_blocks_and_stale_docs(repo: Path) -> None:
+    write(repo, "docs/guide.md", doc("Install", "Usage", "Deploy"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    write(repo, "README.md", "# Project\n\nShort readme.\n")
+    commit_all(repo)
+    ncx("init")
+    sync = json.loads(ncx("sync", "--json").stdout)
+    commit_all(repo, "ncx")
+    per_doc = {s: len(blocks(repo, s)) for s in ("docs/guide.md", "docs/ops.md", "README.md")}
+    assert per_doc["docs/guide.md"] >= 3 and per_doc["docs/ops.md"] >= 2
+    st = status()
+    # three files on disk, one per doc: the count is their blocks, as sync made them
+    assert st["chunks"] == sum(per_doc.values()) == sync["chunks"]
+    assert st["stale"] == 0 and st["docs"] == 3
+    # two sections of one doc edited: one stale doc, not two stale chunks
+    write(repo, "docs/guide.md", doc("Install", "Usage", "Deploy").replace("retries", "backoff"))
+    assert status()["stale"] == 1
+    write(repo, "docs/ops.md", doc("Backup"))
+    assert status()["stale"] == 2
+    # a damaged chunk file counts none of its blocks (`ncx check` names it); the rest count
+    git(repo, "checkout", "-q", "--", "docs")
+    (repo / doc_chunk_file("docs/ops.md")).write_text("---\nid: [broken\n---\ntext\n")
+    assert status()["chunks"] == per_doc["docs/guide.md"] + per_doc["README.md"]
+
+
+def test_status_of_a_format_1_tree(repo: Path) -> None:
+    """A tree ncx wrote before format 2 (a folder of `<slug>.md` + `<slug>.npy` per doc,
+    manifest format 1): each .md is one chunk, and every doc is stale once (the next sync
+    moves it), not once per file it removes."""
+    write(repo, "docs/guide.md", doc("Install", "Usage", "Deploy"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    count = 0
+    for src in ("docs/guide.md", "docs/ops.md"):
+        folder = repo / doc_chunk_file(src)[: -len(".md")]
+        folder.mkdir()
+        for i, block in enumerate(blocks(repo, src)):
+            (folder / f"c{i}.md").write_bytes(block)
+            (folder / f"c{i}.npy").write_bytes(b"\x93NUMPY")
+            count += 1
+        (repo / doc_chunk_file(src)).unlink()
+    manifest = repo / ".neocortex/manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 1'))
+    assert '"format": 1' in manifest.read_text()
+    commit_all(repo, "a format-1 tree")
+    st = status()
+    assert st["chunks"] == count >= 5
+    assert st["stale"] == 2
