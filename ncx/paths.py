@@ -20,8 +20,8 @@ from ncx.errors import NcxError, UsageError
 from ncx.layout import NCX_DIR
 
 # The longest path ncx accepts from a repo. Linux allows 4096 bytes for a whole path and
-# 255 per name; a chunk path adds `.neocortex/chunks/` and a slug, so a doc path near the
-# limit would fail on write with ENAMETOOLONG after its chunks were half planned.
+# 255 per name; a doc's chunk file adds `.neocortex/chunks/` and `.md`, so a doc path near
+# the limit would fail on write with ENAMETOOLONG after its chunks were planned.
 MAX_REL_PATH = 1024
 MAX_NAME = 255
 

@@ -276,7 +276,7 @@ def check(
         ),
     ] = None,
 ) -> None:
-    """Verify .neocortex/ (frontmatter, .md/.npy pairs, model, stale chunks); never writes.
+    """Verify .neocortex/ (frontmatter, vectors, model, stale chunks); never writes.
 
     Exit 1 with one line per problem. Examples: ncx check (the whole working tree);
     ncx check --since origin/main (what the branch changed, judged in HEAD)

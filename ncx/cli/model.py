@@ -83,4 +83,4 @@ def model_use(
     _say(
         f"ncx: re-embedded {report.embedded} units with {model}; {len(report.written)} files written"
     )
-    _say("next: review and commit .neocortex/ (every .npy changed)")
+    _say("next: review and commit .neocortex/ (every vector changed)")
