@@ -8,6 +8,8 @@ from pathlib import Path
 
 from conftest import commit_all, git, ncx, write
 
+from ncx.store import split_chunk_file, without_inline_vec
+
 MEM = """---
 id: {id}
 type: experiential
@@ -234,3 +236,33 @@ def test_review_of_unrelated_refs_is_a_usage_error(repo: Path) -> None:
     commit_all(repo, "other root")
     out = ncx("review", "main..other", ok=False)
     assert out.returncode == 2 and "share no history" in out.stderr
+
+
+def test_review_across_the_move_to_format_2_shows_no_section_change(repo: Path) -> None:
+    """A range whose base holds a format-1 tree (a `<name>.md` + `<name>.npy` per chunk) and
+    whose head the format-2 tree one sync made of it: the files all differ, the sections do
+    not; the review says the format moved and names no doc."""
+    write(repo, "docs/guide.md", "# Guide\n\n" + "Install the login service. " * 30 + "\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    chunk_file = repo / ".neocortex/chunks/docs/guide.md"
+    blocks = split_chunk_file(chunk_file.read_bytes(), path=chunk_file)
+    folder = repo / ".neocortex/chunks/docs/guide"
+    folder.mkdir()
+    for i, block in enumerate(blocks):  # format 1: no `lines`, a hex `vec` naming the .npy
+        text = re.sub(r"(?m)^lines: \d+\n", "", without_inline_vec(block).decode())
+        (folder / f"c{i}.md").write_text(
+            text.replace("\n---\n", "\nvec: 0123456789abcdef\n---\n", 1)
+        )
+        (folder / f"c{i}.npy").write_bytes(b"\x93NUMPY")
+    chunk_file.unlink()
+    manifest = repo / ".neocortex/manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 1'))
+    commit_all(repo, "a format-1 tree")
+    ncx("sync")
+    commit_all(repo, "moved to format 2")
+    assert chunk_file.is_file() and not folder.exists()
+    data = json.loads(ncx("review", "HEAD~1..HEAD", "--json").stdout)
+    assert data["docs"] == [] and data["memories"] == []
+    assert "manifest `format`: 1 → 2" in data["tree"]
