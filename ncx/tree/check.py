@@ -138,6 +138,13 @@ def _why_stale(root: Path, rel: str) -> str:
             split_chunk_file(data, path=rel)
         except NcxError as exc:
             return f"{exc.message}; {exc.hint or fix}"
+        dim = int(load_manifest(root).model.get("dim", 0))
+        found = [
+            w.replace("; run `ncx sync --reembed`", "")
+            for w in _vector_problems(str(root / rel), dim)
+        ]
+        if found:
+            return "; ".join(found) + f"; {fix}"
         return f"stale: differs from what `ncx sync` would write; {fix}"
     try:
         read_unit(root / rel)
