@@ -90,6 +90,20 @@ def hook_post_merge() -> None:
     raise typer.Exit(code=code)
 
 
+@command("merge-chunks", target=hook_app)
+def hook_merge_chunks(
+    base: Annotated[Path, typer.Argument(help="The common ancestor's version (%O).")],
+    ours: Annotated[Path, typer.Argument(help="This branch's version; the result goes here (%A).")],
+    theirs: Annotated[Path, typer.Argument(help="The other branch's version (%B).")],
+) -> None:
+    """git's merge driver for a doc's chunk file (set up by `ncx init`): the text merge when
+    it is clean, else exit 1 with this branch's version kept, without conflict markers.
+    """
+    from ncx.tree.merge import merge_chunk_file
+
+    raise typer.Exit(code=0 if merge_chunk_file(base, ours, theirs) else 1)
+
+
 @command("migrate", target=hook_app)
 def hook_migrate() -> None:
     """Carry edits of a v2 `.mlda/` tree over to .neocortex/ during the transition; exit 1 if it wrote."""
