@@ -7,8 +7,8 @@ that drives random small trees and arguments through the commands.
 
 from __future__ import annotations
 
-import hashlib
 import base64
+import hashlib
 import io
 import json
 import os

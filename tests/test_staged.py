@@ -233,7 +233,7 @@ def test_a_format_1_tree_is_named_and_moved_by_one_sync(synced: Path) -> None:
     commit_all(synced, "a tree of the older format")
     assert len(list((synced / ".neocortex/chunks").rglob("*.npy"))) >= 4
     out = ncx("check", ok=False)
-    assert "manifest.json: is format 1" in out.stdout and "run `ncx sync` once" in out.stdout
+    assert "manifest.json: is format 1" in out.stdout and "`ncx sync` once" in out.stdout
     write(synced, "docs/ops.md", doc("Deploy", "Monitor", "Scale"))
     git(synced, "add", "docs/ops.md")
     hook = ncx("hook", "check", env={"GIT_INDEX_FILE": ".git/index"}, ok=False)

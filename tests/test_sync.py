@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -310,3 +311,54 @@ def test_a_doc_not_yet_tracked_is_named_not_silently_left_out(repo: Path) -> Non
         "path": "docs/new.md",
         "reason": "not tracked by git yet: `git add` it to index it",
     } in status["skipped"]
+
+
+def _branches(root: Path, ours: str, theirs: str) -> subprocess.CompletedProcess[str]:
+    git(root, "checkout", "-q", "-b", "feature")
+    write(
+        root, "docs/guide.md", doc("Install", "Usage", "Deploy").replace(f"{SEC} Deploy.", theirs)
+    )
+    ncx("sync")
+    commit_all(root, "feature")
+    git(root, "checkout", "-q", "main")
+    write(root, "docs/guide.md", doc("Install", "Usage", "Deploy").replace(f"{SEC} Usage.", ours))
+    ncx("sync")
+    commit_all(root, "main")
+    return subprocess.run(
+        ["git", "merge", "--no-edit", "feature"], cwd=root, capture_output=True, text=True
+    )
+
+
+def test_chunk_files_merge_by_section_and_never_with_markers(synced: Path, tmp_path: Path) -> None:
+    """`ncx init` sets up git's merge driver for chunk files in its clone: edits of
+    different sections merge cleanly (into the bytes sync writes); a clone without it, or
+    edits of one block on both sides, keep one side and never get conflict markers."""
+    assert "merge=ncx-chunks" in (synced / ".git/info/attributes").read_text()
+    merged = _branches(synced, f"{SEC} Usage fixed.", f"{SEC} Deploy fixed.")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "nothing written" in ncx("sync").stderr  # the merge is what sync gives
+    # The same section on both sides: a conflict, this branch's chunk file, no markers.
+    git(synced, "checkout", "-q", "-b", "other", "HEAD~2")
+    write(synced, "docs/guide.md", doc("Install", "Usage", "Deploy").replace("Usage.", "Use A."))
+    ncx("sync")
+    commit_all(synced, "other")
+    ours = (synced / GUIDE).read_bytes()
+    clash = subprocess.run(
+        ["git", "merge", "--no-edit", "main"], cwd=synced, capture_output=True, text=True
+    )
+    assert (
+        clash.returncode != 0 and f"CONFLICT (content): Merge conflict in {GUIDE}" in clash.stdout
+    )
+    assert (synced / GUIDE).read_bytes() == ours
+    git(synced, "merge", "--abort")
+    # A clone where `ncx init` never ran: the committed merge=binary, no markers either.
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(synced), str(clone))
+    git(clone, "checkout", "-q", "other")
+    assert (
+        "<<<<<<<"
+        not in subprocess.run(
+            ["git", "merge", "--no-edit", "origin/main"], cwd=clone, capture_output=True, text=True
+        ).stdout
+        + (clone / GUIDE).read_text()
+    )
