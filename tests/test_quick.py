@@ -161,7 +161,7 @@ def test_quick_search_finds_the_section_inside_a_docs_chunk_file(cloned: Path) -
     commit_all(cloned, "doc")
     ncx("sync")
     commit_all(cloned, "chunks")
-    blocks = cache.unit_blocks(cloned, cache._unit_specs(cloned))
+    blocks = cache.unit_blocks(cloned, cache._unit_specs(cloned))()
     assert len(blocks[".neocortex/chunks/docs/stock.md"]) == 3
     quick = cache.quick_index(cloned, "auditors sample pallets")
     assert quick is not None
@@ -180,7 +180,7 @@ def test_a_lines_key_inside_a_sections_text_does_not_split_it(repo: Path) -> Non
     commit_all(repo)
     ncx("sync")
     commit_all(repo, "chunks")
-    ends = cache.unit_blocks(repo, cache._unit_specs(repo))[".neocortex/chunks/docs/a.md"]
+    ends = cache.unit_blocks(repo, cache._unit_specs(repo))()[".neocortex/chunks/docs/a.md"]
     text = (repo / ".neocortex/chunks/docs/a.md").read_text().splitlines()
     assert len(ends) == 2 and ends[-1] == len(text)
     assert text[ends[0]] == "---" and text[ends[0] + 1].startswith("id: docs/a.md#")
