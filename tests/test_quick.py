@@ -208,3 +208,20 @@ def test_post_merge_brings_an_existing_cache_up_to_date(cloned: Path) -> None:
     while not cache_is_current(cloned) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert cache_is_current(cloned)
+
+
+def test_the_mcp_servers_first_call_is_quick_and_warms_the_cache(cloned: Path) -> None:
+    """The MCP server (one process, many calls) answers its first call on a fresh clone from
+    the quick search too, starts the cache build once, and uses the cache when it is there."""
+    from ncx.agents.mcp_server import _Tree
+
+    tree = _Tree(cloned, load_config())
+    s = tree.searcher("how are refund payments returned to the card")
+    assert s.index.quick and tree._warming
+    hits = s.search("how are refund payments returned to the card", k=3)
+    assert hits and hits[0].source_path == "docs/refunds.md"
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    later = tree.searcher("card refund")
+    assert not later.index.quick and len(later.index.units) == len(cache.load_index(cloned).units)

@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli.app import _config, _root, _say, app, command, warm_in_background
+from ncx.cli.app import _config, _root, _say, app, command
+from ncx.query.warm import warm_in_background
 
 hook_app = typer.Typer(
     help="Entry points for pre-commit (see .pre-commit-hooks.yaml): they write derived files "
