@@ -362,3 +362,19 @@ def test_chunk_files_merge_by_section_and_never_with_markers(synced: Path, tmp_p
         ).stdout
         + (clone / GUIDE).read_text()
     )
+
+
+def test_a_doc_with_no_chunk_has_no_chunk_file(synced: Path) -> None:
+    write(synced, "docs/guide.md", "")
+    git(synced, "add", "docs/guide.md")
+    out = ncx("sync")
+    assert f"removed {GUIDE}" in out.stdout and not (synced / GUIDE).exists()
+    ncx("check")
+    commit_all(synced, "emptied")
+    assert "nothing written" in ncx("sync").stderr
+    env = {"GIT_INDEX_FILE": ".git/index"}
+    write(synced, "docs/guide.md", doc("Back"))
+    git(synced, "add", "docs/guide.md")
+    assert ncx("hook", "sync", env=env, ok=False).returncode == 1  # writes the file again
+    git(synced, "add", ".neocortex")
+    assert ncx("hook", "check", env=env).returncode == 0

@@ -381,7 +381,10 @@ def _sync(
             at += 1
         blocks = [fresh[i] if b is None else b for i, b in enumerate(compared.blocks or [])]
         try:
-            out.write(str(root / rel_file), chunk_file_bytes(blocks))
+            if blocks:
+                out.write(str(root / rel_file), chunk_file_bytes(blocks))
+            else:  # a doc with no chunk any more (emptied): no chunk file
+                out.remove_file(str(root / rel_file))
         except OSError as exc:  # one doc the disk refuses does not stop the others
             report.problems.append(_os_problem(root, rel_file, exc))
     _write_pending(out, pending, vectors[at:])
@@ -538,8 +541,10 @@ def _compare(
             bare[i] = b.data
         else:
             out.append(with_inline_vec(b.data, "f16:" + vec.decode()))
-    if not missing and old is not None and lf(old) == chunk_file_bytes([b for b in out if b]):
-        return _Compared(len(blocks), None, [], {})
+    if not missing:
+        full = [b for b in out if b is not None]  # all of them: none is missing
+        if old is None if not full else old is not None and lf(old) == chunk_file_bytes(full):
+            return _Compared(len(blocks), None, [], {})  # right as it is (no chunk: no file)
     return _Compared(len(blocks), out, missing, bare)
 
 
