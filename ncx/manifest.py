@@ -136,3 +136,17 @@ def _skip_formats(raw: Any, path: Path) -> tuple[str, ...]:
 
 def save_manifest(root: Path, manifest: Manifest) -> bool:
     return write_if_changed(manifest_path(root), manifest.to_json().encode())
+
+
+def older_format(manifest: Manifest) -> str | None:
+    """What to do about a tree of an older chunk-file format (None: it is current). The
+    judge and `ncx check` both say it, instead of a finding per chunk file."""
+    from ncx.layout import FORMAT_VERSION
+
+    if manifest.format >= FORMAT_VERSION:
+        return None
+    return (
+        f"is format {manifest.format}; this ncx keeps one chunk file per doc (format "
+        f"{FORMAT_VERSION}): run `ncx init` and `ncx sync` once (they move every doc's "
+        "chunks, re-embedding nothing) and commit .gitattributes and .neocortex"
+    )

@@ -8,7 +8,7 @@ run on every commit. Raises NotARepo outside a work tree.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,14 +87,20 @@ def grep_hits(
     return [found.get((t.lower(), w), {}) for t, w in patterns]
 
 
-def grep_regex(
-    root: Path, regex: str, pathspecs: Sequence[str]
-) -> dict[str, list[tuple[int, str]]]:
-    """{repo-relative file: [(line number, line)]} of the lines matching an extended regex."""
-    out: dict[str, list[tuple[int, str]]] = {}
-    for path, line, text in _grep_lines(_grep(root, ["-E", "-e", regex], pathspecs)):
-        out.setdefault(path, []).append((line, text))
-    return out
+def grep_fixed(
+    root: Path, text: str, pathspecs: Sequence[str]
+) -> Callable[[], dict[str, list[tuple[int, str]]]]:
+    """Start a `git grep` for the lines holding `text`; the returned call waits for it and
+    gives {repo-relative file: [(line number, line)]} (so other work runs meanwhile)."""
+    proc = _grep(root, ["-F", "-e", text], pathspecs)
+
+    def result() -> dict[str, list[tuple[int, str]]]:
+        out: dict[str, list[tuple[int, str]]] = {}
+        for path, line, found in _grep_lines(proc):
+            out.setdefault(path, []).append((line, found))
+        return out
+
+    return result
 
 
 def _grep(root: Path, args: list[str], pathspecs: Sequence[str]) -> subprocess.Popen[bytes]:

@@ -13,7 +13,7 @@ from ncx.errors import BadFrontmatter, BadSource
 from ncx.store import dump_frontmatter, parse_frontmatter
 from ncx.tokens import count_tokens
 from ncx.tree.chunker import ChunkSettings, chunk_markdown
-from ncx.tree.chunkfile import chunk_files, load_doc
+from ncx.tree.chunkfile import chunk_blocks, load_doc
 
 PARA = " ".join(
     ["This paragraph explains the configuration of the token refresh flow in detail."] * 4
@@ -142,10 +142,10 @@ def test_doc_frontmatter_is_honoured() -> None:
         'Auth: "tokens"',
         6,
     )
-    files = chunk_files(doc, ChunkSettings())
-    assert [f.rel_path for f in files] == [
-        ".neocortex/chunks/docs/auth/auth-tokens.md",
-        ".neocortex/chunks/docs/auth/auth-tokens--refresh.md",
+    files = chunk_blocks(doc, ChunkSettings())
+    assert [f.id for f in files] == [
+        "docs/auth.md#auth-tokens",
+        "docs/auth.md#auth-tokens--refresh",
     ]
     meta, body, _ = parse_frontmatter(files[0].data.decode(), path="x")
     assert meta["source_doc"] == "DOC-AUTH-001" and meta["domain"] == "AUTH"

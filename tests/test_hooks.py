@@ -78,7 +78,7 @@ def test_add_doc_hook_writes_fails_then_passes(hooked: Path) -> None:
     git(hooked, "add", "docs/new.md")
     first = commit(hooked)
     assert first.returncode != 0
-    assert "ncx: wrote .neocortex/chunks/docs/new/ops--alerts.md" in first.stdout
+    assert "ncx: wrote .neocortex/chunks/docs/new.md" in first.stdout
     assert "git add" in first.stdout
     git(hooked, "add", ".neocortex")
     second = commit(hooked)
@@ -102,12 +102,13 @@ def test_edit_delete_and_rename(hooked: Path) -> None:
     git(hooked, "mv", "docs/ops.md", "docs/operations.md")
     out = commit(hooked)
     assert out.returncode != 0
-    assert "removed .neocortex/chunks/docs/ops/ops--scale.md" in out.stdout
+    assert "removed .neocortex/chunks/docs/ops.md" in out.stdout
+    assert "wrote .neocortex/chunks/docs/operations.md" in out.stdout
     git(hooked, "add", "-A", ".neocortex")
     assert commit(hooked).returncode == 0
     git(hooked, "rm", "-q", "docs/operations.md")  # a delete-only commit
     out = commit(hooked)
-    assert out.returncode != 0 and "removed .neocortex/chunks/docs/operations/" in out.stdout
+    assert out.returncode != 0 and "removed .neocortex/chunks/docs/operations.md" in out.stdout
     git(hooked, "add", "-A", ".neocortex")
     assert commit(hooked).returncode == 0
     assert not (hooked / ".neocortex/chunks/docs").exists()
@@ -120,11 +121,13 @@ def test_partially_staged_doc_follows_the_index(hooked: Path) -> None:
     write(hooked, "src/wip.py", "x = 1\n")  # unrelated unstaged change
     out = commit(hooked)
     assert out.returncode != 0
-    assert "ops--staged.md" in out.stdout and "ops--unstaged" not in out.stdout
+    assert "ncx: wrote .neocortex/chunks/docs/ops.md" in out.stdout
     git(hooked, "add", ".neocortex")
     assert commit(hooked).returncode == 0
-    # the unstaged edit survived pre-commit's stash
+    # the unstaged edit survived pre-commit's stash, and stayed out of the commit
     assert "## Unstaged" in (hooked / "docs/ops.md").read_text()
+    committed = git(hooked, "show", "HEAD:.neocortex/chunks/docs/ops.md")
+    assert "ops--staged" in committed and "ops--unstaged" not in committed
 
 
 def test_many_files(hooked: Path) -> None:
@@ -135,16 +138,17 @@ def test_many_files(hooked: Path) -> None:
     git(hooked, "add", ".neocortex")
     out = commit(hooked)
     assert out.returncode == 0, out.stdout
-    assert len(list((hooked / ".neocortex/chunks/notes").iterdir())) == 60
+    assert len(list((hooked / ".neocortex/chunks/notes").iterdir())) == 60  # a file per doc
 
 
 def test_check_hook_fails_on_a_broken_tree(hooked: Path, tmp_path: Path) -> None:
-    (hooked / ".neocortex/chunks/docs/ops/ops--deploy.npy").unlink()
+    chunk = hooked / ".neocortex/chunks/docs/ops.md"
+    chunk.write_text(chunk.read_text().replace("vec: f16:", "vec: f16:AAAA", 1))
     out = subprocess.run(
         [PRE_COMMIT, "run", "ncx-check", "--all-files"], cwd=hooked, capture_output=True, text=True
     )
     assert out.returncode == 1
-    assert "ops--deploy.md: has no .npy vector" in out.stdout
+    assert "chunks/docs/ops.md: chunk 1 has no vector of 32 values" in out.stdout
 
 
 def test_merge_of_different_sections_and_memories_has_no_conflict(hooked: Path) -> None:
@@ -204,7 +208,7 @@ def test_same_section_conflict_is_fixed_by_sync(hooked: Path) -> None:
         ),
     )
     ncx("sync")
-    chunk = (hooked / ".neocortex/chunks/docs/ops/ops--deploy.md").read_text()
+    chunk = (hooked / ".neocortex/chunks/docs/ops.md").read_text()
     assert "<<<<<<<" not in chunk and "after the freeze" in chunk
     git(hooked, "add", "-A")
     ncx("check")

@@ -7,6 +7,7 @@ that drives random small trees and arguments through the commands.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
@@ -150,17 +151,19 @@ def test_chunk_folders_never_collide_nor_point_at_ncx(repo: Path) -> None:
     record("paths", "second sync writes nothing", "nothing written" in second.stderr)
     assert state.read_text() == "# State\n\nhandoff\n"
     assert (repo / ".neocortex/manifest.json").is_file()
-    # every source owns a distinct folder holding its chunk, inside chunks/
+    # every source owns a distinct chunk file, inside chunks/, holding only its chunks
     seen: dict[str, str] = {}
     for md in (repo / ".neocortex/chunks").rglob("*.md"):
-        src = next(ln for ln in md.read_text().splitlines() if ln.startswith("source_path:"))
-        folder = md.parent.relative_to(repo).as_posix().casefold()
-        assert seen.setdefault(folder, src) == src, f"{folder} shared by {src} and {seen[folder]}"
+        srcs = {ln for ln in md.read_text().splitlines() if ln.startswith("source_path:")}
+        assert len(srcs) == 1, f"{md} holds chunks of {srcs}"
+        rel = md.relative_to(repo).as_posix().casefold()
+        assert rel not in seen, f"{rel} shared by {srcs} and {seen[rel]}"
+        seen[rel] = srcs.pop()
     assert len(set(seen.values())) == len(names)
-    # an ordinary doc keeps the folder it always had
-    assert (repo / ".neocortex/chunks/docs/x").is_dir()
+    # an ordinary doc keeps the path it always had
+    assert (repo / ".neocortex/chunks/docs/x.md").is_file()
     # of the case twins, the first `.md` by path keeps the plain name
-    assert any((repo / ".neocortex/chunks/Guide").glob("*.md"))
+    assert "source_path: Guide.md" in (repo / ".neocortex/chunks/Guide.md").read_text()
 
 
 def test_symlinks_are_not_followed_out_or_into_secrets(repo: Path, tmp_path: Path) -> None:
@@ -188,7 +191,7 @@ def test_symlinks_are_not_followed_out_or_into_secrets(repo: Path, tmp_path: Pat
         record("symlinks", f"refused {name}", name in proc.stderr)
     blob = b"".join(p.read_bytes() for p in (repo / ".neocortex").rglob("*") if p.is_file())
     record("symlinks", "no secret in .neocortex", secret.encode() not in blob)
-    assert (repo / ".neocortex/chunks/docs/ok").is_dir()  # the rest still syncs
+    assert (repo / ".neocortex/chunks/docs/ok.md").is_file()  # the rest still syncs
     for cmd in (("status",), ("check",)):
         record("symlinks", f"{cmd[0]} with link loop", no_trace(ncx(*cmd, ok=False)))
 
@@ -203,10 +206,8 @@ def test_symlinks_are_not_followed_out_or_into_secrets(repo: Path, tmp_path: Pat
     (repo / ".neocortex/state.md").unlink()
     # a chunk folder linked outside: sync writes nothing there
     (repo / ".neocortex/memories/MEM-2026-01-01-aaaaaa.md").unlink()
-    chunks = repo / ".neocortex/chunks/docs/ok"
-    for p in chunks.iterdir():
-        p.unlink()
-    chunks.rmdir()
+    chunks = repo / ".neocortex/chunks/docs"
+    subprocess.run(["rm", "-rf", str(chunks)], check=True)
     target = tmp_path / "elsewhere"
     target.mkdir()
     os.symlink(target, chunks)
@@ -215,7 +216,7 @@ def test_symlinks_are_not_followed_out_or_into_secrets(repo: Path, tmp_path: Pat
     chunks.unlink()
     ncx("sync", "-q", ok=False)
     # a chunk file replaced by a link to an outside file: the link is replaced, never written
-    unit = next((repo / ".neocortex/chunks/docs/ok").glob("*.md"))
+    unit = repo / ".neocortex/chunks/docs/ok.md"
     unit.unlink()
     os.symlink(outside, unit)
     ncx("sync", "-q", ok=False)
@@ -249,8 +250,8 @@ def test_odd_paths_and_bytes_are_reported_and_skipped(tree: Path) -> None:
     proc = ncx("sync", ok=False)
     assert "docs/nul.md" in proc.stderr and "NUL" in proc.stderr
     assert "characters" in proc.stderr  # the long path, named
-    assert any((tree / ".neocortex/chunks/a").glob("*.md"))
-    assert any((tree / ".neocortex/chunks/a/x%2Emd").glob("*.md"))
+    assert (tree / ".neocortex/chunks/a.md").is_file()
+    assert (tree / ".neocortex/chunks/a/x%2Emd.md").is_file()
 
 
 def test_damaged_units_are_flagged_and_skipped(tree: Path) -> None:
@@ -258,16 +259,20 @@ def test_damaged_units_are_flagged_and_skipped(tree: Path) -> None:
 
     mid = add_memory("Release builds run the tests on linux and windows")
     md = tree / f".neocortex/memories/{mid}.md"
-    npys = sorted((tree / ".neocortex/chunks").rglob("*.npy"))
-    buf = io.BytesIO()
-    np.save(buf, np.full(32, np.nan, dtype=np.float16))
-    npys[0].write_bytes(buf.getvalue())
-    npys[1].write_bytes(npys[1].read_bytes()[:-10])  # truncated
+    # Two chunks' vectors (inside their doc's chunk file): one all NaN, one cut short.
+    f = max((tree / ".neocortex/chunks").rglob("*.md"), key=lambda p: p.read_bytes().count(b"vec:"))
+    nan = base64.b64encode(np.full(32, np.nan, dtype="<f2").tobytes())
+    data = f.read_bytes()
+    first = data.index(b"vec: f16:") + len(b"vec: f16:")
+    last = data.rindex(b"vec: f16:") + len(b"vec: f16:")
+    assert first < last
+    cut = data[:first] + nan + data[data.index(b"\n", first) : last]
+    f.write_bytes(cut + nan[:-12] + data[data.index(b"\n", last) :])
     text = md.read_text()
     md.write_text(text.replace("## Learning\n", "## Learning\n\n<<<<<<< HEAD\nours\n=======\n"))
     proc = ncx("check", ok=False)
     record("crash", "check flags NaN vector", "NaN" in proc.stdout)
-    record("crash", "check flags truncated vector", "truncated" in proc.stdout)
+    record("crash", "check flags truncated vector", "no vector of 32 values" in proc.stdout)
     record("crash", "check flags conflict markers", "conflict" in proc.stdout)
     hits = ncx("retrieve", "settings config", "--json")
     rows = [json.loads(x) for x in hits.stdout.splitlines()]
@@ -470,7 +475,7 @@ def test_concurrent_processes_lose_nothing(tree: Path) -> None:
 
 
 def test_sweeps_spare_live_temp_files(tree: Path) -> None:
-    chunk_dir = tree / ".neocortex/chunks/docs/guide"
+    chunk_dir = tree / ".neocortex/chunks/docs"
     live = chunk_dir / f".tmp-{os.getpid()}-abc.md"
     live_mem = tree / f".neocortex/memories/.tmp-{os.getpid()}-abc.npy"
     dead_pid = 2**22 + 12345  # above pid_max on most systems: no such process

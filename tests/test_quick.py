@@ -14,7 +14,7 @@ from conftest import commit_all, git, ncx, write
 from ncx.config import load_config
 from ncx.query import cache
 from ncx.query.search import Searcher
-from ncx.repo import grep_file_counts
+from ncx.repo import grep_hits
 
 TOPICS = {
     "billing": "Invoices are issued monthly; a failed card payment retries three times.",
@@ -134,16 +134,56 @@ def test_query_patterns() -> None:
     assert "header" in pats and "pars" in pats  # camelCase split like the index
 
 
-def test_grep_file_counts(repo: Path) -> None:
+def test_grep_hits(repo: Path) -> None:
     write(repo, "a b/ünï.md", "Ray and ray and RAY; an array.\nconfigure, configuring\n")
     write(repo, "c.md", "nothing here\n")
     write(repo, "d.txt", "ray\n")
     commit_all(repo)
     write(repo, "new.md", "ray is untracked here\n")
-    got = grep_file_counts(repo, [("ray", True), ("configur", False), ("zzz", False)], ["*.md"])
-    assert got[0] == {"a b/ünï.md": 3, "new.md": 1}  # whole word, any case, untracked too
-    assert got[1] == {"a b/ünï.md": 2}
+    got = grep_hits(repo, [("ray", True), ("configur", False), ("zzz", False)], ["*.md"])
+    assert got[0] == {"a b/ünï.md": [1, 1, 1], "new.md": [1]}  # whole word, any case, untracked
+    assert got[1] == {"a b/ünï.md": [2, 2]}
     assert got[2] == {}
+
+
+LONG = " ".join(["Each warehouse keeps its own stock ledger, reconciled every night."] * 8)
+
+
+def test_quick_search_finds_the_section_inside_a_docs_chunk_file(cloned: Path) -> None:
+    """Hits are counted per block of a doc's chunk file (the `lines:` key says where each
+    block ends), so the section that holds the words is the one parsed and ranked."""
+    write(
+        cloned,
+        "docs/stock.md",
+        f"# Stock\n\n{LONG}\n\n## Returns desk\n\n{LONG} Refund parcels go to the "
+        f"returns desk.\n\n## Audits\n\n{LONG} Auditors sample pallets.\n",
+    )
+    commit_all(cloned, "doc")
+    ncx("sync")
+    commit_all(cloned, "chunks")
+    blocks = cache.unit_blocks(cloned, cache._unit_specs(cloned))()
+    assert len(blocks[".neocortex/chunks/docs/stock.md"]) == 3
+    quick = cache.quick_index(cloned, "auditors sample pallets")
+    assert quick is not None
+    mine = [u for u in quick.units if u.source_path == "docs/stock.md"]
+    assert [(u.section, u.block) for u in mine] == [(["Stock", "Audits"], 2)]
+    assert quick.body(quick.units.index(mine[0])).strip().endswith("Auditors sample pallets.")
+
+
+def test_a_lines_key_inside_a_sections_text_does_not_split_it(repo: Path) -> None:
+    write(
+        repo,
+        "docs/a.md",
+        f"# A\n\n{LONG}\n\n```yaml\nlines: 1\n```\n\n## B\n\n{LONG} Beta.\n",
+    )
+    ncx("init")
+    commit_all(repo)
+    ncx("sync")
+    commit_all(repo, "chunks")
+    ends = cache.unit_blocks(repo, cache._unit_specs(repo))()[".neocortex/chunks/docs/a.md"]
+    text = (repo / ".neocortex/chunks/docs/a.md").read_text().splitlines()
+    assert len(ends) == 2 and ends[-1] == len(text)
+    assert text[ends[0]] == "---" and text[ends[0] + 1].startswith("id: docs/a.md#")
 
 
 def test_post_merge_brings_an_existing_cache_up_to_date(cloned: Path) -> None:
@@ -168,3 +208,20 @@ def test_post_merge_brings_an_existing_cache_up_to_date(cloned: Path) -> None:
     while not cache_is_current(cloned) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert cache_is_current(cloned)
+
+
+def test_the_mcp_servers_first_call_is_quick_and_warms_the_cache(cloned: Path) -> None:
+    """The MCP server (one process, many calls) answers its first call on a fresh clone from
+    the quick search too, starts the cache build once, and uses the cache when it is there."""
+    from ncx.agents.mcp_server import _Tree
+
+    tree = _Tree(cloned, load_config())
+    s = tree.searcher("how are refund payments returned to the card")
+    assert s.index.quick and tree._warming
+    hits = s.search("how are refund payments returned to the card", k=3)
+    assert hits and hits[0].source_path == "docs/refunds.md"
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    later = tree.searcher("card refund")
+    assert not later.index.quick and len(later.index.units) == len(cache.load_index(cloned).units)

@@ -16,7 +16,7 @@ from ncx.sources.myst import read_myst
 from ncx.sources.notebook import read_notebook
 from ncx.sources.rst import read_rst
 from ncx.tree.chunker import ChunkSettings
-from ncx.tree.chunkfile import chunk_files, load_doc
+from ncx.tree.chunkfile import chunk_blocks, load_doc
 
 PROSE = "The scheduler places each task on a node with free resources and retries on failure. " * 5
 
@@ -93,7 +93,7 @@ def test_rst_adornment_levels_follow_first_appearance() -> None:
 
 def test_rst_chunks_cite_the_original_lines() -> None:
     doc = load_doc("docs/guide.rst", RST.encode())
-    files = chunk_files(doc, ChunkSettings(max_tokens=120, min_tokens=10, overlap_tokens=0))
+    files = chunk_blocks(doc, ChunkSettings(max_tokens=120, min_tokens=10, overlap_tokens=0))
     assert [f.chunk.trail for f in files][:2] == [
         ("Cluster Guide",),
         ("Cluster Guide", "Installing"),
@@ -165,7 +165,7 @@ def test_notebook_view_keeps_cells_drops_outputs() -> None:
 
 def test_notebook_chunks_cite_stored_lines_and_cells() -> None:
     doc = load_doc("nb.ipynb", NB.encode())
-    files = chunk_files(doc, ChunkSettings(max_tokens=110, min_tokens=10, overlap_tokens=0))
+    files = chunk_blocks(doc, ChunkSettings(max_tokens=110, min_tokens=10, overlap_tokens=0))
     assert doc.view is not None
     for f in files:
         cited = lines_of(NB, f.chunk.start_line, f.chunk.end_line)
@@ -230,7 +230,7 @@ def test_mdx_drops_imports_and_jsx_keeps_markdown() -> None:
     assert "**macOS**" in text and "brew install thing" in text
     doc = load_doc("docs/deploy.mdx", MDX.encode())
     assert doc.title == "Deploying"
-    files = chunk_files(doc, ChunkSettings())
+    files = chunk_blocks(doc, ChunkSettings())
     f = files[0]
     assert "brew install thing" in lines_of(MDX, f.chunk.start_line, f.chunk.end_line)
 
@@ -320,7 +320,7 @@ def test_asciidoc_sections_code_and_citations() -> None:
     assert "**Note:** Port 6379 must be open." in view.text
     assert "```bash\nray start --head\n```" in view.text
     doc = load_doc("docs/manual.adoc", ADOC.encode())
-    for f in chunk_files(doc, ChunkSettings(max_tokens=120, min_tokens=10, overlap_tokens=0)):
+    for f in chunk_blocks(doc, ChunkSettings(max_tokens=120, min_tokens=10, overlap_tokens=0)):
         cited = lines_of(ADOC, f.chunk.start_line, f.chunk.end_line)
         assert f.chunk.text.split("\n")[-1].strip("`*")[:20] in cited, (f.chunk.name, cited)
 
@@ -374,8 +374,8 @@ def test_sync_reads_every_format_reports_broken_files_and_goes_on(repo: Path) ->
         {"path": "docs/notes.org", "reason": "Org mode is not read by ncx yet"}
     ]
     assert report["formats"]["asciidoc"] == {"docs": 1, "chunks": 2}
-    assert (repo / ".neocortex/chunks/docs/guide.rst").is_dir()
-    assert (repo / ".neocortex/chunks/docs/tune.ipynb").is_dir()
+    assert (repo / ".neocortex/chunks/docs/guide.rst.md").is_file()
+    assert (repo / ".neocortex/chunks/docs/tune.ipynb.md").is_file()
 
     human = ncx("sync", ok=False)
     assert "skipped docs/notes.org: Org mode" in human.stderr
@@ -431,7 +431,7 @@ def test_skip_formats_in_the_manifest_switches_a_format_off(repo: Path) -> None:
     assert set(report["formats"]) == {"rst"}
     assert report["skipped"][0]["path"] == "docs/tune.ipynb"
     assert "switched off" in report["skipped"][0]["reason"]
-    assert not (repo / ".neocortex/chunks/docs/tune.ipynb").exists()
+    assert not (repo / ".neocortex/chunks/docs/tune.ipynb.md").exists()
     data["sources"]["skip_formats"] = ["pdf"]
     manifest.write_text(json.dumps(data))
     bad = ncx("sync", ok=False)
@@ -460,8 +460,15 @@ def subprocess_status(root: Path) -> str:
 
 
 def chunk_bytes(root: Path, folder: str) -> dict[str, bytes]:
-    base = root / ".neocortex/chunks" / folder
-    return {p.name: p.read_bytes() for p in sorted(base.glob("*.md"))}
+    """{chunk name + ".md": its block} of the doc's chunk file."""
+    from ncx.store import split_chunk_file
+
+    data = (root / ".neocortex/chunks" / (folder + ".md")).read_bytes()
+    out = {}
+    for block in split_chunk_file(data, path=folder):
+        cid = block.split(b"\n", 2)[1].decode().removeprefix("id: ")
+        out[cid.rpartition("#")[2] + ".md"] = block
+    return out
 
 
 def test_rst_and_notebook_edits_rewrite_only_their_section(repo: Path) -> None:
@@ -516,7 +523,9 @@ def test_review_and_hook_follow_rst_docs(repo: Path) -> None:
     )
     git(repo, "add", "docs/guide.rst")
     hook = ncx("hook", "sync", ok=False)
-    assert hook.returncode == 1 and ".neocortex/chunks/docs/guide.rst/" in hook.stdout + hook.stderr
+    assert (
+        hook.returncode == 1 and ".neocortex/chunks/docs/guide.rst.md" in hook.stdout + hook.stderr
+    )
     commit_all(repo, "feature")
     review = ncx("review", "main..feature").stdout
     assert "`docs/guide.rst`" in review and "Cluster Guide > Installing" in review

@@ -71,7 +71,7 @@ def test_code_only_commit_hook_does_no_tree_wide_work(synced: Path, hook: str) -
 
 def test_hook_check_in_a_commit_reads_only_the_staged_doc(synced: Path) -> None:
     """A broken chunk of another doc is not this commit's business (CI's full check sees it)."""
-    (synced / ".neocortex/chunks/docs/guide/ops--usage.md").write_text("junk\n")
+    (synced / ".neocortex/chunks/docs/guide.md").write_text("junk\n")
     git(synced, "add", "-A")
     commit_all(synced, "break guide (no hook)")
     write(synced, "docs/ops.md", doc("Deploy", "Monitor", "Scale"))
@@ -80,7 +80,7 @@ def test_hook_check_in_a_commit_reads_only_the_staged_doc(synced: Path) -> None:
     env = {"GIT_INDEX_FILE": ".git/index"}
     assert ncx("hook", "check", env=env).returncode == 0
     full = ncx("hook", "check", "--all", env=env, ok=False)
-    assert "ops--usage.md" in full.stdout
+    assert ".neocortex/chunks/docs/guide.md: not a chunk file" in full.stdout
 
 
 def test_dry_run_lists_exactly_what_sync_writes(synced: Path) -> None:
@@ -89,7 +89,7 @@ def test_dry_run_lists_exactly_what_sync_writes(synced: Path) -> None:
         "docs/ops.md",
         doc("Deploy", "Scale").replace(f"{SEC} Deploy.", f"{SEC} Deploy now."),
     )
-    (synced / ".neocortex/chunks/docs/guide/ops--install.npy").unlink()
+    (synced / ".neocortex/chunks/docs/guide.md").unlink()
     mid = ncx("memory", "add", "The cache is rebuilt after every commit").stdout.strip()
     md = synced / f".neocortex/memories/{mid}.md"
     md.write_text(md.read_text().replace("after every commit", "after every merge"))
@@ -97,13 +97,14 @@ def test_dry_run_lists_exactly_what_sync_writes(synced: Path) -> None:
     real = json.loads(ncx("sync", "--json").stdout)
     assert (dry["written"], dry["removed"]) == (real["written"], real["removed"])
     assert f".neocortex/memories/{mid}.md" in real["written"]
-    assert ".neocortex/chunks/docs/guide/ops--install.npy" in real["written"]
+    assert ".neocortex/chunks/docs/guide.md" in real["written"]
 
 
 def test_a_tree_from_before_vec_is_upgraded_by_one_sync(synced: Path) -> None:
     mid = ncx("memory", "add", "The cache is rebuilt after every commit").stdout.strip()
     commit_all(synced, "memory")
-    units = sorted((synced / ".neocortex").rglob("*.md"))
+    # (A chunk's vector is inside its block since format 2; memories keep their .npy.)
+    units = sorted((synced / ".neocortex/memories").glob("MEM-*.md"))
     npys = {p: p.read_bytes() for p in (synced / ".neocortex").rglob("*.npy")}
     for p in units:
         p.write_text(
@@ -121,11 +122,11 @@ def test_a_tree_from_before_vec_is_upgraded_by_one_sync(synced: Path) -> None:
 
 
 def test_sync_does_not_believe_its_state_file(synced: Path) -> None:
-    chunk = synced / ".neocortex/chunks/docs/ops/ops--deploy.md"
+    chunk = synced / ".neocortex/chunks/docs/ops.md"
     good = chunk.read_bytes()
     chunk.write_bytes(good.replace(b"Deploy.", b"Deploy by hand."))
     out = ncx("sync")
-    assert "wrote .neocortex/chunks/docs/ops/ops--deploy.md" in out.stdout
+    assert "wrote .neocortex/chunks/docs/ops.md" in out.stdout
     assert chunk.read_bytes() == good
 
 
@@ -144,7 +145,7 @@ def test_check_since_judges_only_the_branch_in_its_commits(synced: Path) -> None
     commit_all(synced, "doc edited, chunks not synced (no hook)")
     out = ncx("check", "--since", "main", ok=False)
     assert out.returncode == 1
-    assert ".neocortex/chunks/docs/ops/ops--scale.md: is missing from the commit" in out.stdout
+    assert ".neocortex/chunks/docs/ops.md: has 3 chunk(s) where there are 4" in out.stdout
     assert "guide" not in out.stdout
     ncx("sync")
     commit_all(synced, "synced")
@@ -171,7 +172,7 @@ def test_check_since_a_branch_that_dropped_a_doc_but_kept_its_chunks(synced: Pat
     git(synced, "rm", "-q", "docs/guide.md")
     git(synced, "commit", "-q", "--no-verify", "-m", "drop guide, keep its chunks")
     out = ncx("check", "--since", "main", ok=False)
-    assert "is a chunk of docs/guide.md, which the commit does not hold" in out.stdout
+    assert "is the chunk file of docs/guide.md, which the commit does not hold" in out.stdout
 
 
 def test_check_since_names_a_bad_revision_and_the_fix(synced: Path) -> None:
@@ -195,3 +196,58 @@ def test_check_since_a_manifest_change_judges_every_doc(synced: Path) -> None:
     out = ncx("check", "--since", "main", ok=False)
     # Both docs' chunks are judged against the committed manifest's settings.
     assert "docs/ops" in out.stdout and "docs/guide" in out.stdout
+
+
+def _as_format_1(root: Path) -> None:
+    """Rewrite a synced tree as the older format: a .md + .npy per chunk, manifest format 1."""
+    import io
+
+    import numpy as np
+
+    from ncx.store import blob_vec, decode_vec, inline_vec, split_chunk_file, without_inline_vec
+
+    for f in sorted((root / ".neocortex/chunks").rglob("*.md")):
+        folder = f.with_suffix("")
+        for block in split_chunk_file(f.read_bytes(), path=f):
+            name = block.split(b"\n", 2)[1].decode().rpartition("#")[2]
+            buf = io.BytesIO()
+            np.save(buf, np.asarray(decode_vec(inline_vec(block), 32)), allow_pickle=False)
+            md = with_vec(without_inline_vec(block).replace(b"lines:", b"x-lines:"), "0" * 16)
+            folder.mkdir(parents=True, exist_ok=True)
+            vec = blob_vec(buf.getvalue()).encode()
+            (folder / f"{name}.md").write_bytes(md.replace(b"0" * 16, vec))
+            (folder / f"{name}.npy").write_bytes(buf.getvalue())
+        f.unlink()
+    manifest = root / ".neocortex/manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format": 2', '"format": 1'))
+
+
+def test_a_format_1_tree_is_named_and_moved_by_one_sync(synced: Path) -> None:
+    """One .md + .npy per chunk (format 1) -> one chunk file per doc: check and the hooks
+    name the one command; `ncx sync` moves every doc and removes every old file."""
+    want = {
+        p.relative_to(synced).as_posix(): p.read_bytes()
+        for p in (synced / ".neocortex/chunks").rglob("*.md")
+    }
+    _as_format_1(synced)
+    commit_all(synced, "a tree of the older format")
+    assert len(list((synced / ".neocortex/chunks").rglob("*.npy"))) >= 4
+    out = ncx("check", ok=False)
+    assert "manifest.json: is format 1" in out.stdout and "`ncx sync` once" in out.stdout
+    write(synced, "docs/ops.md", doc("Deploy", "Monitor", "Scale"))
+    git(synced, "add", "docs/ops.md")
+    hook = ncx("hook", "check", env={"GIT_INDEX_FILE": ".git/index"}, ok=False)
+    assert "is format 1" in hook.stdout
+    git(synced, "reset", "-q")
+    git(synced, "checkout", "--", ".")
+    moved = json.loads(ncx("sync", "docs/ops.md", "--json").stdout)
+    assert moved["embedded"] == 0  # a path-limited run moves the whole tree all the same
+    got = {
+        p.relative_to(synced).as_posix(): p.read_bytes()
+        for p in (synced / ".neocortex/chunks").rglob("*")
+        if p.is_file() and p.name != ".gitkeep"
+    }
+    assert got == want  # the very bytes; every old .md and .npy removed
+    assert '"format": 2' in (synced / ".neocortex/manifest.json").read_text()
+    ncx("check")
+    assert "nothing written" in ncx("sync").stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,20 @@ def changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
     return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
 
 
+def blocks(data: bytes) -> dict[str, bytes]:
+    """{chunk id: its block} of a doc's chunk file."""
+    from ncx.store import split_chunk_file
+
+    out = {}
+    for b in split_chunk_file(data, path="x"):
+        head = b.split(b"\n", 2)[1].decode()
+        out[head.removeprefix("id: ")] = b
+    return out
+
+
+GUIDE = ".neocortex/chunks/docs/guide.md"
+
+
 @pytest.fixture
 def synced(repo: Path) -> Path:
     write(repo, "docs/guide.md", doc("Install", "Usage", "Deploy"))
@@ -50,9 +65,10 @@ def test_init_sync_second_sync_writes_nothing(repo: Path) -> None:
     assert "wrote .neocortex/manifest.json" in out.stdout
     assert json.loads((repo / ".neocortex/manifest.json").read_text())["model"]["dim"] == 32
     first = ncx("sync")
-    assert "wrote .neocortex/chunks/docs/guide/guide--install.md" in first.stdout
-    assert "wrote .neocortex/chunks/docs/guide/guide--install.npy" in first.stdout
-    assert not (repo / ".neocortex/chunks/ignored").exists()  # ignored files never
+    assert first.stdout == f"wrote {GUIDE}\n"  # one file per doc, vectors inside
+    assert "docs/guide.md#guide--install" in blocks((repo / GUIDE).read_bytes())
+    assert not list((repo / ".neocortex/chunks").rglob("*.npy"))
+    assert not (repo / ".neocortex/chunks/ignored.md").exists()  # ignored files never
     commit_all(repo, "ncx")
     second = ncx("sync")
     assert second.stdout == "" and "nothing written" in second.stderr
@@ -71,33 +87,42 @@ def test_edit_one_section_rewrites_only_its_files(synced: Path) -> None:
         doc("Install", "Usage", "Deploy").replace(f"{SEC} Usage.", f"{SEC} Usage fix bug."),
     )
     ncx("sync")
-    assert changed(before, snapshot(synced)) == {
-        ".neocortex/chunks/docs/guide/guide--usage.md",
-        ".neocortex/chunks/docs/guide/guide--usage.npy",
-    }
+    after = snapshot(synced)
+    assert changed(before, after) == {GUIDE}
+    old, new = blocks(before[GUIDE]), blocks(after[GUIDE])
+    assert list(old) == list(new)
+    assert {k for k in old if old[k] != new[k]} == {"docs/guide.md#guide--usage"}
+    # and the file's diff is that block's lines only
+    diff = git(synced, "diff", "--unified=0", "--", GUIDE).splitlines()
+    gone = {ln[1:] for ln in diff if ln.startswith("-") and not ln.startswith("---")}
+    added = {ln[1:] for ln in diff if ln.startswith("+") and not ln.startswith("+++")}
+    key = "docs/guide.md#guide--usage"
+    assert gone <= set(old[key].decode().splitlines())
+    assert added <= set(new[key].decode().splitlines())
+    assert any("Usage fix bug." in ln for ln in added)
 
 
 def test_insert_section_changes_no_other_chunk(synced: Path) -> None:
     before = snapshot(synced)
     write(synced, "docs/guide.md", doc("Install", "Security", "Usage", "Deploy"))
     ncx("sync")
-    assert changed(before, snapshot(synced)) == {
-        ".neocortex/chunks/docs/guide/guide--security.md",
-        ".neocortex/chunks/docs/guide/guide--security.npy",
-    }
+    after = snapshot(synced)
+    assert changed(before, after) == {GUIDE}
+    old, new = blocks(before[GUIDE]), blocks(after[GUIDE])
+    assert set(new) - set(old) == {"docs/guide.md#guide--security"}
+    assert all(new[k] == old[k] for k in old)
 
 
 def test_delete_and_rename_docs(synced: Path) -> None:
     git(synced, "mv", "docs/guide.md", "docs/manual.md")
     ncx("sync")
-    names = sorted(p.name for p in (synced / ".neocortex/chunks/docs/manual").iterdir())
-    assert "guide--usage.md" in names
-    assert not (synced / ".neocortex/chunks/docs/guide").exists()
-    meta = (synced / ".neocortex/chunks/docs/manual/guide--usage.md").read_text()
-    assert "source_path: docs/manual.md" in meta
+    manual = synced / ".neocortex/chunks/docs/manual.md"
+    assert "docs/manual.md#guide--usage" in blocks(manual.read_bytes())
+    assert not (synced / GUIDE).exists()
+    assert "source_path: docs/manual.md" in manual.read_text()
     git(synced, "rm", "-qf", "docs/manual.md")
     out = ncx("sync")
-    assert "removed .neocortex/chunks/docs/manual/guide--usage.md" in out.stdout
+    assert "removed .neocortex/chunks/docs/manual.md" in out.stdout
     assert not (synced / ".neocortex/chunks/docs").exists()
 
 
@@ -109,7 +134,8 @@ def test_sync_paths_limits_the_run(synced: Path) -> None:
     out = ncx("sync", "README.md")
     assert "README" in out.stdout and "guide" not in out.stdout
     out = ncx("sync", "docs")
-    assert "removed .neocortex/chunks/docs/guide/guide--usage.md" in out.stdout
+    assert f"wrote {GUIDE}" in out.stdout
+    assert "docs/guide.md#guide--usage" not in blocks((synced / GUIDE).read_bytes())
 
 
 def test_bad_docs_are_reported_and_nothing_is_damaged(synced: Path) -> None:
@@ -131,10 +157,8 @@ def test_bad_docs_are_reported_and_nothing_is_damaged(synced: Path) -> None:
     assert err.count("hint:") >= 4
     after = snapshot(synced)
     # the broken guide keeps its chunks; the good doc is synced anyway
-    assert {k: v for k, v in after.items() if "docs/guide/" in k} == {
-        k: v for k, v in before.items() if "docs/guide/" in k
-    }
-    assert ".neocortex/chunks/docs/good/guide--fine.md" in after
+    assert after[GUIDE] == before[GUIDE]
+    assert ".neocortex/chunks/docs/good.md" in after
 
 
 def test_not_a_repo_and_not_initialised(tmp_path: Path) -> None:
@@ -155,7 +179,7 @@ def test_exclude_patterns(repo: Path) -> None:
     commit_all(repo)
     ncx("init", "--exclude", "vendor/**")
     ncx("sync")
-    assert (repo / ".neocortex/chunks/docs/a").is_dir()
+    assert (repo / ".neocortex/chunks/docs/a.md").is_file()
     assert not (repo / ".neocortex/chunks/vendor").exists()
 
 
@@ -177,7 +201,8 @@ def test_chunk_size_env_is_recorded_and_rechunks(synced: Path) -> None:
     assert (
         json.loads((synced / ".neocortex/manifest.json").read_text())["chunker"]["max_tokens"] == 60
     )
-    assert "guide--usage~2.md" in out.stdout
+    assert f"wrote {GUIDE}" in out.stdout
+    assert "docs/guide.md#guide--usage~2" in blocks((synced / GUIDE).read_bytes())
 
 
 def test_status_and_check_report_stale_and_broken(synced: Path) -> None:
@@ -187,15 +212,14 @@ def test_status_and_check_report_stale_and_broken(synced: Path) -> None:
     assert len(line.split()) < 60 and "up to date" in line
     write(synced, "docs/guide.md", doc("Install"))
     assert json.loads(ncx("status", "--json").stdout)["stale"] == 1
-    chunk = synced / ".neocortex/chunks/docs/guide/guide--install.md"
-    chunk.write_text("---\nid: [broken\n---\ntext\n")
-    (synced / ".neocortex/chunks/docs/guide/orphan.npy").write_bytes(b"junk")
+    (synced / ".neocortex/chunks/README.md").write_text("---\nid: [broken\n---\ntext\n")
+    (synced / ".neocortex/chunks/docs/orphan.npy").write_bytes(b"junk")
     before = snapshot(synced)
     out = ncx("check", ok=False)
     assert out.returncode == 1
-    assert "guide--install.md: frontmatter does not parse" in out.stdout
-    assert "orphan.npy: vector without a .md" in out.stdout
-    assert "guide--usage.md: stale" in out.stdout
+    assert "chunks/README.md: not a chunk file" in out.stdout
+    assert "orphan.npy: is a vector of the older one-file-per-chunk format" in out.stdout
+    assert f"{GUIDE}: stale" in out.stdout
     assert snapshot(synced) == before  # check never writes
 
 
@@ -221,7 +245,9 @@ def test_staged_mode_follows_the_index(synced: Path) -> None:
     git(synced, "add", "docs/guide.md")
     write(synced, "docs/guide.md", doc("Install", "Usage", "Deploy", "Staged", "Unstaged"))
     out = ncx("sync", "--staged")
-    assert "guide--staged.md" in out.stdout and "unstaged" not in out.stdout
+    assert out.stdout == f"wrote {GUIDE}\n"
+    ids = list(blocks((synced / GUIDE).read_bytes()))
+    assert "docs/guide.md#guide--staged" in ids and "docs/guide.md#guide--unstaged" not in ids
 
 
 def test_atomic_write_leaves_old_file_on_failure(
@@ -270,7 +296,7 @@ def test_docs_chunked_in_worker_processes_give_the_same_bytes(
         for p in (repo / ".neocortex/chunks").rglob("*")
         if p.is_file()
     }
-    assert pooled == serial and len(serial) >= 16
+    assert pooled == serial and len(serial) >= 8
 
 
 def test_a_doc_not_yet_tracked_is_named_not_silently_left_out(repo: Path) -> None:
@@ -285,3 +311,70 @@ def test_a_doc_not_yet_tracked_is_named_not_silently_left_out(repo: Path) -> Non
         "path": "docs/new.md",
         "reason": "not tracked by git yet: `git add` it to index it",
     } in status["skipped"]
+
+
+def _branches(root: Path, ours: str, theirs: str) -> subprocess.CompletedProcess[str]:
+    git(root, "checkout", "-q", "-b", "feature")
+    write(
+        root, "docs/guide.md", doc("Install", "Usage", "Deploy").replace(f"{SEC} Deploy.", theirs)
+    )
+    ncx("sync")
+    commit_all(root, "feature")
+    git(root, "checkout", "-q", "main")
+    write(root, "docs/guide.md", doc("Install", "Usage", "Deploy").replace(f"{SEC} Usage.", ours))
+    ncx("sync")
+    commit_all(root, "main")
+    return subprocess.run(
+        ["git", "merge", "--no-edit", "feature"], cwd=root, capture_output=True, text=True
+    )
+
+
+def test_chunk_files_merge_by_section_and_never_with_markers(synced: Path, tmp_path: Path) -> None:
+    """`ncx init` sets up git's merge driver for chunk files in its clone: edits of
+    different sections merge cleanly (into the bytes sync writes); a clone without it, or
+    edits of one block on both sides, keep one side and never get conflict markers."""
+    assert "merge=ncx-chunks" in (synced / ".git/info/attributes").read_text()
+    merged = _branches(synced, f"{SEC} Usage fixed.", f"{SEC} Deploy fixed.")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "nothing written" in ncx("sync").stderr  # the merge is what sync gives
+    # The same section on both sides: a conflict, this branch's chunk file, no markers.
+    git(synced, "checkout", "-q", "-b", "other", "HEAD~2")
+    write(synced, "docs/guide.md", doc("Install", "Usage", "Deploy").replace("Usage.", "Use A."))
+    ncx("sync")
+    commit_all(synced, "other")
+    ours = (synced / GUIDE).read_bytes()
+    clash = subprocess.run(
+        ["git", "merge", "--no-edit", "main"], cwd=synced, capture_output=True, text=True
+    )
+    assert (
+        clash.returncode != 0 and f"CONFLICT (content): Merge conflict in {GUIDE}" in clash.stdout
+    )
+    assert (synced / GUIDE).read_bytes() == ours
+    git(synced, "merge", "--abort")
+    # A clone where `ncx init` never ran: the committed merge=binary, no markers either.
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(synced), str(clone))
+    git(clone, "checkout", "-q", "other")
+    assert (
+        "<<<<<<<"
+        not in subprocess.run(
+            ["git", "merge", "--no-edit", "origin/main"], cwd=clone, capture_output=True, text=True
+        ).stdout
+        + (clone / GUIDE).read_text()
+    )
+
+
+def test_a_doc_with_no_chunk_has_no_chunk_file(synced: Path) -> None:
+    write(synced, "docs/guide.md", "")
+    git(synced, "add", "docs/guide.md")
+    out = ncx("sync")
+    assert f"removed {GUIDE}" in out.stdout and not (synced / GUIDE).exists()
+    ncx("check")
+    commit_all(synced, "emptied")
+    assert "nothing written" in ncx("sync").stderr
+    env = {"GIT_INDEX_FILE": ".git/index"}
+    write(synced, "docs/guide.md", doc("Back"))
+    git(synced, "add", "docs/guide.md")
+    assert ncx("hook", "sync", env=env, ok=False).returncode == 1  # writes the file again
+    git(synced, "add", ".neocortex")
+    assert ncx("hook", "check", env=env).returncode == 0

@@ -36,6 +36,7 @@ class _Tree:
         self.lock = threading.Lock()  # the SDK runs sync tools in worker threads
         self._searcher: Any = None
         self._model: Any = None
+        self._warming = False  # a background cache build was started
 
     def ready(self) -> None:
         if self.problem is not None:
@@ -48,11 +49,25 @@ class _Tree:
             self._model = load_tree_model(self.root, self.cfg)
         return self._model
 
-    def searcher(self) -> Any:
-        from ncx.query.cache import load_index
-        from ncx.query.search import Searcher
+    def searcher(self, query: str | None = None) -> Any:
+        """The searcher for a call about `query`. In a clone with no search cache yet, a
+        large tree answers from a quick search for that query while the cache is built in
+        the background (as the CLI does), instead of building it inside the first call."""
+        import dataclasses
 
-        if self._searcher is None:
+        from ncx.query.cache import has_cache, load_index
+        from ncx.query.search import Searcher
+        from ncx.query.warm import warm_in_background
+
+        if query is not None and not has_cache(self.root):
+            cfg = dataclasses.replace(self.cfg, quick_cold=True)
+            fresh = Searcher.open(self.root, cfg, query=query)
+            if self._searcher is not None:
+                fresh._model = self._searcher._model  # the model stays loaded
+            self._searcher = fresh
+            if fresh.index.quick and not self._warming:
+                self._warming = warm_in_background(self.root)
+        elif self._searcher is None:
             self._searcher = Searcher.open(self.root, self.cfg)
         else:
             self._searcher.index = load_index(self.root)  # pick up syncs and new memories
@@ -116,7 +131,8 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
-                frame = build_frame(tree.root, tree.cfg, req, searcher=tree.searcher())
+                query = " ".join([task, *(criteria or ())])
+                frame = build_frame(tree.root, tree.cfg, req, searcher=tree.searcher(query))
         except NcxError as exc:
             raise _tool_error(exc, assemble_args) from None
         return str(frame.markdown)
@@ -141,7 +157,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
-                s = tree.searcher()
+                s = tree.searcher(query)
                 hits = s.search(query, k=k, filters=filters)
                 results = [s.hit_json(h) for h in hits]
         except NcxError as exc:

@@ -16,7 +16,8 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli.app import _config, _root, _say, app, command, warm_in_background
+from ncx.cli.app import _config, _root, _say, app, command
+from ncx.query.warm import warm_in_background
 
 DEFAULT_TIMEOUT = 3.0  # seconds; NCX_HOOK_TIMEOUT
 DEFAULT_BUDGET = 2500  # tokens; NCX_HOOK_BUDGET

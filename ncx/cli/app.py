@@ -196,24 +196,6 @@ def _config() -> Config:
     return load_config()
 
 
-def warm_in_background(root: Path | None = None) -> bool:
-    """Start `ncx agent-hook warm` (build the search cache) detached from this process."""
-    import subprocess
-
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "ncx", "agent-hook", "warm"],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # outlives this command; never holds the terminal
-        )
-    except OSError:
-        return False
-    return True
-
-
 def _one_query_config(root: Path) -> tuple[Config, bool]:
     """The config of a command that answers one query, and whether the tree has no cache
     yet: on a large tree that first query is answered quickly (cache.quick_index)."""
@@ -227,6 +209,7 @@ def _one_query_config(root: Path) -> tuple[Config, bool]:
 def _after_one_query(root: Path, cold: bool) -> None:
     """A quick answer leaves the cache unbuilt: build it now, off the user's time."""
     from ncx.query.cache import has_cache
+    from ncx.query.warm import warm_in_background
 
     if cold and not has_cache(root) and warm_in_background(root):
         _say(

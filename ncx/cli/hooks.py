@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli.app import _config, _root, _say, app, command, warm_in_background
+from ncx.cli.app import _config, _root, _say, app, command
+from ncx.query.warm import warm_in_background
 
 hook_app = typer.Typer(
     help="Entry points for pre-commit (see .pre-commit-hooks.yaml): they write derived files "
@@ -88,6 +89,20 @@ def hook_post_merge() -> None:
         # has no cache and gets none built).
         warm_in_background(root)
     raise typer.Exit(code=code)
+
+
+@command("merge-chunks", target=hook_app)
+def hook_merge_chunks(
+    base: Annotated[Path, typer.Argument(help="The common ancestor's version (%O).")],
+    ours: Annotated[Path, typer.Argument(help="This branch's version; the result goes here (%A).")],
+    theirs: Annotated[Path, typer.Argument(help="The other branch's version (%B).")],
+) -> None:
+    """git's merge driver for a doc's chunk file (set up by `ncx init`): the text merge when
+    it is clean, else exit 1 with this branch's version kept, without conflict markers.
+    """
+    from ncx.tree.merge import merge_chunk_file
+
+    raise typer.Exit(code=0 if merge_chunk_file(base, ours, theirs) else 1)
 
 
 @command("migrate", target=hook_app)

@@ -15,8 +15,8 @@ from typing import Any
 
 from ncx.config import Config
 from ncx.errors import NcxError
-from ncx.layout import FORMAT_VERSION, MANIFEST, MEMORIES, NCX_DIR, chunks_dir, memories_dir
-from ncx.manifest import load_manifest
+from ncx.layout import MANIFEST, MEMORIES, NCX_DIR, chunks_dir, memories_dir
+from ncx.manifest import load_manifest, older_format
 from ncx.store import (
     decode_source,
     has_markers,
@@ -48,16 +48,8 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
     problems = _model_problems(cfg, manifest.model)
-    if manifest.format < FORMAT_VERSION:
-        problems.append(
-            Problem(
-                f"{NCX_DIR}/{MANIFEST}",
-                f"is format {manifest.format}; this ncx keeps one chunk file per doc "
-                f"(format {FORMAT_VERSION}): run `ncx sync` once (it moves every doc's "
-                "chunks, re-embedding nothing) and commit .neocortex",
-            )
-        )
-        return problems
+    if (older := older_format(manifest)) is not None:
+        return [*problems, Problem(f"{NCX_DIR}/{MANIFEST}", older)]
     report = sync(root, cfg, dry_run=True)
     stale = sorted({_unit_of(p) for p in report.written + report.removed})
     stale_set = set(stale)
@@ -138,6 +130,13 @@ def _why_stale(root: Path, rel: str) -> str:
             split_chunk_file(data, path=rel)
         except NcxError as exc:
             return f"{exc.message}; {exc.hint or fix}"
+        dim = int(load_manifest(root).model.get("dim", 0))
+        found = [
+            w.replace("; run `ncx sync --reembed`", "")
+            for w in _vector_problems(str(root / rel), dim)
+        ]
+        if found:
+            return "; ".join(found) + f"; {fix}"
         return f"stale: differs from what `ncx sync` would write; {fix}"
     try:
         read_unit(root / rel)

@@ -16,10 +16,12 @@ from ncx.store import write_if_changed
 GITIGNORE = "# derived, rebuilt on demand (ncx)\ncache/\n"
 # Text under .neocortex/ is LF in every checkout (core.autocrlf=true must not make every
 # chunk differ from what sync writes); vectors are binary (no diff, no text merge, no EOL).
-# A chunk .md never gets a text merge either (merge=binary): conflict markers in a derived
-# file would only be committed; git keeps one side and `ncx sync` rewrites it from the doc.
-# Generated chunk files collapse in PR views (linguist); memories stay in full view, for
-# reviewers, and keep text merges, for people resolving them.
+# A doc's chunk file never gets a plain text merge (merge=binary): conflict markers in a
+# derived file would only be committed (`git rebase --continue` runs no hook); git keeps
+# one side and `ncx sync` rewrites it from the doc. `ncx init` also sets up, for its clone,
+# a driver that takes git's text merge when it is clean (ncx.tree.merge). Generated chunk
+# files collapse in PR views (linguist); memories stay in full view, for reviewers, and
+# keep text merges, for people resolving them.
 GITATTRIBUTES_BLOCK = (
     "# >>> ncx >>>\n"
     ".neocortex/** text eol=lf\n"
@@ -84,6 +86,9 @@ def init_tree(
     for keep in (chunks_dir(root) / ".gitkeep", memories_dir(root) / ".gitkeep"):
         if not keep.exists():
             put(keep, b"")
+    from ncx.tree.merge import install_driver
+
+    result.written += install_driver(root)
     return result
 
 

@@ -22,7 +22,6 @@ from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import (
     CHUNKS,
-    FORMAT_VERSION,
     MANIFEST,
     MEMORIES,
     NCX_DIR,
@@ -265,24 +264,15 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
     """Check the index: each in-scope doc's staged chunk file against its staged text, each
     in-scope memory's text against its hash and its .npy. `scope` None: the whole index.
     `tree` (a commit): judge what that commit holds instead of the index."""
-    from ncx.manifest import load_manifest
+    from ncx.manifest import load_manifest, older_format
     from ncx.sources import is_excluded
     from ncx.store import blob_vec
     from ncx.tree.sidecar import sidecar_path
 
     manifest = load_manifest(root) if tree is None else _manifest_at(root, tree)
     verdict = Verdict()
-    if manifest.format < FORMAT_VERSION:
-        verdict.findings.append(
-            Finding(
-                _MANIFEST,
-                f"is format {manifest.format}; this ncx keeps one chunk file per doc "
-                f"(format {FORMAT_VERSION}): run `ncx sync` once (it moves every doc's chunks, "
-                f"re-embedding nothing) and commit .neocortex (`git add -A {NCX_DIR}`)",
-                None,
-                True,
-            )
-        )
+    if (older := older_format(manifest)) is not None:
+        verdict.findings.append(Finding(_MANIFEST, older, None, True))
         return verdict
     if scope is None or scope.everything:
         index = _ls_files(root, None, tree)

@@ -320,7 +320,8 @@ def _sync(
             report.problems.extend(errors)
         sigs[path] = sig
         jobs.append((path, data, meta, files_of[path]))
-    chunked = _chunk_docs(root, jobs, manifest.chunk, reembed, progress)
+    dim = int(manifest.model.get("dim", 0))
+    chunked = _chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress)
     planned: list[tuple[str, _Compared]] = []
     for (path, _data, _meta, rel_file), compared in zip(jobs, chunked, strict=True):
         if isinstance(compared, NcxError):
@@ -380,7 +381,10 @@ def _sync(
             at += 1
         blocks = [fresh[i] if b is None else b for i, b in enumerate(compared.blocks or [])]
         try:
-            out.write(str(root / rel_file), chunk_file_bytes(blocks))
+            if blocks:
+                out.write(str(root / rel_file), chunk_file_bytes(blocks))
+            else:  # a doc with no chunk any more (emptied): no chunk file
+                out.remove_file(str(root / rel_file))
         except OSError as exc:  # one doc the disk refuses does not stop the others
             report.problems.append(_os_problem(root, rel_file, exc))
     _write_pending(out, pending, vectors[at:])
@@ -457,35 +461,74 @@ def _chunk_docs(
         if progress and i and i % 200 == 0:
             progress(f"chunked {i}/{len(jobs)} docs")
 
-    step = functools.partial(_chunk_doc, settings, str(root) + os.sep, force)
+    step = functools.partial(_chunk_doc, settings, str(root) + os.sep, force)  # (chunker, dim)
     return ordered_map(step, jobs, at_least=_PARALLEL_DOCS, each=each)
 
 
 def _chunk_doc(
-    settings: Any, top: str, force: bool, job: tuple[str, bytes, Any, str]
+    settings: tuple[Any, int], top: str, force: bool, job: tuple[str, bytes, Any, str]
 ) -> _Compared | NcxError | OSError:
     path, data, meta, rel_file = job
+    chunker, dim = settings
     try:
-        blocks = chunk_blocks(load_doc(path, data, meta), settings)
+        blocks = chunk_blocks(load_doc(path, data, meta), chunker)
     except NcxError as exc:
         return exc
+    path = top + rel_file if os.sep == "/" else os.path.join(top, rel_file)
     try:
-        old = _read(top + rel_file if os.sep == "/" else os.path.join(top, rel_file))
+        old = _read(path)
     except OSError as exc:  # a chunk file that is a folder, ...
         return exc
-    return _compare(old, blocks, force)
+    return _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force))
 
 
-def _compare(old: bytes | None, blocks: list[ChunkBlock], force: bool) -> _Compared:
-    """Which blocks keep the vector the file on disk has for their text, which need one."""
-    have: dict[bytes, bytes] = {}  # text hash -> base64 vector, from the file on disk
+def _usable(b64: bytes, dim: int) -> bool:
+    import numpy as np
+
+    from ncx.store import decode_vec
+
+    vec = decode_vec(b64, dim)
+    return vec is not None and bool(np.isfinite(vec).all())
+
+
+def _format_1_vectors(folder: str, blocks: list[ChunkBlock], force: bool) -> dict[bytes, bytes]:
+    """{text hash: base64 vector} from the older format's `<folder>/<chunk>.md` + `.npy`
+    pairs of this doc, so that moving a tree to one chunk file per doc embeds nothing."""
+    if force or not os.path.isdir(folder):
+        return {}
+    import base64
+    import io
+
+    import numpy as np
+
+    out: dict[bytes, bytes] = {}
+    for b in blocks:
+        md = _read(os.path.join(folder, b.name + ".md"))
+        npy = _read(os.path.join(folder, b.name + ".npy"))
+        if md is None or npy is None or hash_of(md) != b.hash:
+            continue
+        try:
+            vec = np.load(io.BytesIO(npy), allow_pickle=False)
+        except (OSError, ValueError, EOFError):
+            continue  # a damaged vector: embedded again
+        if vec.ndim == 1 and vec.dtype.kind == "f" and np.isfinite(vec).all():
+            out[b.hash.encode()] = base64.b64encode(vec.astype("<f2").tobytes())
+    return out
+
+
+def _compare(
+    old: bytes | None, blocks: list[ChunkBlock], force: bool, dim: int, have: dict[bytes, bytes]
+) -> _Compared:
+    """Which blocks keep the vector the file on disk (or `have`: text hash -> base64
+    vector) has for their text, which need one."""
     if old is not None and not force and not has_markers(old):
         # A file with conflict markers gets fresh vectors: which side's is right is not
         # worth guessing. A damaged file or one of the older format gives none.
         with contextlib.suppress(NcxError):
             for block in split_chunk_file(old, path=""):
                 digest, vec = hash_of(block), inline_vec(block)
-                if digest is not None and vec is not None:
+                # A vector of the wrong size, or with NaN/inf, is embedded again.
+                if digest is not None and vec is not None and _usable(vec, dim):
                     have[digest.encode()] = vec
     out: list[bytes | None] = []
     missing: list[tuple[int, str]] = []
@@ -498,8 +541,10 @@ def _compare(old: bytes | None, blocks: list[ChunkBlock], force: bool) -> _Compa
             bare[i] = b.data
         else:
             out.append(with_inline_vec(b.data, "f16:" + vec.decode()))
-    if not missing and old is not None and lf(old) == chunk_file_bytes([b for b in out if b]):
-        return _Compared(len(blocks), None, [], {})
+    if not missing:
+        full = [b for b in out if b is not None]  # all of them: none is missing
+        if old is None if not full else old is not None and lf(old) == chunk_file_bytes(full):
+            return _Compared(len(blocks), None, [], {})  # right as it is (no chunk: no file)
     return _Compared(len(blocks), out, missing, bare)
 
 
