@@ -108,9 +108,9 @@ def _vector_problems(path: str, dim: int) -> list[str]:
         b64 = inline_vec(block)
         vec = None if b64 is None else decode_vec(b64, dim)
         if vec is None:
-            out.append(f"chunk {i + 1} has no vector of {dim} values; run `ncx sync --reembed`")
+            out.append(f"chunk {i + 1} has no vector of {dim} values; run `ncx sync`")
         elif not np.isfinite(vec).all():
-            out.append(f"chunk {i + 1} holds NaN or infinite values; run `ncx sync --reembed`")
+            out.append(f"chunk {i + 1} holds NaN or infinite values; run `ncx sync`")
     return out
 
 
@@ -131,10 +131,7 @@ def _why_stale(root: Path, rel: str) -> str:
         except NcxError as exc:
             return f"{exc.message}; {exc.hint or fix}"
         dim = int(load_manifest(root).model.get("dim", 0))
-        found = [
-            w.replace("; run `ncx sync --reembed`", "")
-            for w in _vector_problems(str(root / rel), dim)
-        ]
+        found = [w.replace("; run `ncx sync`", "") for w in _vector_problems(str(root / rel), dim)]
         if found:
             return "; ".join(found) + f"; {fix}"
         return f"stale: differs from what `ncx sync` would write; {fix}"
