@@ -336,10 +336,16 @@ def _sync(
         if compared.blocks is not None:
             planned.append((rel_file, compared))
 
+    live_files = {files_of[p] for p in sources}
     _remove_orphans(
         out,
-        {files_of[p] for p in sources},
-        {f for p, f in chunk_file_paths([*sources, *gone_scope]).items() if p in gone_scope}
+        live_files,
+        # A removed doc's file, unless a live doc owns that very path (a case twin).
+        {
+            f
+            for p, f in chunk_file_paths([*sources, *gone_scope]).items()
+            if p in gone_scope and f not in live_files
+        }
         if paths
         else None,
         sources,
