@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 LEX_POOL = 300  # chunks considered for page aggregation (2k when more are asked for)
 HEADING_POOL = 100  # best fused candidates checked for a heading match
-PROXIMITY_POOL = 20  # best fused candidates whose text is read for the query's word pairs
+PROXIMITY_POOL = 10  # best fused candidates whose text is read for the query's word pairs
 TERMS_MEMO_MAX = 20_000  # units whose terms a long-lived process keeps (~1 KB each)
 BODIES_MEMO_MAX = 256  # recent units' text (a query's candidates, then its results)
 DENSE_POOL = 100  # best cosine matches considered, and the min-max window for the cosine
