@@ -2,6 +2,8 @@
 
 BM25F is the backbone; the static-embedding cosine is fused by weighted score fusion
 (normalised scores, small dense weight: equal-weight rank fusion hurt, docs/decisions.md §8).
+The best candidates get bonuses for a heading that matches the query and for the query's
+word pairs standing side by side in their text (§18).
 Documents are ranked by their best chunk plus a share of their second best, then each
 contributes its best chunks (docs/decisions.md §7). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
@@ -288,8 +290,9 @@ def _proximity(index: Index, ids: NDArray[np.int64], q_terms: list[str]) -> NDAr
     return out
 
 
-def _contains(lx: Any, col: int, ids: NDArray[np.int64]) -> NDArray[np.bool_]:
-    """Which of the units hold the term of column col (its postings are sorted by unit)."""
+def _contains(lx: Any, col: int, ids: NDArray[Any]) -> NDArray[np.bool_]:
+    """Which of the units hold the term of column col (its postings are sorted by unit:
+    the index is built in (term, unit) order)."""
     import numpy as np
 
     seg = lx.indices[int(lx.indptr[col]) : int(lx.indptr[col + 1])]
@@ -330,10 +333,7 @@ def _coverage(index: Index, q_terms: list[str], units: list[int]) -> list[float]
             continue
         w = float(lx.idf[col])
         total += w
-        a, b = int(lx.indptr[col]), int(lx.indptr[col + 1])
-        seg = lx.indices[a:b]  # sorted: the index is built in (term, unit) order
-        pos = np.minimum(np.searchsorted(seg, us), len(seg) - 1)
-        got += w * (seg[pos] == us)
+        got += w * _contains(lx, col, us)
     return (got / total).tolist() if total > 0 else [0.0] * len(units)
 
 
