@@ -68,6 +68,11 @@ def load_manifest(root: Path) -> Manifest:
             path=root,
             hint="run `ncx init` in the repository first",
         ) from None
+    return parse_manifest(raw, path)
+
+
+def parse_manifest(raw: str, path: Path) -> Manifest:
+    """The manifest in `raw` (the text of `path`, on disk or in a commit); NcxError if damaged."""
     try:
         data = json.loads(raw)
         if not isinstance(data, dict):

@@ -322,3 +322,20 @@ def test_a_manifest_edit_that_breaks_the_model_fails_the_commit(tree: Path) -> N
     out = commit(tree)
     assert out.returncode != 0
     assert ".neocortex/manifest.json" in out.stdout and "ncx model use" in out.stdout
+
+
+def test_ci_range_check_judges_only_what_the_branch_changed(tree: Path) -> None:
+    """`pre-commit run ncx-check --from-ref BASE --to-ref HEAD` (CI on a pull request): the
+    branch's docs and chunks, judged in its commit; not the whole tree."""
+    git(tree, "checkout", "-q", "-b", "feature")
+    edit(tree, f"{SEC} Deploy.", f"{SEC} Deploy fast.")
+    commit_all(tree, "doc edit, hooks skipped")  # --no-verify: its chunks are stale
+    args = ["run", "ncx-check", "--from-ref", "main", "--to-ref", "HEAD"]
+    bad = subprocess.run([PRE_COMMIT, *args], cwd=tree, capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "ops--deploy.md: does not match the staged docs/ops.md" in bad.stdout
+    assert "problem(s) in what" in bad.stdout
+    ncx("sync")
+    commit_all(tree, "ncx sync")
+    good = subprocess.run([PRE_COMMIT, *args], cwd=tree, capture_output=True, text=True)
+    assert good.returncode == 0, good.stdout

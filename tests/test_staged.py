@@ -133,3 +133,65 @@ def test_the_staged_judge_knows_the_sidecar_suffix() -> None:
     from ncx.tree import sidecar, staged
 
     assert staged.SIDECAR_SUFFIX == sidecar.SUFFIX
+
+
+def test_check_since_judges_only_the_branch_in_its_commits(synced: Path) -> None:
+    """`ncx check --since BASE`: what HEAD changed since its merge base, judged in HEAD."""
+    git(synced, "checkout", "-q", "-b", "feature")
+    # A broken chunk of a doc the branch does not touch, committed on main before the branch
+    # point, is trusted (main's own check saw it); the branch's unsynced doc edit is not.
+    write(synced, "docs/ops.md", doc("Deploy", "Monitor", "Scale"))
+    commit_all(synced, "doc edited, chunks not synced (no hook)")
+    out = ncx("check", "--since", "main", ok=False)
+    assert out.returncode == 1
+    assert ".neocortex/chunks/docs/ops/ops--scale.md: is missing from the commit" in out.stdout
+    assert "guide" not in out.stdout
+    ncx("sync")
+    commit_all(synced, "synced")
+    ok = ncx("check", "--since", "main")
+    assert "OK: what HEAD changed since main (1 doc(s)" in ok.stderr
+
+
+def test_check_since_reads_the_commit_not_the_working_tree(synced: Path) -> None:
+    git(synced, "checkout", "-q", "-b", "feature")
+    write(synced, "docs/ops.md", doc("Deploy", "Monitor", "Scale"))
+    ncx("sync")
+    commit_all(synced, "synced edit")
+    # A later unsynced edit in the working tree, and an edit staged but not committed,
+    # change nothing: the branch's commits are what is judged.
+    write(synced, "docs/ops.md", doc("Deploy"))
+    write(synced, "docs/guide.md", doc("Install"))
+    git(synced, "add", "docs/guide.md")
+    ncx("check", "--since", "main")
+    assert ncx("check", ok=False).returncode == 1  # the working tree's check sees them
+
+
+def test_check_since_a_branch_that_dropped_a_doc_but_kept_its_chunks(synced: Path) -> None:
+    git(synced, "checkout", "-q", "-b", "feature")
+    git(synced, "rm", "-q", "docs/guide.md")
+    git(synced, "commit", "-q", "--no-verify", "-m", "drop guide, keep its chunks")
+    out = ncx("check", "--since", "main", ok=False)
+    assert "is a chunk of docs/guide.md, which the commit does not hold" in out.stdout
+
+
+def test_check_since_names_a_bad_revision_and_the_fix(synced: Path) -> None:
+    out = ncx("check", "--since", "origin/main", ok=False)
+    assert out.returncode != 0
+    assert "'origin/main' is not a commit here" in out.stderr
+    assert "git fetch origin main" in out.stderr
+    git(synced, "checkout", "-q", "--orphan", "island")
+    commit_all(synced, "unrelated history")
+    far = ncx("check", "--since", "main", ok=False)
+    assert "no common commit" in far.stderr and "fetch-depth: 0" in far.stderr
+
+
+def test_check_since_a_manifest_change_judges_every_doc(synced: Path) -> None:
+    git(synced, "checkout", "-q", "-b", "feature")
+    manifest = synced / ".neocortex/manifest.json"
+    data = json.loads(manifest.read_text())
+    data["chunker"]["max_tokens"] = 60
+    manifest.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    commit_all(synced, "smaller chunks, not re-synced")
+    out = ncx("check", "--since", "main", ok=False)
+    # Both docs' chunks are judged against the committed manifest's settings.
+    assert "docs/ops" in out.stdout and "docs/guide" in out.stdout

@@ -40,10 +40,8 @@ def _hook(name: str) -> int:
         root, cfg = find_root(Path.cwd()), load_config()
         if name == "sync":
             return precommit.hook_sync(root, cfg, say, print)
-        # git sets GIT_INDEX_FILE for the hooks `git commit` runs (pre-commit passes it on);
-        # pre-commit gives a hook no other sign of its stage (see ncx.cli.hooks).
-        staged = bool(os.environ.get("GIT_INDEX_FILE"))
-        return precommit.hook_check(root, cfg, say, print, staged=staged)
+        staged, span = precommit.check_stage(os.environ)
+        return precommit.hook_check(root, cfg, say, print, staged=staged, span=span)
     except NcxError as exc:
         say(exc.report())
         return exc.exit_code

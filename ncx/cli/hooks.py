@@ -38,18 +38,22 @@ def hook_sync() -> None:
 @command("check", target=hook_app)
 def hook_check(
     full: Annotated[
-        bool, typer.Option("--all", help="Check the whole tree, even inside `git commit`.")
+        bool,
+        typer.Option(
+            "--all", help="Check the whole tree, even inside `git commit` or for a ref range."
+        ),
     ] = False,
 ) -> None:
     """Validate .neocortex/; never writes. Inside `git commit`: only what the commit touches,
-    judged in the index. Elsewhere (CI: pre-commit run --all-files, pre-push): like `ncx check`.
+    judged in the index. With a ref range (pre-push; CI: `pre-commit run --from-ref BASE
+    --to-ref HEAD`): what the range changed, judged in its last commit, like
+    `ncx check --since BASE`. Otherwise (`pre-commit run --all-files`): like `ncx check`.
     """
+    from ncx.tree.precommit import check_stage
     from ncx.tree.precommit import hook_check as run
 
-    # git sets GIT_INDEX_FILE for the hooks `git commit` runs (pre-commit passes it on);
-    # pre-commit gives a hook no other sign of its stage.
-    staged = bool(os.environ.get("GIT_INDEX_FILE")) and not full
-    raise typer.Exit(code=run(_root(), _config(), _say, _out, staged=staged))
+    staged, span = check_stage(os.environ, full=full)
+    raise typer.Exit(code=run(_root(), _config(), _say, _out, staged=staged, span=span))
 
 
 @command("post-merge", target=hook_app)

@@ -263,20 +263,46 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
 
 @command()
-def check() -> None:
+def check(
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            metavar="REV",
+            help="Judge only what HEAD changed since its merge base with REV (docs, sidecars, "
+            "chunk files, memories), in the commit itself, as the commit hook does: for CI on "
+            "a branch or pull request, where REV was checked when it landed. Cost grows with "
+            "the change, not the tree.",
+        ),
+    ] = None,
+) -> None:
     """Verify .neocortex/ (frontmatter, .md/.npy pairs, model, stale chunks); never writes.
 
-    Exit 1 with one line per problem. Example: ncx check
+    Exit 1 with one line per problem. Examples: ncx check (the whole working tree);
+    ncx check --since origin/main (what the branch changed, judged in HEAD)
     """
-    from ncx.tree.check import check_tree
+    root = _root()
+    problems: list[object]
+    if since is not None:
+        from ncx.tree.staged import verify_range
 
-    problems = check_tree(_root(), _config())
+        verdict = verify_range(root, _config(), since)
+        problems = list(verdict.findings)
+        ok = (
+            f"ncx: OK: what HEAD changed since {since} ({len(verdict.docs)} doc(s), "
+            f"{verdict.units} unit(s))"
+        )
+    else:
+        from ncx.tree.check import check_tree
+
+        problems = list(check_tree(root, _config()))
+        ok = "ncx: tree OK"
     for p in problems:
         print(p)
     if problems:
         _say(f"ncx: {len(problems)} problem(s)")
         raise typer.Exit(code=1)
-    _say("ncx: tree OK")
+    _say(ok)
 
 
 def _filters(

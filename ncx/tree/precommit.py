@@ -10,7 +10,7 @@ or a cache, and only the units the commit touches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ncx import repo
@@ -107,9 +107,53 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     return 1
 
 
-def hook_check(root: Path, cfg: Config, say: Say, out: Say, *, staged: bool) -> int:
+def check_stage(
+    env: Mapping[str, str], *, full: bool = False
+) -> tuple[bool, tuple[str, str] | None]:
+    """(staged, span) for `ncx hook check`, from what git and pre-commit put in the
+    environment. git sets GIT_INDEX_FILE for the hooks `git commit` runs (pre-commit passes
+    it on); pre-commit gives a hook no other sign of its stage. A ref range is what pre-push
+    and `pre-commit run --from-ref A --to-ref B` (CI on a branch) pass on; a pre-push of a
+    new branch has no remote side (all zeros) and gets the full check."""
+    if full:
+        return False, None
+    if env.get("GIT_INDEX_FILE"):
+        return True, None
+    refs = (env.get("PRE_COMMIT_FROM_REF", ""), env.get("PRE_COMMIT_TO_REF", ""))
+    if all(refs) and set(refs[0]) != {"0"}:
+        return False, refs
+    return False, None
+
+
+def hook_check(
+    root: Path,
+    cfg: Config,
+    say: Say,
+    out: Say,
+    *,
+    staged: bool,
+    span: tuple[str, str] | None = None,
+) -> int:
     """Never writes. `staged` (inside `git commit`): the units this commit touches, judged in
-    the index. Otherwise (CI: `pre-commit run --all-files`, pre-push): the whole tree."""
+    the index. `span` (FROM, TO) (pre-push, `pre-commit run --from-ref --to-ref`): what TO
+    changed since its merge base with FROM, judged in TO. Otherwise (CI: `pre-commit run
+    --all-files`): the whole tree."""
+    if span is not None:
+        if (
+            stop := _tree_gate(root, say, "ncx: no .neocortex/ here; nothing to check")
+        ) is not None:
+            return stop
+        from ncx.tree.staged import verify_range
+
+        try:
+            found = verify_range(root, cfg, *span).findings
+        except NcxError as exc:
+            say(exc.report())
+            return 1
+        summarise([str(f) for f in found], out)
+        if found:
+            say(f"ncx: {len(found)} problem(s) in what {span[1][:12]} changed since {span[0][:12]}")
+        return 1 if found else 0
     if staged:
         scope = scope_of(staged_changes(root))
         if scope.empty:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ncx import repo
 from ncx.config import Config
+from ncx.errors import NcxError
 from ncx.layout import (
     CHUNKS,
     MANIFEST,
@@ -111,6 +112,31 @@ def changes(root: Path, *revs: str) -> list[Change]:
     return found
 
 
+def verify_range(root: Path, cfg: Config, base: str, head: str = "HEAD") -> Verdict:
+    """Judge what commit `head` holds for everything it changed since its merge base with
+    `base`: the pre-commit judgement over a branch, for CI and pre-push. Cost grows with the
+    branch's change, not the tree (design.md invariant 8); a base that was itself checked
+    when it landed is trusted, the way each commit's hook trusted its parent."""
+    for rev in (base, head):
+        if not repo.git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False):
+            raise NcxError(
+                f"{rev!r} is not a commit here",
+                path=root,
+                hint="name a branch, tag or commit (in CI, fetch it: `git fetch origin main`)",
+            )
+    if not repo.git(root, "merge-base", base, head, check=False).strip():
+        raise NcxError(
+            f"{base} and {head} have no common commit here (a shallow clone?)",
+            path=root,
+            hint="fetch more history (`git fetch --unshallow`, or actions/checkout with "
+            "fetch-depth: 0), or check the whole tree with `ncx check`",
+        )
+    scope = scope_of(changes(root, f"{base}...{head}"))
+    if scope.empty:
+        return Verdict()
+    return verify(root, cfg, None if scope.everything else scope, tree=head)
+
+
 def scope_of(changes: Iterable[Change]) -> Scope:
     """The docs and memories whose files must agree after these changes. Pure."""
     docs: set[str] = set()
@@ -161,23 +187,31 @@ class _Entry:
     stage: int
 
 
-def _ls_files(root: Path, pathspecs: Sequence[str] | None) -> dict[str, _Entry]:
-    """{path: entry} of the index, limited to `pathspecs` (literal) unless None."""
-    args = ["ls-files", "-s", "-z"]
-    if pathspecs is not None:
-        if not pathspecs:
-            return {}
-        args += ["--", *pathspecs]
-    out = (
-        repo.git(root, "--literal-pathspecs", *args)
-        if pathspecs is not None
-        else repo.git(root, *args)
-    )
+def _ls_files(
+    root: Path, pathspecs: Sequence[str] | None, tree: str | None = None
+) -> dict[str, _Entry]:
+    """{path: entry} of the index, or of commit `tree` when given, limited to `pathspecs`
+    (literal) unless None."""
+    if pathspecs is not None and not pathspecs:
+        return {}
+    specs = [] if pathspecs is None else ["--", *pathspecs]
+    if tree is not None:
+        # ls-tree matches its paths literally, by whole components (`d/auth` is not `d/auth.md`).
+        out = repo.git(root, "ls-tree", "-r", "-z", "--full-tree", tree, *specs)
+    elif pathspecs is not None:
+        out = repo.git(root, "--literal-pathspecs", "ls-files", "-s", "-z", *specs)
+    else:
+        out = repo.git(root, "ls-files", "-s", "-z")
     entries: dict[str, _Entry] = {}
     for rec in out.decode("utf-8", "surrogateescape").split("\0"):
         if not rec:
             continue
         head, _, path = rec.partition("\t")
+        if tree is not None:
+            _mode, kind, oid = head.split(" ")
+            if kind == "blob":  # not a submodule's commit
+                entries[path] = _Entry(oid, 0)
+            continue
         _mode, oid, stage = head.split(" ")
         prev = entries.get(path)
         if prev is None or int(stage) > prev.stage:
@@ -210,7 +244,6 @@ _MANIFEST = f"{NCX_DIR}/{MANIFEST}"
 def _model_problem(cfg: Config, model: dict[str, Any]) -> str | None:
     """Why the manifest's model block does not describe a model that loads as recorded."""
     from ncx.embedder import load_embedder, model_mismatch
-    from ncx.errors import NcxError
 
     try:
         info = load_embedder(str(model.get("id", "")), cache_root=cfg.model_cache).info
@@ -222,18 +255,19 @@ def _model_problem(cfg: Config, model: dict[str, Any]) -> str | None:
     return why + "; undo the edit, or switch models with `ncx model use MODEL` (re-embeds all)"
 
 
-def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
+def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = None) -> Verdict:
     """Check the index: each in-scope doc's staged chunk files against its staged text, each
-    in-scope memory's text against its hash and its .npy. `scope` None: the whole index."""
+    in-scope memory's text against its hash and its .npy. `scope` None: the whole index.
+    `tree` (a commit): judge what that commit holds instead of the index."""
     from ncx.manifest import load_manifest
     from ncx.sources import is_excluded
     from ncx.store import blob_vec, has_markers, vec_of, with_vec
     from ncx.tree.sidecar import sidecar_path
 
-    manifest = load_manifest(root)
+    manifest = load_manifest(root) if tree is None else _manifest_at(root, tree)
     verdict = Verdict()
     if scope is None or scope.everything:
-        index = _ls_files(root, None)
+        index = _ls_files(root, None, tree)
         docs = {p for p in index if p.lower().endswith(SOURCES) and not is_inside_ncx(p)}
         folders = {
             PurePosixPath(p[len(_CHUNKS) :]).parent.as_posix()
@@ -257,7 +291,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
         specs = set(docs) | {doc_chunk_dir(d) for d in docs}
         specs |= {sc for d in docs if (sc := sidecar_path(d)) is not None}
         specs |= {f"{_MEMORIES}{m}{ext}" for m in memories for ext in (".md", ".npy")}
-        index = _ls_files(root, sorted(specs))
+        index = _ls_files(root, sorted(specs), tree)
 
     def npy_vec(oid: str, blobs: dict[str, bytes]) -> str:
         return oid[:16] if len(oid) == 40 else blob_vec(blobs.get(oid, b""))
@@ -379,6 +413,14 @@ def verify(root: Path, cfg: Config, scope: Scope | None) -> Verdict:
     return verdict
 
 
+def _manifest_at(root: Path, tree: str) -> Manifest:
+    """The manifest commit `tree` holds (its chunker settings and model decide its chunks)."""
+    from ncx.manifest import parse_manifest
+
+    raw = repo.git(root, "cat-file", "blob", f"{tree}:{_MANIFEST}")
+    return parse_manifest(raw.decode("utf-8", "replace"), root / _MANIFEST)
+
+
 def _how(doc: str, changed: bool) -> str:
     if changed:
         return f"run `ncx sync {doc}`, then stage the doc and .neocortex: `git add {doc} {NCX_DIR}`"
@@ -403,7 +445,6 @@ def _expected(
     manifest: Manifest,
     verdict: Verdict,
 ) -> dict[str, ChunkFile] | None:
-    from ncx.errors import NcxError
     from ncx.tree.chunkfile import chunk_files, load_doc
     from ncx.tree.sidecar import read_doc_meta
 
@@ -423,7 +464,6 @@ def _expected(
 def _check_memory(
     m: str, index: dict[str, _Entry], blobs: dict[str, bytes], npy_vec: _NpyVec, verdict: Verdict
 ) -> None:
-    from ncx.errors import NcxError
     from ncx.memory.file import memory_hash, memory_problems
     from ncx.secrets import find_secrets
     from ncx.store import decode_source, has_markers, parse_frontmatter
