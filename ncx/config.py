@@ -30,7 +30,9 @@ class RankWeights:
     # (rank within the document: 1, 2, ...); 0 returns one chunk per document.
     doc_decay: float = 0.95
     # Weight of the match between the query and a chunk's own heading (rank._heading_cover).
-    heading: float = 0.35
+    heading: float = 0.45
+    # Weight of the query's word pairs found side by side in a unit (rank._proximity).
+    proximity: float = 0.2
     # BM25 saturation for long queries and for short ones (<= 3 terms), linear in between.
     # Picked on the whole dev suite (benchmarks/suite.py), not on one set.
     k1: float = 2.5
@@ -111,6 +113,7 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
             second_short=_float(env, "NCX_W_SECOND_SHORT", w.second_short),
             doc_decay=_float(env, "NCX_W_DOC_DECAY", w.doc_decay),
             heading=_float(env, "NCX_W_HEADING", w.heading),
+            proximity=_float(env, "NCX_W_PROXIMITY", w.proximity),
             k1=_float(env, "NCX_K1", w.k1),
             k1_short=_float(env, "NCX_K1_SHORT", w.k1_short),
         ),

@@ -1,16 +1,20 @@
 """Ranking behaviour that the suite measures: several chunks per document, the section
-named by a heading, weak evidence, and frames that quote chunks without their markup."""
+named by a heading, the query's words side by side, weak evidence, and frames that quote
+chunks without their markup."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import commit_all, ncx, write
 
 from ncx.query.assembler import FrameInput, Item, assemble, is_link_list, lead, tidy
-from ncx.query.rank import _overlaps
+from ncx.query.cache import Index, Unit
+from ncx.query.lexical import build_index, terms
+from ncx.query.rank import _overlaps, _proximity
 from ncx.tokens import count_tokens
 
 SECTIONS = {
@@ -145,3 +149,74 @@ def test_lead_is_the_opening_within_the_cap() -> None:
     cut = lead(long_first, 20)
     assert cut.endswith("[…]") and count_tokens(cut) <= 20
     assert lead("```\n" + "code = 1\n" * 50 + "```", 10) == ""  # code is never cut
+
+
+def _index(texts: list[str]) -> Index:
+    """An in-memory index over one-unit documents; the bodies are the texts themselves."""
+    units = [Unit(id=f"d{i}", kind="chunk", file=f"d{i}.md") for i in range(len(texts))]
+    lex = build_index([{"prose": t} for t in texts])
+    index = Index(
+        units=units,
+        vectors=np.zeros((len(texts), 4), dtype=np.float32),
+        lex=lex,
+        group=np.arange(len(texts), dtype=np.int32),
+        root=Path("/nonexistent"),
+    )
+    index.memo["bodies"] = dict(enumerate(texts))
+    return index
+
+
+def test_proximity_counts_query_pairs_side_by_side_in_either_order() -> None:
+    index = _index(
+        [
+            "a placement group reserves resources",  # neighbours, as in the query
+            "group placement, the other way round",  # neighbours, reversed
+            "placement of tables; the group met later on in the evening",  # apart
+            "resources reserved by a placement group",  # pair one apart in the query
+            "nothing big here",
+        ]
+    )
+    ids = np.arange(5, dtype=np.int64)
+    got = _proximity(index, ids, terms("placement group"))
+    assert got.tolist() == [1.0, 1.0, 0.0, 1.0, 0.0]
+    # words one apart in the query are a pair too: "placement ... group" is found
+    # though neither "placement big" nor "big group" is
+    apart = _proximity(index, ids, terms("placement of the big group"))
+    assert 0 < apart[0] < 1 and apart[0] == apart[3]
+    assert apart[2] == 0.0
+
+
+def test_proximity_does_not_read_units_without_both_words() -> None:
+    index = _index(["placement group", "only the word placement", "only group"])
+    del index.memo["bodies"][1], index.memo["bodies"][2]  # reading them would fail
+    index.memo["bodies"] = _NoRead(index.memo["bodies"])
+    got = _proximity(index, np.arange(3, dtype=np.int64), terms("placement group"))
+    assert got.tolist() == [1.0, 0.0, 0.0]
+
+
+class _NoRead(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: object) -> str:
+        raise AssertionError(f"unit {key} was read")
+
+
+def test_words_side_by_side_beat_the_same_words_apart(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    filler = "Nothing else of note was said that day by anyone at all. " * 3
+    # apart: the shorter text, so BM25F alone puts it first
+    write(
+        repo, "docs/apart.md", f"# Notes\n\nThe group met at noon. {filler}Placement of chairs.\n"
+    )
+    write(
+        repo,
+        "docs/phrase.md",
+        f"# Notes\n\nA placement group keeps its bundles together on one node. {filler}\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    monkeypatch.setenv("NCX_W_DENSE", "0")  # the lexical ranking alone
+    monkeypatch.setenv("NCX_W_PROXIMITY", "0")
+    assert results("placement group", "--k", "2")[0]["source_path"] == "docs/apart.md"
+    monkeypatch.delenv("NCX_W_PROXIMITY")
+    assert results("placement group", "--k", "2")[0]["source_path"] == "docs/phrase.md"

@@ -2,6 +2,8 @@
 
 BM25F is the backbone; the static-embedding cosine is fused by weighted score fusion
 (normalised scores, small dense weight: equal-weight rank fusion hurt, docs/decisions.md §8).
+The best candidates get bonuses for a heading that matches the query and for the query's
+word pairs standing side by side in their text (§18).
 Documents are ranked by their best chunk plus a share of their second best, then each
 contributes its best chunks (docs/decisions.md §7). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 
 LEX_POOL = 300  # chunks considered for page aggregation (2k when more are asked for)
 HEADING_POOL = 100  # best fused candidates checked for a heading match
+PROXIMITY_POOL = 10  # best fused candidates whose text is read for the query's word pairs
+TERMS_MEMO_MAX = 20_000  # units whose terms a long-lived process keeps (~1 KB each)
+BODIES_MEMO_MAX = 256  # recent units' text (a query's candidates, then its results)
 DENSE_POOL = 100  # best cosine matches considered, and the min-max window for the cosine
 DUPLICATE_COS = 0.98
 HIDDEN_STATUSES = frozenset({"superseded", "deprecated", "proposed"})
@@ -136,6 +141,10 @@ def retrieve(
         # Only the strongest candidates can use the boost; it costs a term set per unit.
         top = np.argsort(-fused, kind="stable")[:HEADING_POOL]
         fused[top] += heading * _heading_cover(index, ids[top], q_terms)
+    if weights.proximity > 0:
+        # Reads the candidates' text: only the few that can still reach the top.
+        top = np.argsort(-fused, kind="stable")[:PROXIMITY_POOL]
+        fused[top] += weights.proximity * _proximity(index, ids[top], q_terms)
     prior = _priors(index, ids, weights)
     fused = fused + prior
 
@@ -232,6 +241,78 @@ def _heading_cover(index: Index, ids: NDArray[np.int64], q_terms: list[str]) -> 
     return out
 
 
+def _proximity(index: Index, ids: NDArray[np.int64], q_terms: list[str]) -> NDArray[np.float32]:
+    """For each candidate, the idf-weighted share of the query's word pairs (neighbours in
+    the query, or one word apart) that stand side by side, in either order, in its text.
+
+    BM25F scores each word on its own: "placement group" and a text that has "group" in
+    one paragraph and "placement" in another score alike. A pair found together is the
+    phrase, or close to it (docs/decisions.md §18).
+    """
+    import numpy as np
+
+    out = np.zeros(len(ids), dtype=np.float32)
+    lx = index.lex
+    q = [t for t in q_terms if t in lx.vocab]  # query order, repeats kept
+    weight: dict[tuple[str, str], float] = {}
+    for gap in (1, 2):
+        for a, b in zip(q, q[gap:], strict=False):
+            if a != b:
+                weight[(a, b) if a < b else (b, a)] = float(
+                    lx.idf[lx.vocab[a]] + lx.idf[lx.vocab[b]]
+                )
+    if not weight:
+        return out
+    total = sum(weight.values())
+    # Only a unit holding both words of some pair can score: the others are not read.
+    has = {t: _contains(lx, lx.vocab[t], ids) for t in set(q)}
+    maybe = np.zeros(len(ids), dtype=bool)
+    for a, b in weight:
+        maybe |= has[a] & has[b]
+    memo: dict[int, tuple[str, ...]] = index.memo.setdefault("unit_terms", {})
+    for j in np.flatnonzero(maybe).tolist():
+        u = int(ids[j])
+        seq = memo.get(u)
+        if seq is None:
+            if len(memo) >= TERMS_MEMO_MAX:
+                memo.clear()
+            seq = memo[u] = tuple(terms(unit_body(index, u)))
+        found: set[tuple[str, str]] = set()
+        prev = None  # the previous term, while it is one of the query's
+        for t in seq:
+            if t in has:
+                if prev is not None and prev != t:
+                    found.add((prev, t) if prev < t else (t, prev))
+                prev = t
+            else:
+                prev = None
+        out[j] = sum(weight.get(p, 0.0) for p in found) / total
+    return out
+
+
+def _contains(lx: Any, col: int, ids: NDArray[Any]) -> NDArray[np.bool_]:
+    """Which of the units hold the term of column col (its postings are sorted by unit:
+    the index is built in (term, unit) order)."""
+    import numpy as np
+
+    seg = lx.indices[int(lx.indptr[col]) : int(lx.indptr[col + 1])]
+    pos = np.minimum(np.searchsorted(seg, ids), len(seg) - 1)
+    found: NDArray[np.bool_] = seg[pos] == ids
+    return found
+
+
+def unit_body(index: Index, u: int) -> str:
+    """The unit's body, kept for the next call: proximity reads the best candidates' text
+    and a caller printing the results reads most of them again."""
+    memo: dict[int, str] = index.memo.setdefault("bodies", {})
+    body = memo.get(u)
+    if body is None:
+        if len(memo) >= BODIES_MEMO_MAX:
+            memo.clear()
+        body = memo[u] = index.body(u)
+    return body
+
+
 def _coverage(index: Index, q_terms: list[str], units: list[int]) -> list[float]:
     """For each unit, the idf-weighted share of the query's distinct terms it contains;
     terms no unit has count as missing, with the idf such a term would have."""
@@ -252,10 +333,7 @@ def _coverage(index: Index, q_terms: list[str], units: list[int]) -> list[float]
             continue
         w = float(lx.idf[col])
         total += w
-        a, b = int(lx.indptr[col]), int(lx.indptr[col + 1])
-        seg = lx.indices[a:b]  # sorted: the index is built in (term, unit) order
-        pos = np.minimum(np.searchsorted(seg, us), len(seg) - 1)
-        got += w * (seg[pos] == us)
+        got += w * _contains(lx, col, us)
     return (got / total).tolist() if total > 0 else [0.0] * len(units)
 
 

@@ -14,7 +14,7 @@ from ncx.config import Config
 from ncx.embedder import Embedder, load_tree_model, tree_model_id
 from ncx.manifest import load_manifest
 from ncx.query.cache import Index, has_cache, load_index, quick_index
-from ncx.query.rank import Filters, Hit, retrieve
+from ncx.query.rank import Filters, Hit, retrieve, unit_body
 
 if TYPE_CHECKING:
     import numpy as np
@@ -76,7 +76,7 @@ class Searcher:
         )
 
     def text(self, hit: Hit) -> str:
-        return self.index.body(hit.unit)
+        return unit_body(self.index, hit.unit)
 
     def hit_json(self, hit: Hit, *, explain: bool = False) -> dict[str, Any]:
         out = hit.as_json(self.text(hit))
