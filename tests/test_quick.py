@@ -225,3 +225,19 @@ def test_the_mcp_servers_first_call_is_quick_and_warms_the_cache(cloned: Path) -
         time.sleep(0.2)
     later = tree.searcher("card refund")
     assert not later.index.quick and len(later.index.units) == len(cache.load_index(cloned).units)
+
+
+def test_a_chunks_body_is_read_at_its_offset_or_found_again(cloned: Path) -> None:
+    """The cache records each block's bytes in its doc's chunk file; a body is read there,
+    and when the file moved under it (an offset that no longer starts that block), the file
+    is split again and the block taken by its place."""
+    import dataclasses
+
+    index = cache.load_index(cloned)
+    i = next(n for n, u in enumerate(index.units) if u.kind == "chunk")
+    unit = index.units[i]
+    assert unit.at >= 0 and unit.size > 0
+    body = index.body(i)
+    assert body and body in (cloned / unit.file).read_text()
+    moved = dataclasses.replace(unit, at=unit.at + 1)
+    assert cache.unit_body(cloned, moved).strip() == body

@@ -63,6 +63,8 @@ class Unit:
     kind: str  # "chunk" or "memory"
     file: str  # its .md, repo-relative (a chunk: its doc's chunk file)
     block: int = 0  # a chunk's place among the blocks of its file
+    at: int = -1  # ... and its bytes there, [at, at + size): its body is read without a split
+    size: int = 0
     tokens: int = 0
     domain: str | None = None
     source_path: str = ""  # a chunk's source doc; a memory's own file
@@ -126,8 +128,7 @@ def unit_body(root: Path, unit: Unit) -> str:
     """A unit's markdown body, from its file ("" when it is gone or damaged)."""
     try:
         if unit.kind == "chunk":
-            data = read_chunk_file(root / unit.file)
-            data = split_chunk_file(data, path=unit.file)[unit.block]
+            data = _block_bytes(root, unit)
         else:
             data = (root / unit.file).read_bytes()
     except (OSError, NcxError, IndexError):
@@ -634,6 +635,26 @@ def _parse_many(
     return ordered_map(functools.partial(_parse_job, root, dim), jobs, at_least=at_least)
 
 
+def _block_bytes(root: Path, unit: Unit) -> bytes:
+    """A chunk's block: read at the offset the cache recorded when it is still that chunk's
+    (a file changed since, or a CRLF checkout, is split again and the block found by id)."""
+    path = root / unit.file
+    if unit.at >= 0 and not os.path.islink(path):
+        with open(path, "rb") as f:
+            f.seek(unit.at)
+            data = f.read(unit.size)
+        first = data[: data.find(b"\n", 4) + 1]
+        if len(data) == unit.size and first.startswith(b"---\nid: ") and _names(first, unit.id):
+            return data
+    return split_chunk_file(read_chunk_file(path), path=unit.file)[unit.block]
+
+
+def _names(line: bytes, unit_id: str) -> bool:
+    """Whether a block's `id:` line (plain or YAML-quoted) is that of `unit_id`."""
+    text = line.decode("utf-8", "replace").rstrip("\n")[len("---\nid: ") :]
+    return text in (unit_id, "'" + unit_id.replace("'", "''") + "'") or unit_id in text
+
+
 def _size(path: str) -> int:
     try:
         return os.stat(path).st_size
@@ -681,6 +702,9 @@ def _parse_file(
     except NcxError:
         return [None]
     out: list[tuple[Unit, dict[str, str], Any, str] | None] = []
+    starts = [0]
+    for b in found:
+        starts.append(starts[-1] + len(b))
     for i in range(len(found)) if blocks is None else blocks:
         try:
             meta, body, _ = parse_frontmatter(decode_source(found[i], path=rel), path=rel)
@@ -692,7 +716,7 @@ def _parse_file(
         except (NcxError, ValueError, TypeError, OverflowError, IndexError):
             out.append(None)
             continue
-        parsed[0].block = i
+        parsed[0].block, parsed[0].at, parsed[0].size = i, starts[i], len(found[i])
         out.append(parsed)
     return out
 
