@@ -12,9 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ncx.errors import UsageError
-from ncx.tree.chunker import ChunkSettings
 
 DEFAULT_TOKEN_BUDGET = 15_000  # a frame's budget unless --budget or NCX_TOKEN_BUDGET says
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSettings:
+    """How the chunker cuts (ncx.tree.chunker; recorded in the manifest). Here, not in the
+    chunker: a commit that touches no doc loads the config, never the chunker's patterns."""
+
+    max_tokens: int = 500
+    min_tokens: int = 50
+    overlap_tokens: int = 50
 
 
 @dataclass(frozen=True, slots=True)

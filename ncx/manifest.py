@@ -10,10 +10,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ncx.config import ChunkSettings
 from ncx.errors import NcxError, NotInitialized
 from ncx.layout import FORMAT_VERSION, manifest_path
 from ncx.store import write_if_changed
-from ncx.tree.chunker import ChunkSettings
 
 
 @dataclass(frozen=True, slots=True)

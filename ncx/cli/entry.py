@@ -26,6 +26,13 @@ def main() -> None:
 
 
 def _hook(name: str) -> int:
+    if os.environ.get("GIT_INDEX_FILE"):
+        # Inside `git commit`: a commit that touches no doc, sidecar or .neocortex/ file
+        # has nothing for either hook to judge. Asked before anything else is imported.
+        from ncx.tree.touched import index_concerns_ncx
+
+        if not index_concerns_ncx():
+            return 0
     from pathlib import Path
 
     from ncx.config import load_config

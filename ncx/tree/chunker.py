@@ -16,14 +16,10 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ncx.config import ChunkSettings
 from ncx.tokens import count_tokens
 
-
-@dataclass(frozen=True, slots=True)
-class ChunkSettings:
-    max_tokens: int = 500
-    min_tokens: int = 50
-    overlap_tokens: int = 50
+__all__ = ["Chunk", "ChunkSettings", "chunk_markdown"]
 
 
 @dataclass(frozen=True, slots=True)

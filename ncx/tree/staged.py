@@ -30,10 +30,7 @@ from ncx.layout import (
     is_inside_ncx,
 )
 from ncx.sources import format_of, suffixes
-
-# ncx.tree.sidecar.SUFFIX, not imported: sidecar pulls in the chunker, which a commit that
-# touches no doc must not pay for (a test holds the two equal).
-SIDECAR_SUFFIX = ".meta.yaml"
+from ncx.tree.touched import SIDECAR_SUFFIX
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest

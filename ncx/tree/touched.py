@@ -1,0 +1,48 @@
+"""touched: could a commit's staged change concern ncx at all? The hooks' first question.
+
+Most commits touch only code. For them both hooks must cost little more than starting
+Python: this module is the whole of what they import (no dataclasses of the judge, no
+layout hashing, no chunker), and one `git diff --cached` answers. ncx.tree.staged refines
+the same rule (scope_of) for the commits it lets through.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from ncx.sources import suffixes
+
+NCX_PREFIX = ".neocortex/"
+# ncx.tree.sidecar.SUFFIX, not imported: the sidecar reader pulls in the chunker (a test
+# holds the two equal).
+SIDECAR_SUFFIX = ".meta.yaml"
+_SOURCES = suffixes()  # every format ncx reads; the manifest may switch some off
+
+
+def concerns(path: str) -> bool:
+    """A path whose change may need the hooks: under .neocortex/, a doc, or a sidecar."""
+    return (
+        path.startswith(NCX_PREFIX)
+        or path.lower().endswith(_SOURCES)
+        or path.endswith(SIDECAR_SUFFIX)
+    )
+
+
+def index_concerns_ncx() -> bool:
+    """Whether any staged change (either side of a rename) concerns ncx; True when git
+    cannot say (the full path then reports why)."""
+    proc = subprocess.run(
+        ["git", "diff", "--cached", "--name-status", "-M", "-z"],
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return True
+    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    i = 0
+    while i < len(fields) - 1 and fields[i]:
+        n = 2 if fields[i][0] in "RC" else 1  # a rename or copy names both paths
+        if any(concerns(p) for p in fields[i + 1 : i + 1 + n]):
+            return True
+        i += 1 + n
+    return False
