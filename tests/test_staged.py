@@ -251,3 +251,17 @@ def test_a_format_1_tree_is_named_and_moved_by_one_sync(synced: Path) -> None:
     assert '"format": 2' in (synced / ".neocortex/manifest.json").read_text()
     ncx("check")
     assert "nothing written" in ncx("sync").stderr
+
+
+def test_a_doc_that_shows_conflict_markers_can_be_committed(synced: Path) -> None:
+    """A doc about merging quotes `<<<<<<< HEAD` lines: its chunk file holds them because
+    the doc does, which is no conflict; the commit's judge and a second sync agree."""
+    fence = "```\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature\n```\n"
+    write(synced, "docs/ops.md", doc("Deploy", "Monitor") + "## Conflicts\n\n" + fence)
+    ncx("sync")
+    git(synced, "add", "-A")
+    assert ncx("hook", "check", env={"GIT_INDEX_FILE": ".git/index"}).returncode == 0
+    commit_all(synced, "a doc quoting conflict markers")
+    ncx("check", "--since", "HEAD~1")
+    (synced / ".neocortex/cache/sync-state.json").unlink()
+    assert json.loads(ncx("sync", "--json").stdout)["embedded"] == 0

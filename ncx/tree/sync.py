@@ -527,7 +527,9 @@ def _compare(
 ) -> _Compared:
     """Which blocks keep the vector the file on disk (or `have`: text hash -> base64
     vector) has for their text, which need one."""
-    if old is not None and not force and not has_markers(old):
+    # (Markers the doc itself quotes are text like any other.)
+    quoted = any(has_markers(b.data) for b in blocks)
+    if old is not None and not force and (quoted or not has_markers(old)):
         # A file with conflict markers gets fresh vectors: which side's is right is not
         # worth guessing. A damaged file or one of the older format gives none.
         with contextlib.suppress(NcxError):
