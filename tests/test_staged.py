@@ -265,3 +265,30 @@ def test_a_doc_that_shows_conflict_markers_can_be_committed(synced: Path) -> Non
     ncx("check", "--since", "HEAD~1")
     (synced / ".neocortex/cache/sync-state.json").unlink()
     assert json.loads(ncx("sync", "--json").stdout)["embedded"] == 0
+
+
+@pytest.mark.parametrize(
+    ("twin", "loser", "file"),
+    [
+        ("docs/Ops.md", "docs/ops.md", "docs/ops~"),  # a case twin (Ops.md sorts first)
+        ("docs/x.rst.md", "docs/x.rst", "docs/x.rst~"),  # an rst doc and a .md of its name
+    ],
+)
+def test_a_commit_editing_the_doc_that_lost_a_name_clash_passes(
+    synced: Path, twin: str, loser: str, file: str
+) -> None:
+    """Two docs whose chunk files would share a name: the second by the layout's order gets
+    `~` + hash. A commit touching only that doc is judged against that file, not its twin's."""
+    write(synced, loser, doc("Deploy") if loser.endswith(".md") else "Ops\n===\n\n" + SEC + "\n")
+    write(synced, twin, doc("Install"))
+    commit_all(synced, "twins")
+    ncx("sync")
+    commit_all(synced, "synced twins")
+    assert list((synced / ".neocortex/chunks").glob(file + "*.md"))
+    with open(synced / loser, "a") as f:
+        f.write("\nOne more paragraph about the gateway.\n")
+    ncx("sync", loser)
+    git(synced, "add", "-A")
+    assert ncx("hook", "check", env={"GIT_INDEX_FILE": ".git/index"}).returncode == 0
+    commit_all(synced, "edit the twin that lost")
+    ncx("check", "--since", "HEAD~1")

@@ -319,9 +319,23 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
         and not is_excluded(d, manifest.exclude)
     )
     # The layout's own mapping (it escapes odd names and splits case-insensitive clashes).
-    # Only the docs in scope are known here: a doc whose file clashes with that of a doc
-    # the commit does not touch is the one case this can name wrongly.
-    file_of = chunk_file_paths(live)
+    # A clash is between docs of one folder, so the sources beside the docs in scope are
+    # read too (a listing of those folders, not of the tree): the doc that lost a clash to
+    # a twin the commit does not touch is judged against its own file, not the twin's.
+    known = live
+    if scope is not None and not scope.everything and live:
+        known = sorted(
+            set(live)
+            | {
+                d
+                for d in _siblings(root, live, tree)
+                if d.lower().endswith(suffixes(manifest.skip_formats))
+                and not is_inside_ncx(d)
+                and not is_excluded(d, manifest.exclude)
+            }
+        )
+    file_all = chunk_file_paths(known)
+    file_of = {d: file_all[d] for d in live}
     file_doc = {file_of[d]: d for d in live}
     held = {p for p in index if p.startswith(_CHUNKS) and p.endswith(".md")}
     want_files = {doc_chunk_file(d) for d in docs if d.lower().endswith(SOURCES)}
@@ -363,7 +377,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
         why = _chunk_file_problem(blobs.get(entry.oid, b""), expected, dim, rel)
         if why is not None:
             verdict.findings.append(Finding(rel, f"{why} the staged {d}; {how}", d, True))
-    for rel in sorted(want_files - set(file_doc)):
+    for rel in sorted(want_files - set(file_all.values())):
         if rel not in index:
             continue
         gone = _gone_doc(rel, changed)
@@ -389,6 +403,28 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
     for m in sorted(memories):
         _check_memory(m, index, blobs, npy_vec, verdict)
     return verdict
+
+
+def _siblings(root: Path, docs: Iterable[str], tree: str | None) -> list[str]:
+    """The files directly in the folders of `docs` (any case of the folder's name in the
+    index), in the index or in commit `tree`."""
+    folders = sorted({PurePosixPath(d).parent.as_posix() for d in docs})
+    if tree is not None:
+        out = []
+        for f in folders:
+            spec = [] if f == "." else ["--", f + "/"]
+            raw = repo.git(root, "ls-tree", "-z", "--full-tree", tree, *spec)
+            for rec in raw.decode("utf-8", "surrogateescape").split("\0"):
+                head, _, path = rec.partition("\t")
+                if head.split(" ")[1:2] == ["blob"]:
+                    out.append(path)
+        return out
+    specs = [":(glob,icase)" + ("" if f == "." else _glob_escape(f) + "/") + "*" for f in folders]
+    return repo.tracked_files(root, specs)
+
+
+def _glob_escape(path: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in path)
 
 
 def _chunk_file_problem(data: bytes, expected: list[ChunkBlock], dim: int, rel: str) -> str | None:
