@@ -292,3 +292,26 @@ def test_a_commit_editing_the_doc_that_lost_a_name_clash_passes(
     assert ncx("hook", "check", env={"GIT_INDEX_FILE": ".git/index"}).returncode == 0
     commit_all(synced, "edit the twin that lost")
     ncx("check", "--since", "HEAD~1")
+
+
+@pytest.mark.parametrize(
+    ("docs", "edited"),
+    [
+        (("docs/y.md.md",), "docs/y%2Emd.md"),  # an escaped name
+        (("docs/Ops.md", "docs/ops.md"), "docs/ops~"),  # the twin that lost the clash
+    ],
+)
+def test_a_hand_edit_of_an_escaped_chunk_file_is_judged_against_its_doc(
+    synced: Path, docs: tuple[str, ...], edited: str
+) -> None:
+    for d in docs:
+        write(synced, d, doc("Install", d))
+    commit_all(synced, "odd names")
+    ncx("sync")
+    commit_all(synced, "synced")
+    (f,) = (synced / ".neocortex/chunks").glob(edited + "*")
+    f.write_bytes(f.read_bytes().replace(b"## Install", b"## Installing", 1))
+    git(synced, "add", "-A")
+    out = ncx("hook", "check", env={"GIT_INDEX_FILE": ".git/index"}, ok=False)
+    assert out.returncode == 1
+    assert "has a block for" in out.stdout and "does not match" in out.stdout, out.stdout

@@ -12,6 +12,7 @@ chunk folders and memories the commit touches; a commit touching none costs one 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -176,11 +177,20 @@ _NpyVec = Callable[[str, dict[str, bytes]], str]
 def _docs_of_folder(folder: str) -> list[str]:
     """The docs whose chunks live in `<chunks>/<folder>`: `folder.md` (any case of the
     suffix) or, for other formats, which keep their suffix (`a.rst` -> `a.rst/`), `folder`."""
-    out = [folder + ext for ext in _DOC_EXTS]
-    fmt = format_of(folder)
-    if fmt is not None and fmt.name != "markdown":
-        out.append(folder)
+    out = []
+    # The layout escapes odd name parts (`y.md.md` -> `y%2Emd`) and gives the doc that
+    # loses a case clash `~` and 6 hex digits: the doc is looked for under each reading.
+    plain = _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), folder)
+    for name in dict.fromkeys((folder, plain, _TWIN.sub("", folder), _TWIN.sub("", plain))):
+        out += [name + ext for ext in _DOC_EXTS]
+        fmt = format_of(name)
+        if fmt is not None and fmt.name != "markdown":
+            out.append(name)
     return out
+
+
+_ESCAPED = re.compile(r"%(2E|25)")
+_TWIN = re.compile(r"~[0-9a-f]{6}\Z")
 
 
 @dataclass(frozen=True, slots=True)
