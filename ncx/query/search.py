@@ -6,6 +6,7 @@ server; the ranking itself is the pure retriever.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,7 +66,7 @@ class Searcher:
     def search(
         self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 0
     ) -> list[Hit]:
-        return retrieve(
+        hits = retrieve(
             self.index,
             query,
             self.embed_query(query),
@@ -74,6 +75,20 @@ class Searcher:
             filters=filters,
             per_doc=per_doc,
         )
+        if not self.index.quick:
+            return hits
+        # A quick index finds line ranges only for what it returns (Index.locate).
+        self.index.locate([h.unit for h in hits])
+        units = self.index.units
+        return [
+            dataclasses.replace(
+                h,
+                start_line=units[h.unit].start_line,
+                end_line=units[h.unit].end_line,
+                cell=units[h.unit].cell,
+            )
+            for h in hits
+        ]
 
     def text(self, hit: Hit) -> str:
         return unit_body(self.index, hit.unit)
