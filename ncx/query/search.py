@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from ncx.config import Config
 from ncx.embedder import Embedder, load_tree_model, tree_model_id
-from ncx.manifest import load_manifest
+from ncx.errors import NcxError
+from ncx.layout import manifest_path
+from ncx.manifest import load_manifest, older_format
 from ncx.query.cache import Index, has_cache, load_index, quick_index
 from ncx.query.rank import Filters, Hit, retrieve, unit_body
 
@@ -40,6 +42,9 @@ class Searcher:
         cache yet (a fresh clone) answers from `quick_index` when `cfg.quick_cold` allows,
         and the caller starts the real build; otherwise the cache is loaded or built."""
         manifest = load_manifest(root)
+        if (older := older_format(manifest)) is not None:
+            # Its chunk files are not read as chunks: say so, rather than answer from none.
+            raise NcxError(older, path=manifest_path(root), hint="then ask again")
         index = None
         if query is not None and cfg.quick_cold and not has_cache(root):
             index = quick_index(root, query)
