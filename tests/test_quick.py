@@ -241,3 +241,19 @@ def test_a_chunks_body_is_read_at_its_offset_or_found_again(cloned: Path) -> Non
     assert body and body in (cloned / unit.file).read_text()
     moved = dataclasses.replace(unit, at=unit.at + 1)
     assert cache.unit_body(cloned, moved).strip() == body
+
+
+def test_quick_hits_get_their_line_ranges_when_returned(cloned: Path) -> None:
+    """A quick index skips finding line ranges for its few hundred units; the ones a query
+    returns get them, as a full index would give."""
+    import dataclasses
+
+    query = "how are refund payments returned to the card"
+    quick = Searcher.open(cloned, dataclasses.replace(load_config(), quick_cold=True), query=query)
+    assert quick.index.quick
+    assert all(u.start_line is None for u in quick.index.units if u.kind == "chunk")
+    got = quick.search(query, k=3)
+    full = Searcher(cloned, load_config(), cache.load_index(cloned, rebuild=True))
+    want = {h.id: (h.start_line, h.end_line) for h in full.search(query, k=10)}
+    assert got and all(h.start_line is not None for h in got)
+    assert all((h.start_line, h.end_line) == want[h.id] for h in got if h.id in want)

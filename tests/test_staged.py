@@ -253,6 +253,17 @@ def test_a_format_1_tree_is_named_and_moved_by_one_sync(synced: Path) -> None:
     assert "nothing written" in ncx("sync").stderr
 
 
+def test_a_query_on_a_format_1_tree_says_what_to_run(synced: Path) -> None:
+    _as_format_1(synced)
+    for args in (("retrieve", "deploy"), ("assemble", "--task", "deploy the gateway")):
+        out = ncx(*args, ok=False)
+        assert out.returncode != 0 and "is format 1" in out.stderr
+        assert "`ncx init` and `ncx sync` once" in out.stderr
+    ncx("init")
+    ncx("sync")
+    assert "docs/ops.md" in ncx("retrieve", "deploy").stdout
+
+
 def test_a_doc_that_shows_conflict_markers_can_be_committed(synced: Path) -> None:
     """A doc about merging quotes `<<<<<<< HEAD` lines: its chunk file holds them because
     the doc does, which is no conflict; the commit's judge and a second sync agree."""

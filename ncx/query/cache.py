@@ -119,6 +119,15 @@ class Index:
 
         return self.vectors @ np.asarray(vec, dtype=np.float32)
 
+    def locate(self, rows: Sequence[int]) -> None:
+        """Find the line ranges of these chunks, if the index was built without them (a
+        quick index: only the units a query returns need them)."""
+        if self.quick:
+            done: set[int] = self.memo.setdefault("located", set())
+            todo = [i for i in rows if i not in done and self.units[i].kind == "chunk"]
+            done.update(todo)
+            _attach_lines(self.root, [self.units[i] for i in todo], [])
+
     def body(self, i: int) -> str:
         """The unit's markdown body, read from its file (only top results need it)."""
         return unit_body(self.root, self.units[i]).strip()
@@ -258,7 +267,10 @@ def quick_index(root: Path, query: str) -> Index | None:
     for f, which in picked.items():
         kind = "memory" if f.startswith(mem) else "chunk"
         job = (kind, [str(root / f)])
-        for parsed in _parse_job(str(root), dim, job, None if kind == "memory" else which):
+        # Line ranges (reading and rendering each source) are found later, for the units
+        # a query returns (Index.locate): most of the 400 are never shown.
+        which_blocks = None if kind == "memory" else which
+        for parsed in _parse_job(str(root), dim, job, which_blocks, lines=False):
             if parsed is not None:
                 units.append(parsed[0])
                 rows.append(_SEP.join(parsed[1]))
@@ -663,10 +675,15 @@ def _size(path: str) -> int:
 
 
 def _parse_job(
-    root: str, dim: int, job: tuple[str, list[str]], blocks: Sequence[int] | None = None
+    root: str,
+    dim: int,
+    job: tuple[str, list[str]],
+    blocks: Sequence[int] | None = None,
+    lines: bool = True,
 ) -> list[_Parsed | None]:
     """The units of one job (a doc's chunk file, or memory files): metadata (with line
-    ranges), stored term fields and vectors. `blocks`: only these blocks of a chunk file."""
+    ranges unless `lines` is False), stored term fields and vectors. `blocks`: only these
+    blocks of a chunk file."""
     kind, files = job
     base = Path(root)
     out: list[_Parsed | None] = []
@@ -680,7 +697,7 @@ def _parse_job(
             prose, code, trail = (" ".join(terms(fields[f])) for f in _STORED)
             out.append((unit, (prose, code, trail), vec))
             bodies.append(body)
-    if kind == "chunk":
+    if kind == "chunk" and lines:
         _attach_lines(base, [p[0] for p in out if p is not None], bodies)
     return out
 

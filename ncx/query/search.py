@@ -6,13 +6,16 @@ server; the ranking itself is the pure retriever.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ncx.config import Config
 from ncx.embedder import Embedder, load_tree_model, tree_model_id
-from ncx.manifest import load_manifest
+from ncx.errors import NcxError
+from ncx.layout import manifest_path
+from ncx.manifest import load_manifest, older_format
 from ncx.query.cache import Index, has_cache, load_index, quick_index
 from ncx.query.rank import Filters, Hit, retrieve, unit_body
 
@@ -39,6 +42,9 @@ class Searcher:
         cache yet (a fresh clone) answers from `quick_index` when `cfg.quick_cold` allows,
         and the caller starts the real build; otherwise the cache is loaded or built."""
         manifest = load_manifest(root)
+        if (older := older_format(manifest)) is not None:
+            # Its chunk files are not read as chunks: say so, rather than answer from none.
+            raise NcxError(older, path=manifest_path(root), hint="then ask again")
         index = None
         if query is not None and cfg.quick_cold and not has_cache(root):
             index = quick_index(root, query)
@@ -65,7 +71,7 @@ class Searcher:
     def search(
         self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 0
     ) -> list[Hit]:
-        return retrieve(
+        hits = retrieve(
             self.index,
             query,
             self.embed_query(query),
@@ -74,6 +80,20 @@ class Searcher:
             filters=filters,
             per_doc=per_doc,
         )
+        if not self.index.quick:
+            return hits
+        # A quick index finds line ranges only for what it returns (Index.locate).
+        self.index.locate([h.unit for h in hits])
+        units = self.index.units
+        return [
+            dataclasses.replace(
+                h,
+                start_line=units[h.unit].start_line,
+                end_line=units[h.unit].end_line,
+                cell=units[h.unit].cell,
+            )
+            for h in hits
+        ]
 
     def text(self, hit: Hit) -> str:
         return unit_body(self.index, hit.unit)
