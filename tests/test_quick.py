@@ -257,3 +257,11 @@ def test_quick_hits_get_their_line_ranges_when_returned(cloned: Path) -> None:
     want = {h.id: (h.start_line, h.end_line) for h in full.search(query, k=10)}
     assert got and all(h.start_line is not None for h in got)
     assert all((h.start_line, h.end_line) == want[h.id] for h in got if h.id in want)
+
+
+def test_a_stale_offset_never_serves_a_neighbours_text() -> None:
+    """`docs/ops.md#ops` is not `docs/ops.md#ops--deploy`: a block read at an old offset is
+    taken only when its id line names exactly this unit (plain or YAML-quoted)."""
+    assert cache._names(b"---\nid: docs/ops.md#ops\n", "docs/ops.md#ops")
+    assert not cache._names(b"---\nid: docs/ops.md#ops--deploy\n", "docs/ops.md#ops")
+    assert cache._names(b"---\nid: 'docs/a: b.md#it''s'\n", "docs/a: b.md#it's")

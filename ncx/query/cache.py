@@ -290,7 +290,7 @@ def committed_units(root: Path) -> int:
     return sum(len(b) for b in unit_blocks(root, _unit_specs(root))().values())
 
 
-_LINES = re.compile(r"lines: [0-9]{1,9}\Z")
+_LINES = re.compile(r"lines: [0-9]{1,9}\r?\Z")
 
 
 def unit_blocks(root: Path, specs: list[str]) -> Callable[[], dict[str, list[int]]]:
@@ -316,7 +316,7 @@ def unit_blocks(root: Path, specs: list[str]) -> Callable[[], dict[str, list[int
             for line, text in lines:
                 if (ends and line <= ends[-1]) or not _LINES.match(text):
                     continue
-                ends.append(line + 2 + int(text[len("lines: ") :]))
+                ends.append(line + 2 + int(text[len("lines: ") :].rstrip("\r")))
             out[f] = ends
         return out
 
@@ -663,8 +663,10 @@ def _block_bytes(root: Path, unit: Unit) -> bytes:
 
 def _names(line: bytes, unit_id: str) -> bool:
     """Whether a block's `id:` line (plain or YAML-quoted) is that of `unit_id`."""
-    text = line.decode("utf-8", "replace").rstrip("\n")[len("---\nid: ") :]
-    return text in (unit_id, "'" + unit_id.replace("'", "''") + "'") or unit_id in text
+    text = line.decode("utf-8", "replace").rstrip("\r\n")[len("---\nid: ") :]
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].replace("''", "'") if text[0] == "'" else text[1:-1]
+    return text == unit_id
 
 
 def _size(path: str) -> int:
