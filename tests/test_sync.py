@@ -378,3 +378,23 @@ def test_a_doc_with_no_chunk_has_no_chunk_file(synced: Path) -> None:
     assert ncx("hook", "sync", env=env, ok=False).returncode == 1  # writes the file again
     git(synced, "add", ".neocortex")
     assert ncx("hook", "check", env=env).returncode == 0
+
+
+def test_a_renamed_doc_keeps_its_vectors(synced: Path) -> None:
+    """Moving a doc moves its chunk file: the blocks whose text is the same take the
+    vectors of the removed file (a path or a limited run alike), nothing is embedded."""
+    before = blocks((synced / GUIDE).read_bytes())
+    git(synced, "mv", "docs/guide.md", "docs/manual.md")
+    out = json.loads(ncx("sync", "--json").stdout)
+    assert out["embedded"] == 0
+    after = blocks((synced / ".neocortex/chunks/docs/manual.md").read_bytes())
+
+    def vec(b: bytes) -> bytes:
+        return next(ln for ln in b.splitlines() if ln.startswith(b"vec: "))
+
+    assert [vec(b) for b in after.values()] == [vec(b) for b in before.values()]
+    commit_all(synced, "moved")
+    git(synced, "mv", "docs/manual.md", "docs/guide.md")
+    # As the hooks run it: the paths the commit changes, the removed one included.
+    limited = json.loads(ncx("sync", "docs/manual.md", "docs/guide.md", "--json").stdout)
+    assert limited["embedded"] == 0 and f"{GUIDE}" in limited["written"]

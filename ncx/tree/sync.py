@@ -61,6 +61,7 @@ from ncx.store import (
     inline_vec,
     is_temp,
     lf,
+    read_chunk_file,
     read_unit,
     remove_unit,
     split_chunk_file,
@@ -337,6 +338,9 @@ def _sync(
             planned.append((rel_file, compared))
 
     live_files = {files_of[p] for p in sources}
+    # A renamed or moved doc takes the vectors its removed chunk file has for its text.
+    want = {hash_of(c.bare[i]) or "" for _f, c in planned for i, _t in c.missing}
+    donated: dict[bytes, bytes] = {}
     _remove_orphans(
         out,
         live_files,
@@ -351,7 +355,19 @@ def _sync(
         sources,
         gone_scope,
         docs_state,
+        want={w.encode() for w in want if w} if not reembed else set(),
+        donated=donated,
     )
+    if donated:
+        for _f, c in planned:
+            still = []
+            for i, text in c.missing:
+                vec = donated.get((hash_of(c.bare[i]) or "").encode())
+                if vec is None:
+                    still.append((i, text))
+                elif c.blocks is not None:
+                    c.blocks[i] = with_inline_vec(c.bare[i], "f16:" + vec.decode())
+            c.missing[:] = still
     pending = _plan_memories(out, force=reembed)
     report.chunks = all_chunks
     texts = [t for _f, c in planned for _i, t in c.missing] + [u.text for u in pending]
@@ -709,13 +725,17 @@ def _remove_orphans(
     sources: Sequence[str],
     gone: set[str],
     docs_state: dict[str, Any],
+    *,
+    want: frozenset[bytes] | set[bytes] = frozenset(),
+    donated: dict[bytes, bytes] | None = None,
 ) -> None:
     """Remove the chunk files of docs that are no longer sources (deleted, renamed,
     excluded), and every file of the older one-file-per-chunk format.
 
     `live`: the chunk files of current sources; `gone_files`: for a run limited to some
     paths, the chunk files of those given paths that are no longer sources (None: the
-    whole tree is swept)."""
+    whole tree is swept). Before a chunk file goes, the vectors it holds for the text
+    hashes in `want` are put in `donated`."""
     root = out.root
     base = chunks_dir(root)
     if not base.is_dir():
@@ -743,8 +763,26 @@ def _remove_orphans(
         for p in list(docs_state):
             if p not in sources:
                 docs_state.pop(p)
+    if want and donated is not None:
+        for full in doomed:
+            if full.endswith(".md"):
+                donated.update(_vectors_for(full, want))
     for full in sorted(doomed):
         out.remove_file(full)
+
+
+def _vectors_for(path: str, want: frozenset[bytes] | set[bytes]) -> dict[bytes, bytes]:
+    """{text hash: base64 vector} of the blocks of a chunk file whose hash is wanted."""
+    try:
+        blocks = split_chunk_file(read_chunk_file(path), path=path)
+    except NcxError:
+        return {}
+    out: dict[bytes, bytes] = {}
+    for block in blocks:
+        digest, vec = hash_of(block), inline_vec(block)
+        if digest is not None and vec is not None and digest.encode() in want:
+            out[digest.encode()] = vec
+    return out
 
 
 def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
