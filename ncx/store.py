@@ -518,8 +518,13 @@ def hash_of(md: bytes) -> str | None:
 
 def with_vec(md: bytes, vec: str) -> bytes:
     """`md` (written by dump_frontmatter, no `vec` line) with `vec: <vec>` as its last key."""
+    return _with_last_line(md, _vec_line(vec))
+
+
+def _with_last_line(md: bytes, line: bytes) -> bytes:
+    """`md` (frontmatter first) with `line` as the last line of its frontmatter."""
     end = md.index(b"\n---\n", 3) + 1
-    return md[:end] + _vec_line(vec) + md[end:]
+    return md[:end] + line + md[end:]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -621,13 +626,13 @@ def split_chunk_file(data: bytes, *, path: Path | str) -> list[bytes]:
     return blocks
 
 
-def vec_text(vec: Any) -> str:
-    """The `vec` value of a chunk block: its vector as float16 bytes, base64."""
+def vec_b64(vec: Any) -> bytes:
+    """A vector as a chunk block keeps it: its float16 little-endian bytes, base64."""
     import base64
 
     import numpy as np
 
-    return VEC_PREFIX + base64.b64encode(np.asarray(vec, dtype="<f2").tobytes()).decode()
+    return base64.b64encode(np.asarray(vec, dtype="<f2").tobytes())
 
 
 def inline_vec(block: bytes) -> bytes | None:
@@ -652,10 +657,18 @@ def decode_vec(b64: bytes, dim: int) -> Any:
     return np.frombuffer(raw, dtype="<f2")
 
 
-def with_inline_vec(block: bytes, vec: str) -> bytes:
-    """`block` (no `vec` line) with `vec: <vec>` as its last key; `vec` from vec_text."""
-    end = block.index(b"\n---\n", 3) + 1
-    return block[:end] + b"vec: " + vec.encode() + b"\n" + block[end:]
+def usable_vec(b64: bytes, dim: int) -> Any:
+    """A block's vector as float16[dim] when retrieval can use it, else None: the base64
+    holds another size, or NaN/inf values (they would poison every score they touch)."""
+    import numpy as np
+
+    vec = decode_vec(b64, dim)
+    return vec if vec is not None and np.isfinite(vec).all() else None
+
+
+def with_inline_vec(block: bytes, b64: bytes) -> bytes:
+    """`block` (no `vec` line) with its vector's base64 (vec_b64) as its last key."""
+    return _with_last_line(block, b"vec: " + VEC_PREFIX.encode() + b64 + b"\n")
 
 
 def without_inline_vec(block: bytes) -> bytes:

@@ -35,7 +35,6 @@ from ncx.query.lexical import (
 )
 from ncx.store import (
     decode_source,
-    decode_vec,
     inline_vec,
     is_temp,
     parse_frontmatter,
@@ -43,6 +42,7 @@ from ncx.store import (
     read_unit,
     split_chunk_file,
     split_frontmatter,
+    usable_vec,
 )
 
 if TYPE_CHECKING:
@@ -649,7 +649,8 @@ def _parse_many(
 
 def _block_bytes(root: Path, unit: Unit) -> bytes:
     """A chunk's block: read at the offset the cache recorded when it is still that chunk's
-    (a file changed since, or a CRLF checkout, is split again and the block found by id)."""
+    (its id line says so); else (a file changed since, a CRLF checkout) the file is split
+    again and the block taken by its place."""
     path = root / unit.file
     if unit.at >= 0 and not os.path.islink(path):
         with open(path, "rb") as f:
@@ -728,9 +729,7 @@ def _parse_file(
         try:
             meta, body, _ = parse_frontmatter(decode_source(found[i], path=rel), path=rel)
             b64 = inline_vec(found[i])
-            vec = None if b64 is None else decode_vec(b64, dim)
-            if vec is not None and not np_isfinite(vec):
-                vec = None  # NaN/inf would poison every score it touches
+            vec = None if b64 is None else usable_vec(b64, dim)
             parsed = _unit_fields(rel, kind, meta, body, vec)
         except (NcxError, ValueError, TypeError, OverflowError, IndexError):
             out.append(None)
@@ -738,12 +737,6 @@ def _parse_file(
         parsed[0].block, parsed[0].at, parsed[0].size = i, starts[i], len(found[i])
         out.append(parsed)
     return out
-
-
-def np_isfinite(vec: Any) -> bool:
-    import numpy as np
-
-    return bool(np.isfinite(vec).all())
 
 
 def _text(v: Any) -> str | None:

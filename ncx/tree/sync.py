@@ -66,7 +66,8 @@ from ncx.store import (
     remove_unit,
     split_chunk_file,
     stale_temp,
-    vec_text,
+    usable_vec,
+    vec_b64,
     with_inline_vec,
     write_atomic,
     write_if_changed,
@@ -339,7 +340,6 @@ def _sync(
 
     live_files = {files_of[p] for p in sources}
     # A renamed or moved doc takes the vectors its removed chunk file has for its text.
-    want = {hash_of(c.bare[i]) or "" for _f, c in planned for i, _t in c.missing}
     donated: dict[bytes, bytes] = {}
     _remove_orphans(
         out,
@@ -355,22 +355,23 @@ def _sync(
         sources,
         gone_scope,
         docs_state,
-        want={w.encode() for w in want if w} if not reembed else set(),
+        dim,
+        want=set() if reembed else {h for _f, c in planned for _i, h, _t in c.missing},
         donated=donated,
     )
     if donated:
         for _f, c in planned:
             still = []
-            for i, text in c.missing:
-                vec = donated.get((hash_of(c.bare[i]) or "").encode())
+            for i, digest, text in c.missing:
+                vec = donated.get(digest)
                 if vec is None:
-                    still.append((i, text))
+                    still.append((i, digest, text))
                 elif c.blocks is not None:
-                    c.blocks[i] = with_inline_vec(c.bare[i], "f16:" + vec.decode())
+                    c.blocks[i] = with_inline_vec(c.bare[i], vec)
             c.missing[:] = still
     pending = _plan_memories(out, force=reembed)
     report.chunks = all_chunks
-    texts = [t for _f, c in planned for _i, t in c.missing] + [u.text for u in pending]
+    texts = [t for _f, c in planned for _i, _h, t in c.missing] + [u.text for u in pending]
 
     if dry_run:
         # A chunk file with a block to embed is written (its hash line changes). For a
@@ -398,8 +399,8 @@ def _sync(
     at = 0
     for rel_file, compared in planned:
         fresh: dict[int, bytes] = {}
-        for i, _text in compared.missing:
-            fresh[i] = with_inline_vec(compared.bare[i], vec_text(vectors[at]))
+        for i, _digest, _text in compared.missing:
+            fresh[i] = with_inline_vec(compared.bare[i], vec_b64(vectors[at]))
             at += 1
         blocks = [fresh[i] if b is None else b for i, b in enumerate(compared.blocks or [])]
         try:
@@ -459,10 +460,10 @@ class _Compared:
 
     chunks: int
     # None: the file on disk is already right. Else each block with its vector, or None
-    # where the vector must be computed (`missing`: (index, text to embed); `bare`: the
-    # block without its `vec` line, by index).
+    # where the vector must be computed (`missing`: (index, text hash, text to embed);
+    # `bare`: the block without its `vec` line, by index).
     blocks: list[bytes | None] | None
-    missing: list[tuple[int, str]]
+    missing: list[tuple[int, bytes, str]]
     bare: dict[int, bytes]
 
 
@@ -504,13 +505,20 @@ def _chunk_doc(
     return _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force))
 
 
-def _usable(b64: bytes, dim: int) -> bool:
-    import numpy as np
-
-    from ncx.store import decode_vec
-
-    vec = decode_vec(b64, dim)
-    return vec is not None and bool(np.isfinite(vec).all())
+def _block_vectors(
+    blocks: list[bytes], dim: int, want: frozenset[bytes] | set[bytes] | None = None
+) -> dict[bytes, bytes]:
+    """{text hash: base64 vector} of the blocks of a chunk file (only the hashes in `want`,
+    when given) whose vector retrieval can use: one of the wrong size, or with NaN/inf, is
+    embedded again."""
+    out: dict[bytes, bytes] = {}
+    for block in blocks:
+        digest, vec = hash_of(block), inline_vec(block)
+        if digest is None or vec is None or (want is not None and digest.encode() not in want):
+            continue
+        if usable_vec(vec, dim) is not None:
+            out[digest.encode()] = vec
+    return out
 
 
 def _format_1_vectors(folder: str, blocks: list[ChunkBlock], force: bool) -> dict[bytes, bytes]:
@@ -549,22 +557,19 @@ def _compare(
         # A file with conflict markers gets fresh vectors: which side's is right is not
         # worth guessing. A damaged file or one of the older format gives none.
         with contextlib.suppress(NcxError):
-            for block in split_chunk_file(old, path=""):
-                digest, vec = hash_of(block), inline_vec(block)
-                # A vector of the wrong size, or with NaN/inf, is embedded again.
-                if digest is not None and vec is not None and _usable(vec, dim):
-                    have[digest.encode()] = vec
+            have.update(_block_vectors(split_chunk_file(old, path=""), dim))
     out: list[bytes | None] = []
-    missing: list[tuple[int, str]] = []
+    missing: list[tuple[int, bytes, str]] = []
     bare: dict[int, bytes] = {}
     for i, b in enumerate(blocks):
-        vec = have.get(b.hash.encode())
+        digest = b.hash.encode()
+        vec = have.get(digest)
         if vec is None:
             out.append(None)
-            missing.append((i, b.embed_text))
+            missing.append((i, digest, b.embed_text))
             bare[i] = b.data
         else:
-            out.append(with_inline_vec(b.data, "f16:" + vec.decode()))
+            out.append(with_inline_vec(b.data, vec))
     if not missing:
         full = [b for b in out if b is not None]  # all of them: none is missing
         if old is None if not full else old is not None and lf(old) == chunk_file_bytes(full):
@@ -725,6 +730,7 @@ def _remove_orphans(
     sources: Sequence[str],
     gone: set[str],
     docs_state: dict[str, Any],
+    dim: int,
     *,
     want: frozenset[bytes] | set[bytes] = frozenset(),
     donated: dict[bytes, bytes] | None = None,
@@ -766,23 +772,11 @@ def _remove_orphans(
     if want and donated is not None:
         for full in doomed:
             if full.endswith(".md"):
-                donated.update(_vectors_for(full, want))
+                with contextlib.suppress(NcxError):
+                    blocks = split_chunk_file(read_chunk_file(full), path=full)
+                    donated.update(_block_vectors(blocks, dim, want))
     for full in sorted(doomed):
         out.remove_file(full)
-
-
-def _vectors_for(path: str, want: frozenset[bytes] | set[bytes]) -> dict[bytes, bytes]:
-    """{text hash: base64 vector} of the blocks of a chunk file whose hash is wanted."""
-    try:
-        blocks = split_chunk_file(read_chunk_file(path), path=path)
-    except NcxError:
-        return {}
-    out: dict[bytes, bytes] = {}
-    for block in blocks:
-        digest, vec = hash_of(block), inline_vec(block)
-        if digest is not None and vec is not None and digest.encode() in want:
-            out[digest.encode()] = vec
-    return out
 
 
 def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
