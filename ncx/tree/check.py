@@ -22,6 +22,7 @@ from ncx.store import (
     has_markers,
     npy_headers,
     parse_frontmatter,
+    read_chunk_file,
     read_unit,
     split_chunk_file,
 )
@@ -62,7 +63,14 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
             # A stale file is named below. An intact one is the very file (size, mtime)
             # that sync last wrote or verified: reading its vectors again is not needed.
             continue
-        problems.extend(Problem(rel, why) for why in _vector_problems(md_s, dim))
+        try:
+            blocks = split_chunk_file(read_chunk_file(md_s), path=md_s)
+        except NcxError as exc:
+            problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'run `ncx sync`'}"))
+            continue
+        problems.extend(
+            Problem(rel, f"{why}; run `ncx sync`") for why in _vector_problems(blocks, dim)
+        )
     mds, npys = _walk(memories_dir(root))
     for md_s in mds:
         rel = md_s[base:].replace(os.sep, "/")
@@ -88,33 +96,29 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
     for err in report.problems:
         problems.append(Problem(err.path or "?", f"{err.message}; {err.hint or ''}".rstrip("; ")))
     for path in stale:
-        problems.append(Problem(path, _why_stale(root, path)))
+        problems.append(Problem(path, _why_stale(root, path, dim)))
     return problems
 
 
-def _vector_problems(path: str, dim: int) -> list[str]:
-    """Each block of a chunk file (as sync would write it but for the vectors) must carry
-    `dim` finite float16 values."""
+def _vector_problems(blocks: list[bytes], dim: int) -> list[str]:
+    """What is wrong with the vectors of a chunk file's blocks: each must carry `dim` finite
+    float16 values (`ncx sync` embeds such a block again)."""
     import numpy as np
 
-    from ncx.store import decode_vec, inline_vec, read_chunk_file
+    from ncx.store import decode_vec, inline_vec
 
-    try:
-        blocks = split_chunk_file(read_chunk_file(path), path=path)
-    except NcxError as exc:
-        return [f"{exc.message}; {exc.hint or 'run `ncx sync`'}"]
     out = []
     for i, block in enumerate(blocks):
         b64 = inline_vec(block)
         vec = None if b64 is None else decode_vec(b64, dim)
         if vec is None:
-            out.append(f"chunk {i + 1} has no vector of {dim} values; run `ncx sync`")
+            out.append(f"chunk {i + 1} has no vector of {dim} values")
         elif not np.isfinite(vec).all():
-            out.append(f"chunk {i + 1} holds NaN or infinite values; run `ncx sync`")
+            out.append(f"chunk {i + 1} holds NaN or infinite values")
     return out
 
 
-def _why_stale(root: Path, rel: str) -> str:
+def _why_stale(root: Path, rel: str, dim: int) -> str:
     """Why a unit differs from what sync would write: markers, broken YAML, or just stale."""
     fix = "run `ncx sync`"
     try:
@@ -123,15 +127,13 @@ def _why_stale(root: Path, rel: str) -> str:
         return f"stale: differs from what `ncx sync` would write; {fix}"
     if has_markers(data):
         return f"has merge-conflict markers; {fix} (a memory: resolve it by hand first)"
-    if rel.endswith(".npy") or not rel.startswith(f"{NCX_DIR}/{MEMORIES}/"):
-        if rel.endswith(".npy"):
-            return f"is a vector of the older one-file-per-chunk format; {fix} (it removes it)"
+    if rel.endswith(".npy"):  # a memory's is named by its .md (_unit_of)
+        return f"is a vector of the older one-file-per-chunk format; {fix} (it removes it)"
+    if not rel.startswith(f"{NCX_DIR}/{MEMORIES}/"):
         try:
-            split_chunk_file(data, path=rel)
+            found = _vector_problems(split_chunk_file(data, path=rel), dim)
         except NcxError as exc:
             return f"{exc.message}; {exc.hint or fix}"
-        dim = int(load_manifest(root).model.get("dim", 0))
-        found = [w.replace("; run `ncx sync`", "") for w in _vector_problems(str(root / rel), dim)]
         if found:
             return "; ".join(found) + f"; {fix}"
         return f"stale: differs from what `ncx sync` would write; {fix}"
