@@ -141,8 +141,6 @@ def save_manifest(root: Path, manifest: Manifest) -> bool:
 def older_format(manifest: Manifest) -> str | None:
     """What to do about a tree of an older chunk-file format (None: it is current). The
     judge and `ncx check` both say it, instead of a finding per chunk file."""
-    from ncx.layout import FORMAT_VERSION
-
     if manifest.format >= FORMAT_VERSION:
         return None
     return (

@@ -30,14 +30,13 @@ from ncx.layout import (
     doc_chunk_file,
     is_inside_ncx,
 )
-from ncx.sources import format_of, suffixes
-from ncx.tree.touched import SIDECAR_SUFFIX
+from ncx.sources import format_of
+from ncx.tree.touched import SIDECAR_SUFFIX, SOURCES
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
     from ncx.tree.chunkfile import ChunkBlock
 
-SOURCES = suffixes()  # every format ncx reads; the manifest may switch some off
 _CHUNKS = f"{NCX_DIR}/{CHUNKS}/"
 _MEMORIES = f"{NCX_DIR}/{MEMORIES}/"
 _DOC_EXTS = (".md", ".markdown", ".MD", ".Md", ".MARKDOWN")
@@ -272,7 +271,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
     in-scope memory's text against its hash and its .npy. `scope` None: the whole index.
     `tree` (a commit): judge what that commit holds instead of the index."""
     from ncx.manifest import load_manifest, older_format
-    from ncx.sources import is_excluded
+    from ncx.sources import list_sources
     from ncx.store import blob_vec
     from ncx.tree.sidecar import sidecar_path
 
@@ -322,11 +321,8 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
     # Which chunk file belongs to which live doc; one with no live doc is an orphan.
     live = sorted(
         d
-        for d in docs
-        if d in index
-        and index[d].stage == 0
-        and d.lower().endswith(suffixes(manifest.skip_formats))
-        and not is_excluded(d, manifest.exclude)
+        for d in list_sources(root, manifest, tracked=sorted(docs))
+        if d in index and index[d].stage == 0
     )
     # The layout's own mapping (it escapes odd names and splits case-insensitive clashes).
     # A clash is between docs of one folder, so the sources beside the docs in scope are
@@ -335,14 +331,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
     known = live
     if scope is not None and not scope.everything and live:
         known = sorted(
-            set(live)
-            | {
-                d
-                for d in _siblings(root, live, tree)
-                if d.lower().endswith(suffixes(manifest.skip_formats))
-                and not is_inside_ncx(d)
-                and not is_excluded(d, manifest.exclude)
-            }
+            set(live) | set(list_sources(root, manifest, tracked=_siblings(root, live, tree)))
         )
     file_all = chunk_file_paths(known)
     file_of = {d: file_all[d] for d in live}

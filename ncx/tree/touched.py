@@ -16,14 +16,14 @@ NCX_PREFIX = ".neocortex/"
 # ncx.tree.sidecar.SUFFIX, not imported: the sidecar reader pulls in the chunker (a test
 # holds the two equal).
 SIDECAR_SUFFIX = ".meta.yaml"
-_SOURCES = suffixes()  # every format ncx reads; the manifest may switch some off
+SOURCES = suffixes()  # every format ncx reads; the manifest may switch some off
 
 
 def concerns(path: str) -> bool:
     """A path whose change may need the hooks: under .neocortex/, a doc, or a sidecar."""
     return (
         path.startswith(NCX_PREFIX)
-        or path.lower().endswith(_SOURCES)
+        or path.lower().endswith(SOURCES)
         or path.endswith(SIDECAR_SUFFIX)
     )
 
