@@ -24,6 +24,7 @@ from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
 from ncx.memory.file import body_sections, memory_embed_text
 from ncx.paths import cache_folder
+from ncx.query.docmeta import SIDECAR_KEYS, meta_text
 from ncx.query.lexical import (
     _RAW,
     LexIndex,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 5  # 5: a chunk's file is its doc's chunk file, `block` its place there
+CACHE_VERSION = 6  # 6: a 4th stored term field, the doc's frontmatter values (`meta`)
 _FILE = "index.npz"
 
 
@@ -446,7 +447,7 @@ def _stat(p: Path) -> bytes:
 
 
 _SEP = "\x1f"  # between a unit's stored term fields (terms are [A-Za-z0-9_]+ only)
-_STORED = ("prose", "code", "trail")  # title and path terms are cheap to redo per source
+_STORED = ("prose", "code", "trail", "meta")  # title and path terms are cheap to redo per source
 
 
 def _previous(path: Path) -> dict[str, Any] | None:
@@ -482,8 +483,17 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         old_stats = prev["meta"].get("stats", {})
         for i, u in enumerate(old_units):
             reuse.setdefault(u.file, []).append(i)
+        # A chunk file is reused when neither it nor its source changed: what the cache
+        # reads from the source (line ranges, frontmatter values) may have moved with an edit
+        # not yet synced, and such a file is parsed again (one doc's work).
         reuse = {
-            k: v for k, v in reuse.items() if k in old_stats and old_stats[k] == _stat_str(root / k)
+            k: v
+            for k, v in reuse.items()
+            if _same_stat(root, k, old_stats)
+            and (
+                old_units[v[0]].kind != "chunk"
+                or _same_stat(root, old_units[v[0]].source_path, old_stats)
+            )
         }
 
     units: list[Unit] = []
@@ -526,7 +536,6 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
                 plan.append(("new", ("memory", [str(md)])))
 
     fresh = iter(_parse_many(str(root), [job for what, job in plan if what == "new"], dim))
-    located: set[int] = set()  # rows whose line range a worker already found
     for what, job in plan:
         if what == "old":
             take_old(job)
@@ -535,7 +544,6 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
             if parsed is None:
                 continue  # `ncx check` reports it; retrieval works with the rest
             unit, joined, vec = parsed
-            located.add(len(units))
             units.append(unit)
             stored_rows.append(_SEP.join(joined))
             vec_rows.append(vec)
@@ -543,11 +551,6 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     sources = sorted({u.source_path for u in units if u.kind == "chunk"})
     for src in sources:
         stats[src] = _stat_str(root / src)
-    old_src = prev["meta"].get("stats", {}) if prev else {}
-    changed = {s for s in sources if old_src.get(s) != stats[s]}
-    # Reused chunks keep their ranges unless their source changed since (edited, not synced).
-    stale = [i for i, u in enumerate(units) if i not in located and u.source_path in changed]
-    _attach_lines(root, [units[i] for i in stale], [])
 
     lex, vectors, group = _arrays(units, stored_rows, vec_rows, dim)
     vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
@@ -629,7 +632,7 @@ def _owned(root: Path, folder: Path) -> bool:
 # starting worker processes costs more than it saves.
 _PARALLEL_FROM = 6_000_000
 
-_Parsed = tuple[Unit, tuple[str, str, str], Any]  # unit, stored term fields, vector
+_Parsed = tuple[Unit, tuple[str, ...], Any]  # unit, stored term fields (_STORED), vector
 
 
 def _parse_many(
@@ -689,19 +692,22 @@ def _parse_job(
     blocks of a chunk file."""
     kind, files = job
     base = Path(root)
-    out: list[_Parsed | None] = []
-    bodies: list[str] = []
-    for path in files:
-        for parsed in _parse_file(base, path, kind, dim, blocks):
-            if parsed is None:
-                out.append(None)
-                continue
-            unit, fields, vec, body = parsed
-            prose, code, trail = (" ".join(terms(fields[f])) for f in _STORED)
-            out.append((unit, (prose, code, trail), vec))
-            bodies.append(body)
+    found = [p for path in files for p in _parse_file(base, path, kind, dim, blocks)]
+    units = [p[0] for p in found if p is not None]
+    # The source is read for line ranges; its frontmatter values are taken on the way.
+    front: dict[str, str] = {}
     if kind == "chunk" and lines:
-        _attach_lines(base, [p[0] for p in out if p is not None], bodies)
+        front = _attach_lines(base, units, [p[3] for p in found if p is not None])
+    out: list[_Parsed | None] = []
+    for parsed in found:
+        if parsed is None:
+            out.append(None)
+            continue
+        unit, fields, vec, _body = parsed
+        extra = front.get(unit.source_path)
+        if extra:
+            fields["meta"] = f"{fields['meta']}\n{extra}"
+        out.append((unit, tuple(" ".join(terms(fields[f])) for f in _STORED), vec))
     return out
 
 
@@ -761,7 +767,11 @@ def _unit_fields(
         unit.section = trail
         unit.doc_id = _text(meta.get("source_doc"))
         prose, code = split_code(body)
-        return unit, {"prose": prose, "code": code, "trail": " ".join(trail)}, vec, body
+        # A sidecar's values are in the block (the doc's own frontmatter is read from the
+        # source by _attach_lines).
+        side = {k: meta[k] for k in SIDECAR_KEYS if k in meta} if meta.get("sidecar") else {}
+        fields = {"prose": prose, "code": code, "trail": " ".join(trail), "meta": meta_text(side)}
+        return unit, fields, vec, body
     sections = body_sections(body)
     learning = sections.get("learning", body)
     unit.source_path = rel
@@ -777,11 +787,20 @@ def _unit_fields(
         unit.tokens = count_tokens(learning)
     # Indexed as it is embedded: Learning and Context, never the derived Related list.
     text = memory_embed_text(body)
-    return unit, {"prose": text, "code": "", "trail": " ".join(unit.keywords)}, vec, body
+    return (
+        unit,
+        {"prose": text, "code": "", "trail": " ".join(unit.keywords), "meta": ""},
+        vec,
+        body,
+    )
 
 
 def _stat_str(p: Path) -> str:
     return _stat(p).decode()
+
+
+def _same_stat(root: Path, rel: str, old_stats: dict[str, str]) -> bool:
+    return rel in old_stats and old_stats[rel] == _stat_str(root / rel)
 
 
 def _float(v: Any) -> float | None:
@@ -815,8 +834,9 @@ def _vector(npy: Path, dim: int) -> Any:
     return v
 
 
-def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> None:
-    """Each chunk's current line range in its source, found by its verbatim text.
+def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, str]:
+    """Each chunk's current line range in its source, found by its verbatim text; returns
+    {source: its frontmatter values as index text} (ncx.query.docmeta), read on the way.
 
     Chunk files hold no line numbers (they would churn on every edit above them). The text
     is found in the source's markdown view (the file itself for plain markdown; reST,
@@ -827,6 +847,7 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> None:
     """
     from ncx.sources import View, read_view
 
+    front: dict[str, str] = {}
     by_source: dict[str, list[int]] = {}
     for i, u in enumerate(units):
         by_source.setdefault(u.source_path, []).append(i)
@@ -840,6 +861,7 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> None:
             view = read_view(src, text) if text else View(text)
         except NcxError:
             view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
+        front[src] = _front_text(src, view.text)
         found_bodies: list[str] = []
         for i in rows:
             u = units[i]
@@ -858,6 +880,22 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> None:
             cell = view.cell_span(first, last)
             if cell is not None:
                 u.cell = cell
+    return front
+
+
+def _front_text(src: str, text: str) -> str:
+    """The searchable values of a source's frontmatter, as sync reads it (ncx.tree.chunkfile
+    load_doc); "" when its format has none or it does not parse (`ncx sync` says why)."""
+    from ncx.sources import format_of
+
+    fmt = format_of(src)
+    if not text.startswith("---") or (fmt is not None and not fmt.frontmatter):
+        return ""
+    try:
+        meta = parse_frontmatter(text, path=src)[0]
+    except NcxError:
+        return ""
+    return meta_text(meta)
 
 
 def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:

@@ -1,6 +1,7 @@
 """lexical: BM25F over chunk fields, as flat numpy arrays (no scipy at query time).
 
-Fields (docs/decisions.md §6): prose, code, heading trail, doc title, path.
+Fields (docs/decisions.md §6, §19): prose, code, heading trail, doc title, path, and the
+doc's frontmatter values (ncx.query.docmeta).
 Each field's term frequency is length-normalised on its own and weighted, then the sum
 is saturated once (BM25F). Identifiers are split (snake_case, camelCase: the compound
 and its parts), English stopwords dropped, words Snowball-stemmed.
@@ -20,13 +21,15 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-FIELDS = ("prose", "code", "trail", "title", "path")
-FIELD_WEIGHTS = {"prose": 1.0, "code": 0.5, "trail": 1.0, "title": 1.0, "path": 1.0}
+FIELDS = ("prose", "code", "trail", "title", "path", "meta")
+FIELD_WEIGHTS = {"prose": 1.0, "code": 0.5, "trail": 1.0, "title": 1.0, "path": 1.0, "meta": 1.0}
 # Long natural-language questions want strong saturation; b favours short chunks a little.
 K1 = 5.0
 B = 0.8
-# Length normalisation per field (a heading trail or a title is short by nature).
-FIELD_B = {"prose": B, "code": B, "trail": B, "title": B, "path": B}
+# Length normalisation per field (a heading trail or a title is short by nature). Frontmatter
+# values get none: a handful of short properties, and most units of a tree have none, so an
+# average over all units would be near zero and crush the few that do (§19).
+FIELD_B = {"prose": B, "code": B, "trail": B, "title": B, "path": B, "meta": 0.0}
 
 _RAW = re.compile(r"[A-Za-z0-9_]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

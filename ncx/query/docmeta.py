@@ -1,0 +1,76 @@
+"""docmeta: which values of a doc's frontmatter are searchable, and as what words. Pure.
+
+A doc's frontmatter says what the doc is (author, date, tags, a speaker, a description);
+a reader asks for it in those words ("what did Ada write", "notes from 8 May 2023"). The
+cache indexes these values as the BM25F field `meta` (docs/decisions.md §19):
+
+- values that are words: strings, numbers, dates, and lists of those. Booleans, empty
+  values and nested mappings (build settings such as `jupytext:` or a CI trigger) say
+  nothing a reader asks about and are left out;
+- a string longer than MAX_VALUE_CHARS is content (a prompt, a template), not a property;
+- the keys ncx reads as the doc's identity (`id`, `doc_id`, `doc-id`) are left out: a
+  DOC-ID is a label, and its parts ("DOC", "API", "001") would match unrelated questions;
+- keys themselves are not indexed (a question names the value, "by Ada", not "author:").
+
+Dates: an ISO date (a YAML date, or a string starting YYYY-MM-DD) is also written the way
+people say it, day, month name and year ("2023-05-08" adds "8 May 2023"), so a question
+"on May 8, 2023" matches it; the ISO text stays as well. Free-form date strings ("1:56 pm
+on 8 May, 2023") are words already and are indexed as they are.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+MAX_VALUE_CHARS = 300
+IDENTITY_KEYS = frozenset({"id", "doc_id", "doc-id"})
+# What a sidecar lends every chunk of its doc (ncx.tree.chunkfile.DocMeta) that a reader
+# may ask for: recorded in each chunk block, read from there.
+SIDECAR_KEYS = ("title", "status", "tags", "summary")
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?![0-9])")
+_WORDY = re.compile(r"[A-Za-z]{2}")
+_MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+
+
+def meta_text(meta: Mapping[str, Any], skip: frozenset[str] = IDENTITY_KEYS) -> str:
+    """The searchable words of a frontmatter mapping, one value a line, in key order."""
+    return "\n".join(
+        line for key, value in meta.items() if str(key) not in skip for line in _values(value)
+    )
+
+
+def _values(value: Any) -> Iterator[str]:
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            if not isinstance(item, (list, tuple)):
+                yield from _values(item)
+        return
+    text = _scalar(value)
+    if text:
+        yield text
+
+
+def _scalar(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, dt.date)):
+        return None  # None, a mapping, anything YAML builds that is not a word
+    text = (value.isoformat() if isinstance(value, dt.date) else str(value)).strip()
+    if len(text) > MAX_VALUE_CHARS:
+        return None
+    text = spoken_dates(text)
+    return text if _WORDY.search(text) else None
+
+
+def spoken_dates(text: str) -> str:
+    """`text`, followed by the ISO date it starts with (if any) as day, month name, year."""
+    m = _ISO.match(text)
+    if m is None:
+        return text
+    year, month, day = (int(g) for g in m.groups())
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return text
+    return f"{text} {day} {_MONTHS[month - 1]} {year}"
