@@ -770,7 +770,12 @@ def _unit_fields(
         # A sidecar's values are in the block (the doc's own frontmatter is read from the
         # source by _attach_lines).
         side = {k: meta[k] for k in SIDECAR_KEYS if k in meta} if meta.get("sidecar") else {}
-        fields = {"prose": prose, "code": code, "trail": " ".join(trail), "meta": meta_text(side)}
+        fields = {
+            "prose": prose,
+            "code": code,
+            "trail": " ".join(trail),
+            "meta": meta_text(side, trail[:1]),
+        }
         return unit, fields, vec, body
     sections = body_sections(body)
     learning = sections.get("learning", body)
@@ -861,7 +866,9 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
             view = read_view(src, text) if text else View(text)
         except NcxError:
             view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
-        front[src] = _front_text(src, view.text)
+        front[src] = _front_text(
+            src, view.text, {units[i].section[0] for i in rows if units[i].section}
+        )
         found_bodies: list[str] = []
         for i in rows:
             u = units[i]
@@ -883,7 +890,7 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
     return front
 
 
-def _front_text(src: str, text: str) -> str:
+def _front_text(src: str, text: str, heads: set[str]) -> str:
     """The searchable values of a source's frontmatter, as sync reads it (ncx.tree.chunkfile
     load_doc); "" when its format has none or it does not parse (`ncx sync` says why)."""
     from ncx.sources import format_of
@@ -895,7 +902,7 @@ def _front_text(src: str, text: str) -> str:
         meta = parse_frontmatter(text, path=src)[0]
     except NcxError:
         return ""
-    return meta_text(meta)
+    return meta_text(meta, heads)
 
 
 def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:

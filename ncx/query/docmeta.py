@@ -4,29 +4,42 @@ A doc's frontmatter says what the doc is (author, date, tags, a speaker, a descr
 a reader asks for it in those words ("what did Ada write", "notes from 8 May 2023"). The
 cache indexes these values as the BM25F field `meta` (docs/decisions.md §19):
 
-- values that are words: strings, numbers, dates, and lists of those. Booleans, empty
-  values and nested mappings (build settings such as `jupytext:` or a CI trigger) say
-  nothing a reader asks about and are left out;
+- values that are words: strings, dates, and lists of those. Booleans, empty values and
+  nested mappings (build settings such as `jupytext:` or a CI trigger) say nothing a reader
+  asks about and are left out, and so is a value with no word of two letters: a number
+  alone (`weight: 10`, `sidebar_position: 3`, `session: 1`) or a code (`D1:3`) orders or
+  labels pages, and its digits would match any number in a question;
 - a string longer than MAX_VALUE_CHARS is content (a prompt, a template), not a property;
 - the keys ncx reads as the doc's identity (`id`, `doc_id`, `doc-id`) are left out: a
   DOC-ID is a label, and its parts ("DOC", "API", "001") would match unrelated questions;
+- `title` is left out when it heads the doc's heading trail (no H1 of its own: ncx's
+  chunker puts it there), where the `title` and `trail` fields index it already;
+- keys that tell a static site generator how to render the page (LAYOUT_KEYS: `layout`,
+  `hide: [navigation]`, `permalink` ...) are left out: their words ("navigation", "post")
+  are not what the page is about;
 - keys themselves are not indexed (a question names the value, "by Ada", not "author:").
 
 Dates: an ISO date (a YAML date, or a string starting YYYY-MM-DD) is also written the way
 people say it, day, month name and year ("2023-05-08" adds "8 May 2023"), so a question
 "on May 8, 2023" matches it; the ISO text stays as well. Free-form date strings ("1:56 pm
 on 8 May, 2023") are words already and are indexed as they are.
+
+The cache stores the terms these rules give: changing a rule means a new
+ncx.query.cache.CACHE_VERSION.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 MAX_VALUE_CHARS = 300
 IDENTITY_KEYS = frozenset({"id", "doc_id", "doc-id"})
+LAYOUT_KEYS = frozenset(
+    {"layout", "template", "hide", "permalink", "redirect_from", "redirect_to", "nav_exclude"}
+)
 # What a sidecar lends every chunk of its doc (ncx.tree.chunkfile.DocMeta) that a reader
 # may ask for: recorded in each chunk block, read from there.
 SIDECAR_KEYS = ("title", "status", "tags", "summary")
@@ -37,8 +50,13 @@ _MONTHS = (
 ).split()
 
 
-def meta_text(meta: Mapping[str, Any], skip: frozenset[str] = IDENTITY_KEYS) -> str:
-    """The searchable words of a frontmatter mapping, one value a line, in key order."""
+def meta_text(meta: Mapping[str, Any], heads: Collection[str] = ()) -> str:
+    """The searchable words of a frontmatter mapping, one value a line, in key order.
+
+    heads: the first heading of the doc's chunks' trails (its title when it has no H1)."""
+    skip = (
+        IDENTITY_KEYS | LAYOUT_KEYS | ({"title"} if _scalar(meta.get("title")) in heads else set())
+    )
     return "\n".join(
         line for key, value in meta.items() if str(key) not in skip for line in _values(value)
     )
