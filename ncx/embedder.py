@@ -31,6 +31,7 @@ ENV_ORIGIN = "NCX_EMBEDDING_MODEL"
 _MAX_TOKENS = 512  # model2vec's default truncation
 _BATCH = 1024
 _WIDEN_FROM = 1000  # texts in one embed call from which the table is widened at once
+_SPREAD_FROM = 8000  # texts from which worker processes share the call (a model load each)
 
 
 class Embedder(Protocol):
@@ -178,8 +179,31 @@ class StaticEmbedder:
         self._segments: SegmentTokenizer | bool | None = False  # False: not looked at yet
         digest = sha256 or file_sha256(folder / "model.safetensors")
         self.info = ModelInfo(id=model_id, dim=int(self._table.shape[1]), sha256=digest)
+        self._folder = folder
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        if len(texts) >= _SPREAD_FROM:
+            import numpy as np
+
+            from ncx.parallel import ordered_map, workers
+
+            n = workers()
+            if n > 1:
+                # A first sync's 40,000 texts: each worker process loads the model once and
+                # embeds every n-th text (a tree's docs come in folders of like cost); a
+                # text's vector does not depend on the others in its call: the same bytes.
+                jobs = [
+                    (str(self._folder), self.info.id, self.info.sha256, texts[i::n])
+                    for i in range(n)
+                ]
+                out = np.empty((len(texts), self.info.dim), dtype=np.float32)
+                for i, share in enumerate(ordered_map(_embed_share, jobs, at_least=2, chunksize=1)):
+                    out[i::n] = share
+                return out
+        return self.embed_here(texts)
+
+    def embed_here(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """embed(), in this process."""
         import numpy as np
 
         out = np.zeros((len(texts), self.info.dim), dtype=np.float32)
@@ -300,6 +324,20 @@ class SegmentTokenizer:
         pick = memo.__getitem__
         for segs in split:
             yield list(itertools.chain.from_iterable(map(pick, segs)))[:limit]
+
+
+_LOADED: dict[tuple[str, str, str], StaticEmbedder] = {}  # a worker's model, loaded once
+
+
+def _embed_share(job: tuple[str, str, str, Sequence[str]]) -> NDArray[np.float32]:
+    """A worker process's share of a large embed call (its model loaded on first use)."""
+    folder, model_id, sha, texts = job
+    model = _LOADED.get((folder, model_id, sha))
+    if model is None:
+        model = _LOADED[(folder, model_id, sha)] = StaticEmbedder(
+            Path(folder), model_id, sha256=sha
+        )
+    return model.embed_here(texts)
 
 
 _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8"}

@@ -127,3 +127,22 @@ def test_other_tokenizers_are_not_split(tiny_model: Path) -> None:
     texts = [f"{t} {i}" for i in range(emb._WIDEN_FROM) for t in TEXTS[:2]]
     theirs = StaticModel.from_pretrained(str(tiny_model)).encode(texts)
     np.testing.assert_allclose(ours.embed(texts), theirs, atol=1e-5)
+
+
+def test_a_large_call_shared_by_workers_gives_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Worker processes embed contiguous shares of a large call: same vectors, same order."""
+    import ncx.embedder as emb
+
+    e = load_embedder(emb.BUNDLED_MODEL)
+    texts = [f"section {i}: rotate the keys, then restart the {i % 7} workers" for i in range(64)]
+    texts += ["", "über naïve café", *_fuzz_texts(64)]
+    here = e.embed_here(texts)
+    monkeypatch.setattr(emb, "_SPREAD_FROM", 10)
+    monkeypatch.setattr(emb, "workers", lambda: 3, raising=False)
+    import ncx.parallel
+
+    monkeypatch.setattr(ncx.parallel, "workers", lambda: 3)
+    shared = e.embed(texts)
+    assert shared.tobytes() == here.tobytes()
