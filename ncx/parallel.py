@@ -15,23 +15,30 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+def workers() -> int:
+    """How many worker processes a whole-tree pass uses: one per CPU, at most 8."""
+    return min(os.cpu_count() or 1, 8)
+
+
 def ordered_map(
     fn: Callable[[T], R],
     jobs: Sequence[T],
     *,
     at_least: int,
     each: Callable[[int], None] | None = None,
+    chunksize: int | None = None,
 ) -> list[R]:
     """[fn(job) for job in jobs], in worker processes when there are `at_least` jobs and more
     than one CPU (below that, starting workers costs more than it saves). `each(i)` is called
-    as result i arrives (progress). `fn` must be a picklable top-level function or partial."""
-    workers = min(os.cpu_count() or 1, 8)
-    if len(jobs) >= at_least and workers >= 2:
+    as result i arrives (progress). `fn` must be a picklable top-level function or partial.
+    `chunksize`: jobs sent to a worker at a time (default: about 8 rounds per worker)."""
+    n = workers()
+    if len(jobs) >= at_least and n >= 2:
         import concurrent.futures
 
         try:
-            with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-                size = max(8, len(jobs) // (workers * 8))
+            with concurrent.futures.ProcessPoolExecutor(max_workers=n) as pool:
+                size = chunksize or max(8, len(jobs) // (n * 8))
                 results = []
                 for i, got in enumerate(pool.map(fn, jobs, chunksize=size)):
                     if each is not None:

@@ -194,6 +194,25 @@ def test_token_count_is_deterministic_and_sane() -> None:
     assert count_tokens("設定") == 2
 
 
+def _tokens_by_rule(text: str) -> int:
+    """The estimate as documented, kind by kind (the chunk files' `tokens` depend on it)."""
+    words = re.findall(r"[A-Za-z]+", text)
+    digits = re.findall(r"\d+", text)
+    return (
+        sum(1 + (len(w) - 1) // 6 for w in words)
+        + sum((len(d) + 2) // 3 for d in digits)
+        + len(re.findall(r"[^\sA-Za-z0-9]", text))
+    )
+
+
+@given(st.text(alphabet=st.sampled_from([*"abcdefXYZ 0123456789\n\t.-_(){}é中😀٣۵\u00a0"])))
+def test_token_count_follows_its_rule(text: str) -> None:
+    assert count_tokens(text) == _tokens_by_rule(text)
+    assert count_tokens(text * 3 + "abcdefghijklm 1234567") == _tokens_by_rule(
+        text * 3 + "abcdefghijklm 1234567"
+    )
+
+
 _MD_PIECES = st.sampled_from(
     [
         "# Title\n",

@@ -85,3 +85,63 @@ def test_widened_table_gives_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(emb, "_WIDEN_FROM", 1)
     widened = e.embed(texts)
     assert rows.tobytes() == widened.tobytes()
+
+
+def _fuzz_texts(n: int) -> list[str]:
+    """Strings built to hit the tokenizer's edges: accents and combining marks, CJK, emoji,
+    control and odd whitespace characters, the special tokens' own text, '##' pieces."""
+    import random
+
+    rnd = random.Random(11)
+    parts = [*"abcXYZ  \n\n\t\r0123.,-_(){}[]éÉ中😀\u00a0\u2003\u0301\x00\x0b\x1c\ufffdΣς"]
+    parts += ["[PAD]", "[UNK]", "[pad]", "##", "straße", "İ", "x" * 120, "deploy", "logs"]
+    return ["".join(rnd.choice(parts) for _ in range(rnd.randint(0, 60))) for _ in range(n)]
+
+
+def test_segment_ids_are_the_tokenizer_ids() -> None:
+    """The many-text path tokenizes each distinct segment once: the ids must be exactly the
+    tokenizer's own for every text (this repo's docs, fuzz, texts past the 512-token cut)."""
+    from ncx.embedder import _MAX_TOKENS, BUNDLED_MODEL, SegmentTokenizer
+
+    tokenizer = load_embedder(BUNDLED_MODEL)._tokenizer
+    segments = SegmentTokenizer.of(tokenizer)
+    assert segments is not None
+    root = Path(__file__).resolve().parents[1]
+    docs = [p.read_text(encoding="utf-8") for p in sorted(root.glob("docs/*.md"))]
+    docs += [(root / "README.md").read_text(encoding="utf-8")]
+    paragraphs = [p for d in docs for p in d.split("\n\n")]
+    texts = [*paragraphs, *docs, *_fuzz_texts(3000)]
+    want = [e.ids for e in tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
+    assert any(len(w) == _MAX_TOKENS for w in want)  # the cut is exercised
+    assert list(segments.ids(texts, _MAX_TOKENS)) == want
+
+
+def test_other_tokenizers_are_not_split(tiny_model: Path) -> None:
+    """A tokenizer outside the BERT family is used text by text, and still matches model2vec."""
+    from model2vec import StaticModel
+
+    import ncx.embedder as emb
+
+    ours = load_embedder(str(tiny_model))
+    assert emb.SegmentTokenizer.of(ours._tokenizer) is None
+    texts = [f"{t} {i}" for i in range(emb._WIDEN_FROM) for t in TEXTS[:2]]
+    theirs = StaticModel.from_pretrained(str(tiny_model)).encode(texts)
+    np.testing.assert_allclose(ours.embed(texts), theirs, atol=1e-5)
+
+
+def test_a_large_call_shared_by_workers_gives_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Worker processes embed contiguous shares of a large call: same vectors, same order."""
+    import ncx.embedder as emb
+
+    e = load_embedder(emb.BUNDLED_MODEL)
+    texts = [f"section {i}: rotate the keys, then restart the {i % 7} workers" for i in range(64)]
+    texts += ["", "über naïve café", *_fuzz_texts(64)]
+    here = e.embed_here(texts)
+    import ncx.parallel
+
+    monkeypatch.setattr(emb, "_SPREAD_FROM", 10)
+    monkeypatch.setattr(ncx.parallel, "workers", lambda: 3)  # uneven shares, even on 2 CPUs
+    shared = e.embed(texts)
+    assert shared.tobytes() == here.tobytes()

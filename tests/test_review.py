@@ -87,13 +87,19 @@ def test_review_report(repo: Path) -> None:
     assert data["problems"] == []
     # default range: merge base with main; the title names the range as given
     assert ncx("review").stdout.split("\n", 1)[1] == md.split("\n", 1)[1]
-    # a broken tree fails only when asked to
+    # a broken chunk file fails only when asked to: the range's problems are judged in the
+    # commit (what the branch changed), the working tree's with --full-check
     chunk_file = repo / ".neocortex/chunks/docs/a.md"
     text = chunk_file.read_text()
     assert text.count("\nvec: f16:") == 2  # one block per section, the vector inline
     chunk_file.write_text(re.sub(r"(?m)^vec: f16:.*$", "vec: f16:AAAA", text, count=1))
+    assert ncx("review", "main..feature", "--fail-on-problems").returncode == 0  # not committed
+    full = ncx("review", "main..feature", "--fail-on-problems", "--full-check", ok=False)
+    assert full.returncode == 1 and "chunks/docs/a.md" in full.stdout
+    commit_all(repo, "break a vector")
     assert ncx("review", "main..feature").returncode == 0
-    assert ncx("review", "main..feature", "--fail-on-problems", ok=False).returncode == 1
+    broken = ncx("review", "main..feature", "--fail-on-problems", ok=False)
+    assert broken.returncode == 1 and "chunks/docs/a.md" in broken.stdout
     assert ncx("review", "nope..HEAD", ok=False).returncode == 2
 
 

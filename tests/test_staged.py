@@ -43,7 +43,8 @@ def test_vec_line_is_what_yaml_writes_and_reads(vec: str) -> None:
 
 
 # Runs `ncx hook NAME` with every way of listing a folder refused, and reports whether numpy,
-# yaml, typer or the chunk-file writer were imported: a commit that touches no doc needs none of them.
+# yaml, typer, the chunk-file writer or the reader registry were imported: a commit that
+# touches no doc needs none of them.
 _PROBE = """
 import os, runpy, sys
 def refuse(*a, **k):
@@ -54,7 +55,7 @@ try:
     runpy.run_module("ncx", run_name="__main__")
 except SystemExit as exc:
     code = exc.code
-print("exit", code, *(m in sys.modules for m in ("numpy", "yaml", "typer", "ncx.tree.chunkfile")))
+print("exit", code, *(m in sys.modules for m in ("numpy", "yaml", "typer", "ncx.tree.chunkfile", "ncx.sources")))
 """
 
 
@@ -66,7 +67,7 @@ def test_code_only_commit_hook_does_no_tree_wide_work(synced: Path, hook: str) -
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, hook], cwd=synced, env=env, capture_output=True, text=True
     )
-    assert out.stdout.strip() == "exit 0 False False False False", out.stdout + out.stderr
+    assert out.stdout.strip() == "exit 0 False False False False False", out.stdout + out.stderr
 
 
 def test_hook_check_in_a_commit_reads_only_the_staged_doc(synced: Path) -> None:

@@ -144,17 +144,25 @@ def review(
         typer.Option("--out", "-o", help="Also write the full, uncapped markdown report here."),
     ] = None,
     fail_on_problems: Annotated[
-        bool, typer.Option("--fail-on-problems", help="Exit 1 if `ncx check` finds problems.")
+        bool, typer.Option("--fail-on-problems", help="Exit 1 if the check finds problems.")
     ] = False,
-    no_check: Annotated[
-        bool, typer.Option("--no-check", help="Skip `ncx check` of the working tree.")
+    full_check: Annotated[
+        bool,
+        typer.Option(
+            "--full-check",
+            help="Check the whole working tree (`ncx check`) instead of what the range "
+            "changed, judged in HEAD (`ncx check --since BASE`, the default: its cost grows "
+            "with the branch, not the tree).",
+        ),
     ] = False,
+    no_check: Annotated[bool, typer.Option("--no-check", help="Skip the check.")] = False,
 ) -> None:
     """The knowledge change of a branch, ready to paste as a PR comment.
 
     Memories added / changed / superseded / removed with their text, docs re-chunked
-    (which sections; docs added, renamed, deleted), model and manifest changes, and
-    `ncx check` problems. Example: ncx review main..HEAD --out review-full.md
+    (which sections; docs added, renamed, deleted), model and manifest changes, and the
+    problems of what the range changed (`ncx check --since`; --full-check: the whole tree).
+    Example: ncx review main..HEAD --out review-full.md
     """
     from ncx.tree.review import build_review, render_markdown, resolve_range
 
@@ -164,9 +172,14 @@ def review(
     base, head = resolve_range(root, rev_range)
     rev = build_review(root, base, head, spec=rev_range or "")
     if not no_check and (root / ".neocortex" / "manifest.json").is_file():
-        from ncx.tree.check import check_tree
+        if full_check:
+            from ncx.tree.check import check_tree
 
-        rev.problems = [str(p) for p in check_tree(root, _config())]
+            rev.problems = [str(p) for p in check_tree(root, _config())]
+        else:
+            from ncx.tree.staged import verify_range
+
+            rev.problems = [str(f) for f in verify_range(root, _config(), base, head).findings]
     if out is not None:
         out.write_text(render_markdown(rev), encoding="utf-8")
     if as_json or fmt == "json":

@@ -1,10 +1,10 @@
 """sources: which files are docs, and the reader that turns each format into markdown.
 
-The one home for source suffixes: sync lists sources with `suffixes()`, the pre-commit
-hook and the workflow template watch the same list, and the query side reads a source back
-through `read_view` to cite its lines. Every reader is pure and stdlib-only (no heavy
-import on the query path) and returns a View: markdown text plus a map from each view
-line to the line of the file as stored.
+Source suffixes live in ncx.suffixes (a leaf the hooks read first); sync lists sources
+with `suffixes()`, the pre-commit hook and the workflow template watch the same list, and
+the query side reads a source back through `read_view` to cite its lines. Every reader is
+pure and stdlib-only (no heavy import on the query path) and returns a View: markdown text
+plus a map from each view line to the line of the file as stored.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ncx.errors import BadSource
 from ncx.sources.view import View
+from ncx.suffixes import BY_FORMAT
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
@@ -30,12 +31,16 @@ class Format:
     frontmatter: bool  # YAML frontmatter may head the file
 
 
-FORMATS: tuple[Format, ...] = (
-    Format("markdown", (".md", ".markdown"), "markdown (MyST included)", True),
-    Format("rst", (".rst", ".rest"), "reStructuredText", False),
-    Format("notebook", (".ipynb",), "Jupyter notebook", False),
-    Format("mdx", (".mdx",), "MDX", True),
-    Format("asciidoc", (".adoc", ".asciidoc"), "AsciiDoc", False),
+_LABELS = {  # name -> (label, whether YAML frontmatter may head the file)
+    "markdown": ("markdown (MyST included)", True),
+    "rst": ("reStructuredText", False),
+    "notebook": ("Jupyter notebook", False),
+    "mdx": ("MDX", True),
+    "asciidoc": ("AsciiDoc", False),
+}
+# Suffixes come from ncx.suffixes, which the hooks' first question reads without this module.
+FORMATS: tuple[Format, ...] = tuple(
+    Format(name, group, *_LABELS[name]) for name, group in BY_FORMAT.items()
 )
 # Doc formats seen in repositories that ncx does not read: reported, never silently passed.
 UNREAD: dict[str, str] = {

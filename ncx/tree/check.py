@@ -61,7 +61,8 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
         rel = md_s[base:].replace(os.sep, "/")
         if rel in stale_set or rel in report.intact:
             # A stale file is named below. An intact one is the very file (size, mtime)
-            # that sync last wrote or verified: reading its vectors again is not needed.
+            # that sync last wrote or verified, or one the dry run just found right (its
+            # vectors were read there): reading them again is not needed.
             continue
         try:
             blocks = split_chunk_file(read_chunk_file(md_s), path=md_s)

@@ -46,6 +46,7 @@ _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _NOT_PARAGRAPH = re.compile(r"^ {0,3}(?:[-*+>|]|\d+[.)]|<)|^\s*$|^ {4}")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[`*_])")
 _SLUG_DROP = re.compile(r"[^a-z0-9]+")
+_LEADS = frozenset("`~#=-")  # what _FENCE, _ATX and _SETEXT lines start with (after spaces)
 
 # A single fenced block is kept whole up to this many times the max chunk size.
 _CODE_CAP = 4
@@ -120,6 +121,10 @@ def _sections(body: str, line_starts: list[int], title: str | None) -> list[_Sec
     heads: list[tuple[int, int, str]] = []  # (line index, level, text)
     fence: str | None = None
     for i, line in enumerate(lines):
+        # Only a line whose first visible character opens a fence, an ATX heading or a
+        # setext underline can matter: most lines are skipped before three regexes each.
+        if line[:1] not in _LEADS and line.lstrip(" ")[:1] not in _LEADS:
+            continue
         m = _FENCE.match(line)
         if fence is not None:
             if (

@@ -92,8 +92,8 @@ class SyncReport:
     by_format: dict[str, int] = field(default_factory=dict)  # docs in scope per format
     chunks_by_format: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why not indexed)
-    # Chunk files that are exactly (size, mtime) as the last sync left them, after writing
-    # or verifying them: `ncx check` need not re-read their vectors.
+    # Chunk files whose vectors need no second look from `ncx check`: exactly (size, mtime)
+    # as the last sync left them, or found right by this run (every vector read and usable).
     intact: set[str] = field(default_factory=set)
 
     @property
@@ -337,6 +337,8 @@ def _sync(
         docs_state[path] = {"sig": sigs[path], "chunks": compared.chunks, "file": None}
         if compared.blocks is not None:
             planned.append((rel_file, compared))
+        else:
+            report.intact.add(rel_file)
 
     live_files = {files_of[p] for p in sources}
     # A renamed or moved doc takes the vectors its removed chunk file has for its text.
@@ -551,9 +553,13 @@ def _compare(
 ) -> _Compared:
     """Which blocks keep the vector the file on disk (or `have`: text hash -> base64
     vector) has for their text, which need one."""
-    # (Markers the doc itself quotes are text like any other.)
-    quoted = any(has_markers(b.data) for b in blocks)
-    if old is not None and not force and (quoted or not has_markers(old)):
+    # (Markers the doc itself quotes are text like any other: looked for only when the file
+    # has some, which is rare.)
+    if (
+        old is not None
+        and not force
+        and (not has_markers(old) or any(has_markers(b.data) for b in blocks))
+    ):
         # A file with conflict markers gets fresh vectors: which side's is right is not
         # worth guessing. A damaged file or one of the older format gives none.
         with contextlib.suppress(NcxError):

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import subprocess
 
-from ncx.sources import suffixes
+from ncx import suffixes
 
 NCX_PREFIX = ".neocortex/"
 # ncx.tree.sidecar.SUFFIX, not imported: the sidecar reader pulls in the chunker (a test
 # holds the two equal).
 SIDECAR_SUFFIX = ".meta.yaml"
-SOURCES = suffixes()  # every format ncx reads; the manifest may switch some off
+SOURCES = suffixes.ALL  # every format ncx reads; the manifest may switch some off
 
 
 def concerns(path: str) -> bool:

@@ -1,0 +1,19 @@
+"""suffixes: which file names are docs, by format. The one home of that table.
+
+A leaf with no imports: the pre-commit hooks ask "does this commit touch a doc?" on every
+commit, before anything else is loaded, and the reader registry (ncx.sources, which pulls
+in dataclasses, pathlib and the readers) builds its Format records from the same table.
+"""
+
+from __future__ import annotations
+
+# format name (what the manifest's `sources.skip_formats` names) -> its file suffixes
+BY_FORMAT: dict[str, tuple[str, ...]] = {
+    "markdown": (".md", ".markdown"),
+    "rst": (".rst", ".rest"),
+    "notebook": (".ipynb",),
+    "mdx": (".mdx",),
+    "asciidoc": (".adoc", ".asciidoc"),
+}
+# Every suffix ncx reads (the manifest may switch some formats off).
+ALL: tuple[str, ...] = tuple(s for group in BY_FORMAT.values() for s in group)
