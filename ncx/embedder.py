@@ -278,7 +278,14 @@ class SegmentTokenizer:
             or spec.get("post_processor") is not None
         ):
             return None
-        seams = [t["content"] for t in spec.get("added_tokens") or () if t.get("special")]
+        # Not the unknown token: WordPiece emits it for a word it cannot split, which would
+        # be taken for a seam.
+        unk = spec["model"].get("unk_token")
+        seams = [
+            t["content"]
+            for t in spec.get("added_tokens") or ()
+            if t.get("special") and t["content"] != unk
+        ]
         if not seams:
             return None
         # A copy, so switching truncation off here never reaches a query in another thread.

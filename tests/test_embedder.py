@@ -145,3 +145,23 @@ def test_a_large_call_shared_by_workers_gives_the_same_bits(
     monkeypatch.setattr(ncx.parallel, "workers", lambda: 3)  # uneven shares, even on 2 CPUs
     shared = e.embed(texts)
     assert shared.tobytes() == here.tobytes()
+
+
+def test_segment_ids_when_the_first_special_token_is_the_unknown_one() -> None:
+    """A BERT-style tokenizer whose first special token is [UNK]: WordPiece emits it for a
+    word it cannot split, so it must not be the seam (it was: a ValueError in a sync)."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
+
+    from ncx.embedder import _MAX_TOKENS, SegmentTokenizer
+
+    vocab = {"[UNK]": 0, "[PAD]": 1, "deploy": 2, "the": 3, "log": 4, "##s": 5}
+    tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer()
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.add_special_tokens([AddedToken("[UNK]", special=True), AddedToken("[PAD]", special=True)])
+    segments = SegmentTokenizer.of(tok)
+    assert segments is not None
+    texts = ["deploy the logs", "deploy zzz logs", "qq [UNK] the", "[PAD]x the", ""]
+    want = [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
+    assert 0 in want[1]  # the unknown word is there
+    assert list(segments.ids(texts, _MAX_TOKENS)) == want
