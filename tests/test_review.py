@@ -272,3 +272,19 @@ def test_review_across_the_move_to_format_2_shows_no_section_change(repo: Path) 
     data = json.loads(ncx("review", "HEAD~1..HEAD", "--json").stdout)
     assert data["docs"] == [] and data["memories"] == []
     assert "manifest `format`: 1 → 2" in data["tree"]
+
+
+def test_review_of_a_head_from_before_ncx_was_set_up(repo: Path) -> None:
+    """The range check judges what the head holds: a head without .neocortex/ (a branch
+    from before `ncx init`, reviewed from one with it) has nothing to judge, not a git error."""
+    write(repo, "docs/a.md", "# A\n\n" + "Alpha text about the login flow. " * 20 + "\n")
+    commit_all(repo, "first")
+    git(repo, "checkout", "-q", "-b", "old")
+    write(repo, "docs/b.md", "# B\n\n" + "Beta text about the deploy. " * 20 + "\n")
+    commit_all(repo, "a doc, before ncx")
+    git(repo, "checkout", "-q", "-")
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx set up")
+    out = ncx("review", "HEAD~1..old", "--fail-on-problems").stdout
+    assert "No change to `.neocortex/`" in out
