@@ -146,7 +146,10 @@ def test_check_since_judges_only_the_branch_in_its_commits(synced: Path) -> None
     commit_all(synced, "doc edited, chunks not synced (no hook)")
     out = ncx("check", "--since", "main", ok=False)
     assert out.returncode == 1
-    assert ".neocortex/chunks/docs/ops.md: has 3 chunk(s) where there are 4" in out.stdout
+    assert (
+        ".neocortex/chunks/docs/ops.md: has 3 chunk(s) where there are 4 in the committed "
+        "docs/ops.md" in out.stdout
+    )
     assert "guide" not in out.stdout
     ncx("sync")
     commit_all(synced, "synced")
@@ -327,3 +330,17 @@ def test_a_hand_edit_of_an_escaped_chunk_file_is_judged_against_its_doc(
     out = ncx("hook", "check", env={"GIT_INDEX_FILE": ".git/index"}, ok=False)
     assert out.returncode == 1
     assert "has a block for" in out.stdout and "does not match" in out.stdout, out.stdout
+
+
+def test_check_since_a_head_that_holds_no_ncx_yet(repo: Path) -> None:
+    """ncx set up in the working tree, not yet committed: the branch's commits hold nothing
+    of ncx to judge (it crashed on the missing manifest in HEAD)."""
+    write(repo, "docs/a.md", doc("Deploy", "Monitor"))
+    commit_all(repo, "a doc")
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, "docs/a.md", doc("Deploy", "Monitor", "Scale"))
+    commit_all(repo, "edited, no ncx in the repo yet")
+    ncx("init")
+    ncx("sync")
+    out = ncx("check", "--since", "main")
+    assert "OK: what HEAD changed since main" in out.stderr

@@ -164,7 +164,6 @@ def review(
     problems of what the range changed (`ncx check --since`; --full-check: the whole tree).
     Example: ncx review main..HEAD --out review-full.md
     """
-    from ncx import repo
     from ncx.tree.review import build_review, render_markdown, resolve_range
 
     if fmt not in ("markdown", "json"):
@@ -177,14 +176,7 @@ def review(
             from ncx.tree.check import check_tree
 
             rev.problems = [str(p) for p in check_tree(root, _config())]
-        elif repo.git(
-            root,
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            f"{head}:.neocortex/manifest.json",
-            check=False,
-        ):  # a head from before ncx was set up holds nothing to judge (and no manifest)
+        else:
             from ncx.tree.staged import verify_range
 
             rev.problems = [str(f) for f in verify_range(root, _config(), base, head).findings]

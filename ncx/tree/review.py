@@ -381,7 +381,7 @@ def render_markdown(review: Review, *, limit: int | None = None) -> str:
         out.append("")
     if review.problems:
         probs = review.problems if limit is None else review.problems[:limit]
-        out += ["### Problems (`ncx check`)", ""] + [f"- {p}" for p in probs]
+        out += ["### Problems", ""] + [f"- {p}" for p in probs]
         if len(probs) < len(review.problems):
             out.append(more.format(n=len(review.problems) - len(probs), what="problems"))
         out.append("")

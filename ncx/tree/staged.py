@@ -130,7 +130,11 @@ def verify_range(root: Path, cfg: Config, base: str, head: str = "HEAD") -> Verd
             "fetch-depth: 0), or check the whole tree with `ncx check`",
         )
     scope = scope_of(changes(root, f"{base}...{head}"))
-    if scope.empty:
+    if scope.empty or not repo.git(
+        root, "rev-parse", "--verify", "--quiet", f"{head}:{NCX_DIR}/{MANIFEST}", check=False
+    ):
+        # Nothing of ncx changed, or `head` is from before ncx was set up (no manifest in
+        # it): nothing to judge.
         return Verdict()
     return verify(root, cfg, None if scope.everything else scope, tree=head)
 
@@ -375,7 +379,8 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
             continue
         why = _chunk_file_problem(blobs.get(entry.oid, b""), expected, dim, rel)
         if why is not None:
-            verdict.findings.append(Finding(rel, f"{why} the staged {d}; {how}", d, True))
+            kept = "staged" if tree is None else "committed"  # the index, or a commit's tree
+            verdict.findings.append(Finding(rel, f"{why} the {kept} {d}; {how}", d, True))
     for rel in sorted(want_files - set(file_all.values())):
         if rel not in index:
             continue
