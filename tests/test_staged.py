@@ -344,3 +344,30 @@ def test_check_since_a_head_that_holds_no_ncx_yet(repo: Path) -> None:
     ncx("sync")
     out = ncx("check", "--since", "main")
     assert "OK: what HEAD changed since main" in out.stderr
+
+
+def test_moving_a_format_1_tree_embeds_a_vector_of_the_wrong_size_again(synced: Path) -> None:
+    """A format-1 `.npy` of another size (a hand edit, another model) is not carried into the
+    chunk file (where `ncx check` would then trust it as sync's own): it is embedded again."""
+    import io
+
+    import numpy as np
+
+    want = {
+        p.relative_to(synced).as_posix(): p.read_bytes()
+        for p in (synced / ".neocortex/chunks").rglob("*.md")
+    }
+    _as_format_1(synced)
+    npy = sorted((synced / ".neocortex/chunks").rglob("*.npy"))[0]
+    buf = io.BytesIO()
+    np.save(buf, np.ones(16, dtype=np.float16), allow_pickle=False)
+    npy.write_bytes(buf.getvalue())
+    moved = json.loads(ncx("sync", "--json").stdout)
+    assert moved["embedded"] == 1
+    got = {
+        p.relative_to(synced).as_posix(): p.read_bytes()
+        for p in (synced / ".neocortex/chunks").rglob("*")
+        if p.is_file() and p.name != ".gitkeep"
+    }
+    assert got == want
+    ncx("check")

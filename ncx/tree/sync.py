@@ -504,7 +504,7 @@ def _chunk_doc(
         old = _read(path)
     except OSError as exc:  # a chunk file that is a folder, ...
         return exc
-    return _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force))
+    return _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force, dim))
 
 
 def _block_vectors(
@@ -523,7 +523,9 @@ def _block_vectors(
     return out
 
 
-def _format_1_vectors(folder: str, blocks: list[ChunkBlock], force: bool) -> dict[bytes, bytes]:
+def _format_1_vectors(
+    folder: str, blocks: list[ChunkBlock], force: bool, dim: int
+) -> dict[bytes, bytes]:
     """{text hash: base64 vector} from the older format's `<folder>/<chunk>.md` + `.npy`
     pairs of this doc, so that moving a tree to one chunk file per doc embeds nothing."""
     if force or not os.path.isdir(folder):
@@ -543,7 +545,8 @@ def _format_1_vectors(folder: str, blocks: list[ChunkBlock], force: bool) -> dic
             vec = np.load(io.BytesIO(npy), allow_pickle=False)
         except (OSError, ValueError, EOFError):
             continue  # a damaged vector: embedded again
-        if vec.ndim == 1 and vec.dtype.kind == "f" and np.isfinite(vec).all():
+        # The rule of store.usable_vec: the model's size, finite (else embedded again).
+        if vec.shape == (dim,) and vec.dtype.kind == "f" and np.isfinite(vec).all():
             out[b.hash.encode()] = base64.b64encode(vec.astype("<f2").tobytes())
     return out
 
