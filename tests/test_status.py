@@ -43,6 +43,9 @@ def test_status_counts_blocks_and_stale_docs(repo: Path) -> None:
     # three files on disk, one per doc: the count is their blocks, as sync made them
     assert st["chunks"] == sum(per_doc.values()) == sync["chunks"]
     assert st["stale"] == 0 and st["docs"] == 3
+    # without sync's state (a fresh clone) the dry run compares every file: the same count
+    (repo / ".neocortex/cache/sync-state.json").unlink()
+    assert status()["chunks"] == st["chunks"]
     # two sections of one doc edited: one stale doc, not two stale chunks
     write(repo, "docs/guide.md", doc("Install", "Usage", "Deploy").replace("retries", "backoff"))
     assert status()["stale"] == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,12 @@ class TreeStatus:
 def tree_status(root: Path, cfg: Config) -> TreeStatus:
     manifest = load_manifest(root)
     model_id, _ = tree_model_id(None, manifest.model)
-    chunks = count_chunks(chunks_dir(root), manifest.format)
     mem = memories_dir(root)
     memories = sum(1 for n in os.listdir(mem) if n.endswith(".md")) if mem.is_dir() else 0
     plan = sync(root, cfg, dry_run=True)
+    # Files the dry run vouches for count as it counted them; the rest (stale, damaged,
+    # orphaned) are split on disk.
+    chunks = count_chunks(root, manifest.format, known=plan.intact_chunks)
     stale = _stale_keys(plan.written, plan.removed, manifest.format)
     dim = manifest.model.get("dim")
     return TreeStatus(
@@ -68,15 +71,19 @@ def tree_status(root: Path, cfg: Config) -> TreeStatus:
     )
 
 
-def count_chunks(folder: Path, tree_format: int = FORMAT_VERSION) -> int:
-    """The chunks on disk: the blocks of every doc's chunk file under `folder`.
+def count_chunks(
+    root: Path, tree_format: int = FORMAT_VERSION, *, known: Mapping[str, int] | None = None
+) -> int:
+    """The chunks on disk: the blocks of every doc's chunk file under .neocortex/chunks/.
 
     Exact (each file is split as the cache reads it), and cheap: one read per doc, the
     split a handful of `find`s per block. A file that does not split (a hand edit, a
     symlink) counts none: `ncx check` names it. In a tree of format 1 (not yet moved by
-    `ncx sync`) each .md under `folder` is one chunk."""
+    `ncx sync`) each .md there is one chunk. `known`: repo-relative chunk files
+    whose count is already known (sync's dry run vouched for them); they are not read."""
     count = 0
-    for dirpath, _dirs, names in os.walk(folder):
+    known = known or {}
+    for dirpath, _dirs, names in os.walk(chunks_dir(root)):
         for name in names:
             if not name.endswith(".md"):
                 continue
@@ -84,6 +91,10 @@ def count_chunks(folder: Path, tree_format: int = FORMAT_VERSION) -> int:
                 count += 1
                 continue
             path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            if rel in known:
+                count += known[rel]
+                continue
             try:
                 count += len(split_chunk_file(read_chunk_file(path), path=path))
             except NcxError:

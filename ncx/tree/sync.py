@@ -95,6 +95,9 @@ class SyncReport:
     # Chunk files whose vectors need no second look from `ncx check`: exactly (size, mtime)
     # as the last sync left them, or found right by this run (every vector read and usable).
     intact: set[str] = field(default_factory=set)
+    # How many chunks each of those files holds (sync's own count of a file it vouches for),
+    # so `ncx status` splits only the others.
+    intact_chunks: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -313,6 +316,7 @@ def _sync(
             continue
         if intact:
             report.intact.add(files_of[path])
+            report.intact_chunks[files_of[path]] = int(prev.get("chunks", 0))
             all_chunks += int(prev.get("chunks", 0))
             _count(report.chunks_by_format, path, int(prev.get("chunks", 0)))
             continue
@@ -339,6 +343,7 @@ def _sync(
             planned.append((rel_file, compared))
         else:
             report.intact.add(rel_file)
+            report.intact_chunks[rel_file] = compared.chunks
 
     live_files = {files_of[p] for p in sources}
     # A renamed or moved doc takes the vectors its removed chunk file has for its text.
