@@ -84,14 +84,12 @@ def chunk_folders(sources: Iterable[str]) -> dict[str, str]:
     """
     plain: dict[str, str] = {}
     for src in sources:
-        p = PurePosixPath(src)
-        name = p.name
+        *dirs, name = src.split("/")  # git's paths: no `.`, no empty part, no trailing `/`
         for ext in _DOC_SUFFIXES:
             if name.lower().endswith(ext):
                 name = name[: -len(ext)]
                 break
-        parts = [*src.split("/")[:-1], name]
-        plain[src] = "/".join(_safe_part(x) for x in parts)
+        plain[src] = "/".join(_safe_part(x) for x in (*dirs, name))
     groups: dict[str, list[str]] = {}
     for src, folder in plain.items():
         groups.setdefault(folder.casefold(), []).append(src)
