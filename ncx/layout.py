@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
@@ -65,6 +66,7 @@ _DOC_SUFFIXES = (".md", ".markdown")
 _UNIT_LIKE = (".md", ".npy", ".markdown")
 
 
+@functools.lru_cache(maxsize=1 << 14)  # folder names recur across a tree's docs
 def _safe_part(part: str) -> str:
     low = part.lower()
     if part in ("", ".", "..") or low.endswith(_UNIT_LIKE) or low.startswith(".tmp-"):
