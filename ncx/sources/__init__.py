@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ncx.errors import BadSource
@@ -53,7 +53,10 @@ _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 
 def format_of(path: str) -> Format | None:
-    return _BY_SUFFIX.get(PurePosixPath(path).suffix.lower())
+    # PurePosixPath(path).suffix without building a path (sync asks for every tracked file).
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return _BY_SUFFIX.get(name[dot:].lower()) if 0 < dot < len(name) - 1 else None
 
 
 def suffixes(skip: Iterable[str] = ()) -> tuple[str, ...]:
