@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -165,3 +166,32 @@ def test_segment_ids_when_the_first_special_token_is_the_unknown_one() -> None:
     want = [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
     assert 0 in want[1]  # the unknown word is there
     assert list(segments.ids(texts, _MAX_TOKENS)) == want
+
+
+def test_worker_shares_under_spawn_give_the_same_bits(tmp_path: Path) -> None:
+    """macOS and Windows start worker processes by spawning (nothing inherited): a share's
+    job must carry all a worker needs, and its vectors must be the ones embedded here."""
+    script = tmp_path / "spawn_embed.py"
+    script.write_text(
+        "import multiprocessing, sys\n"
+        "import ncx.embedder as emb, ncx.parallel as par\n"
+        "if __name__ == '__main__':\n"
+        "    multiprocessing.set_start_method('spawn', force=True)\n"
+        "    emb._SPREAD_FROM = 10\n"
+        "    par.workers = lambda: 2\n"
+        "    e = emb.load_embedder(emb.BUNDLED_MODEL)\n"
+        "    texts = [f'note {i}: the backup runs at {i % 5} am' for i in range(40)]\n"
+        "    shared = e.embed(texts)\n"
+        "    if emb._LOADED:\n"
+        "        sys.exit(4)  # no worker started: the shares ran here\n"
+        "    sys.exit(0 if shared.tobytes() == e.embed_here(texts).tobytes() else 3)\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
