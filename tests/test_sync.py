@@ -398,3 +398,55 @@ def test_a_renamed_doc_keeps_its_vectors(synced: Path) -> None:
     # As the hooks run it: the paths the commit changes, the removed one included.
     limited = json.loads(ncx("sync", "docs/manual.md", "docs/guide.md", "--json").stdout)
     assert limited["embedded"] == 0 and f"{GUIDE}" in limited["written"]
+
+
+def test_a_large_sync_under_spawn_writes_what_a_serial_one_does(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enough docs for worker processes, started by spawning as on macOS and Windows (nothing
+    inherited from the parent): the chunk files are the very bytes a one-process sync writes."""
+    import sys
+
+    from ncx import parallel
+
+    for i in range(210):
+        write(
+            repo, f"docs/d{i:03}.md", f"# Topic {i}\n\nRun the backup at {i} am.\n\n## Usage\n\nx\n"
+        )
+    commit_all(repo)
+    ncx("init")
+    twin = tmp_path / "twin"
+    shutil.copytree(repo, twin)
+    monkeypatch.setattr(parallel, "workers", lambda: 1)
+    ncx("sync")
+    script = tmp_path / "spawn_sync.py"
+    script.write_text(
+        "import concurrent.futures, multiprocessing, sys\n"
+        "def strict(fn, jobs, *, at_least, each=None, chunksize=None):\n"
+        "    # ordered_map without its quiet fallback: a job that cannot reach a worker fails\n"
+        "    with concurrent.futures.ProcessPoolExecutor(max_workers=2) as pool:\n"
+        "        return list(pool.map(fn, jobs, chunksize=chunksize or 8))\n"
+        "if __name__ == '__main__':\n"
+        "    multiprocessing.set_start_method('spawn', force=True)\n"
+        "    import ncx.parallel\n"
+        "    ncx.parallel.ordered_map = strict\n"
+        "    from ncx.cli.main import main\n"
+        "    sys.argv = ['ncx', 'sync', '-q']\n"
+        "    main()\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=twin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+    def files(root: Path) -> dict[str, bytes]:
+        top = root / ".neocortex/chunks"
+        return {p.relative_to(top).as_posix(): p.read_bytes() for p in top.rglob("*.md")}
+
+    assert len(files(repo)) == 210 and files(twin) == files(repo)
