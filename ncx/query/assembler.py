@@ -67,7 +67,10 @@ class Item:
     def citation(self) -> str:
         where = self.source_path
         if self.start_line is not None:
-            where += f":{self.start_line}-{self.end_line}"
+            # One line is cited as one line number (a note is often a single line: the range
+            # would cost two tokens of every such item).
+            same = self.end_line in (None, self.start_line)
+            where += f":{self.start_line}" if same else f":{self.start_line}-{self.end_line}"
         parts = [f"`{where}`"]
         if self.meta.get("cell"):  # a notebook: the cell a person looks for when it opens
             parts.append(f"cell {self.meta['cell']}")
