@@ -30,6 +30,9 @@ HEADING_POOL = 100  # best fused candidates checked for a heading match
 PROXIMITY_POOL = 10  # best fused candidates whose text is read for the query's word pairs
 TERMS_MEMO_MAX = 20_000  # units whose terms a long-lived process keeps (~1 KB each)
 BODIES_MEMO_MAX = 256  # recent units' text (a query's candidates, then its results)
+# Cosine credit of the units past DENSE_POOL when more results are asked for: under this,
+# about what the pool's last units get (0), so they follow every unit with real evidence.
+_BEYOND = 0.01
 DENSE_POOL = 100  # best cosine matches considered, and the min-max window for the cosine
 DUPLICATE_COS = 0.98
 HIDDEN_STATUSES = frozenset({"superseded", "deprecated", "proposed"})
@@ -130,6 +133,18 @@ def retrieve(
             hi, lo = float(dense[top_d[0]]), float(dense[top_d[-1]])
             width = hi - lo if hi > lo else 1.0
             dense_n = np.clip((dense - lo) / width, 0.0, 1.0)
+        if k > DENSE_POOL and len(top_d):
+            # Asked for more than the dense pool holds (a frame of a large budget over short
+            # notes): the next nearest units join too, just above nothing and in the order of
+            # their cosine, so a frame that has room reaches them before units with no
+            # evidence at all. Below DENSE_POOL results nothing changes.
+            more = _top(dense, k, positive=True)
+            more = more[dense[more] < lo]
+            if len(more):
+                floor = float(dense[more[-1]])
+                reach = lo - floor if lo > floor else 1.0
+                dense_n[more] = _BEYOND * (1.0 + (dense[more] - lo) / reach)
+                cand.update(more.tolist())
     if not cand:
         return []
     ids = np.fromiter(sorted(cand), dtype=np.int64)
