@@ -220,3 +220,25 @@ def test_words_side_by_side_beat_the_same_words_apart(
     assert results("placement group", "--k", "2")[0]["source_path"] == "docs/apart.md"
     monkeypatch.delenv("NCX_W_PROXIMITY")
     assert results("placement group", "--k", "2")[0]["source_path"] == "docs/phrase.md"
+
+
+def test_a_call_for_more_than_the_dense_pool_reaches_the_next_nearest() -> None:
+    """A frame of a large budget asks for many results: units that share no word with the
+    task but are next nearest by meaning come after the dense pool, in cosine order (a
+    scope of 200 short notes fits a 15,000-token frame); a call for few is unchanged."""
+    from ncx.query.rank import DENSE_POOL, retrieve
+
+    n, dim = DENSE_POOL + 50, 64
+    rng = np.random.default_rng(7)
+    index = _index([f"filler note number {i}" for i in range(n)])
+    near = np.linspace(0.9, 0.1, n)  # unit i's cosine to the query: falls with i
+    side = rng.standard_normal((n, dim - 1))
+    side /= np.linalg.norm(side, axis=1, keepdims=True)
+    vectors = np.hstack([near[:, None], np.sqrt(1 - near**2)[:, None] * side])
+    index = Index(index.units, vectors.astype(np.float32), index.lex, index.group, index.root)
+    query = np.zeros(dim, dtype=np.float32)
+    query[0] = 1.0
+    few = [h.unit for h in retrieve(index, "zebra", query, k=10)]
+    assert few == list(range(10))
+    many = [h.unit for h in retrieve(index, "zebra", query, k=n)]
+    assert many == list(range(n))  # past the pool too, nearest first

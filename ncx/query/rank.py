@@ -31,7 +31,7 @@ PROXIMITY_POOL = 10  # best fused candidates whose text is read for the query's 
 TERMS_MEMO_MAX = 20_000  # units whose terms a long-lived process keeps (~1 KB each)
 BODIES_MEMO_MAX = 256  # recent units' text (a query's candidates, then its results)
 # Cosine credit of the units past DENSE_POOL when more results are asked for: under this,
-# about what the pool's last units get (0), so they follow every unit with real evidence.
+# and the pool's own units are lifted above it, so the newcomers follow them.
 _BEYOND = 0.01
 DENSE_POOL = 100  # best cosine matches considered, and the min-max window for the cosine
 DUPLICATE_COS = 0.98
@@ -143,7 +143,9 @@ def retrieve(
             if len(more):
                 floor = float(dense[more[-1]])
                 reach = lo - floor if lo > floor else 1.0
-                dense_n[more] = _BEYOND * (1.0 + (dense[more] - lo) / reach)
+                # The pool's own units keep their order, lifted just above the newcomers.
+                dense_n[top_d] = _BEYOND + (1.0 - _BEYOND) * dense_n[top_d]
+                dense_n[more] = _BEYOND * (dense[more] - floor) / reach
                 cand.update(more.tolist())
     if not cand:
         return []
