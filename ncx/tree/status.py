@@ -51,7 +51,7 @@ def tree_status(root: Path, cfg: Config) -> TreeStatus:
     plan = sync(root, cfg, dry_run=True)
     # Files the dry run vouches for count as it counted them; the rest (stale, damaged,
     # orphaned) are split on disk.
-    chunks = count_chunks(root, manifest.format, known=plan.intact_chunks)
+    chunks = count_chunks(root, manifest.format, known=plan.intact)
     stale = _stale_keys(plan.written, plan.removed, manifest.format)
     dim = manifest.model.get("dim")
     return TreeStatus(

@@ -93,11 +93,9 @@ class SyncReport:
     chunks_by_format: dict[str, int] = field(default_factory=dict)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why not indexed)
     # Chunk files whose vectors need no second look from `ncx check`: exactly (size, mtime)
-    # as the last sync left them, or found right by this run (every vector read and usable).
-    intact: set[str] = field(default_factory=set)
-    # How many chunks each of those files holds (sync's own count of a file it vouches for),
-    # so `ncx status` splits only the others.
-    intact_chunks: dict[str, int] = field(default_factory=dict)
+    # as the last sync left them, or found right by this run (every vector read and usable);
+    # each with how many chunks it holds, so `ncx status` splits only the others.
+    intact: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -315,8 +313,7 @@ def _sync(
             report.problems.append(_os_problem(root, path, exc))
             continue
         if intact:
-            report.intact.add(files_of[path])
-            report.intact_chunks[files_of[path]] = int(prev.get("chunks", 0))
+            report.intact[files_of[path]] = int(prev.get("chunks", 0))
             all_chunks += int(prev.get("chunks", 0))
             _count(report.chunks_by_format, path, int(prev.get("chunks", 0)))
             continue
@@ -342,8 +339,7 @@ def _sync(
         if compared.blocks is not None:
             planned.append((rel_file, compared))
         else:
-            report.intact.add(rel_file)
-            report.intact_chunks[rel_file] = compared.chunks
+            report.intact[rel_file] = compared.chunks
 
     live_files = {files_of[p] for p in sources}
     # A renamed or moved doc takes the vectors its removed chunk file has for its text.
@@ -535,7 +531,6 @@ def _format_1_vectors(
     pairs of this doc, so that moving a tree to one chunk file per doc embeds nothing."""
     if force or not os.path.isdir(folder):
         return {}
-    import base64
     import io
 
     import numpy as np
@@ -550,9 +545,11 @@ def _format_1_vectors(
             vec = np.load(io.BytesIO(npy), allow_pickle=False)
         except (OSError, ValueError, EOFError):
             continue  # a damaged vector: embedded again
-        # The rule of store.usable_vec: the model's size, finite (else embedded again).
-        if vec.shape == (dim,) and vec.dtype.kind == "f" and np.isfinite(vec).all():
-            out[b.hash.encode()] = base64.b64encode(vec.astype("<f2").tobytes())
+        if vec.shape != (dim,) or vec.dtype.kind != "f":
+            continue
+        b64 = vec_b64(vec)
+        if usable_vec(b64, dim) is not None:  # finite as stored (else embedded again)
+            out[b.hash.encode()] = b64
     return out
 
 
