@@ -270,7 +270,8 @@ class SegmentTokenizer:
     @classmethod
     def of(cls, tokenizer: Any) -> SegmentTokenizer | None:
         """One for this tokenizer when its ids split at spaces, else None."""
-        spec = json.loads(tokenizer.to_str())
+        text = tokenizer.to_str()
+        spec = json.loads(text)
         kind = {k: (spec.get(k) or {}).get("type") for k in ("normalizer", "pre_tokenizer")}
         if (
             kind != {"normalizer": "BertNormalizer", "pre_tokenizer": "BertPreTokenizer"}
@@ -291,7 +292,7 @@ class SegmentTokenizer:
         # A copy, so switching truncation off here never reaches a query in another thread.
         from tokenizers import Tokenizer
 
-        copy = Tokenizer.from_str(tokenizer.to_str())
+        copy = Tokenizer.from_str(text)
         copy.no_truncation()
         copy.no_padding()
         seam_id = copy.token_to_id(seams[0])
