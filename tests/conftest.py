@@ -173,6 +173,21 @@ def ncx_proc(
     return proc
 
 
+def run_script(script: Path, text: str, *, cwd: Path | None = None, timeout: int = 300) -> None:
+    """Write `text` to `script` and run it in a new interpreter, the checkout first on the path
+    (so worker processes it starts by spawning import this ncx too); it must exit 0."""
+    script.write_text(text, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert proc.returncode == 0, f"{script.name} -> {proc.returncode}\n{proc.stderr[-2000:]}"
+
+
 def write(root: Path, rel: str, text: str) -> Path:
     p = root / rel
     p.parent.mkdir(parents=True, exist_ok=True)

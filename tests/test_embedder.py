@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_script
 
 from ncx.embedder import load_embedder, resolve_model_dir
 from ncx.errors import ModelUnavailable
@@ -171,8 +171,8 @@ def test_segment_ids_when_the_first_special_token_is_the_unknown_one() -> None:
 def test_worker_shares_under_spawn_give_the_same_bits(tmp_path: Path) -> None:
     """macOS and Windows start worker processes by spawning (nothing inherited): a share's
     job must carry all a worker needs, and its vectors must be the ones embedded here."""
-    script = tmp_path / "spawn_embed.py"
-    script.write_text(
+    run_script(
+        tmp_path / "spawn_embed.py",
         "import multiprocessing, sys\n"
         "import ncx.embedder as emb, ncx.parallel as par\n"
         "if __name__ == '__main__':\n"
@@ -185,13 +185,5 @@ def test_worker_shares_under_spawn_give_the_same_bits(tmp_path: Path) -> None:
         "    if emb._LOADED:\n"
         "        sys.exit(4)  # no worker started: the shares ran here\n"
         "    sys.exit(0 if shared.tobytes() == e.embed_here(texts).tobytes() else 3)\n",
-        encoding="utf-8",
-    )
-    proc = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]

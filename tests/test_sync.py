@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, git, ncx, run_script, write
 
 SEC = " ".join(["The service reads its settings from the config file at start and on reload."] * 6)
 
@@ -405,7 +405,6 @@ def test_a_large_sync_under_spawn_writes_what_a_serial_one_does(
 ) -> None:
     """Enough docs for worker processes, started by spawning as on macOS and Windows (nothing
     inherited from the parent): the chunk files are the very bytes a one-process sync writes."""
-    import sys
 
     from ncx import parallel
 
@@ -419,8 +418,8 @@ def test_a_large_sync_under_spawn_writes_what_a_serial_one_does(
     shutil.copytree(repo, twin)
     monkeypatch.setattr(parallel, "workers", lambda: 1)
     ncx("sync")
-    script = tmp_path / "spawn_sync.py"
-    script.write_text(
+    run_script(
+        tmp_path / "spawn_sync.py",
         "import concurrent.futures, multiprocessing, sys\n"
         "def strict(fn, jobs, *, at_least, each=None, chunksize=None):\n"
         "    # ordered_map without its quiet fallback: a job that cannot reach a worker fails\n"
@@ -433,17 +432,8 @@ def test_a_large_sync_under_spawn_writes_what_a_serial_one_does(
         "    from ncx.cli.main import main\n"
         "    sys.argv = ['ncx', 'sync', '-q']\n"
         "    main()\n",
-        encoding="utf-8",
-    )
-    proc = subprocess.run(
-        [sys.executable, str(script)],
         cwd=twin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
     )
-    assert proc.returncode == 0, proc.stderr[-2000:]
 
     def files(root: Path) -> dict[str, bytes]:
         top = root / ".neocortex/chunks"
