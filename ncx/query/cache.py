@@ -478,6 +478,14 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
 
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
+    seen: dict[str, str] = {}  # repo-relative path -> its stat now: each file stat'ed once
+
+    def stat_now(rel: str) -> str:
+        got = seen.get(rel)
+        if got is None:
+            got = seen[rel] = _stat_str(root / rel)
+        return got
+
     reuse: dict[str, list[int]] = {}  # stat key -> old unit rows
     old_units: list[Unit] = []
     if prev is not None and prev["meta"].get("model") == manifest.model.get("sha256"):
@@ -491,10 +499,11 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
         reuse = {
             k: v
             for k, v in reuse.items()
-            if _same_stat(root, k, old_stats)
+            if old_stats.get(k) == stat_now(k)
             and (
                 old_units[v[0]].kind != "chunk"
-                or _same_stat(root, old_units[v[0]].source_path, old_stats)
+                or old_stats.get(old_units[v[0]].source_path)
+                == stat_now(old_units[v[0]].source_path)
             )
         }
 
@@ -522,7 +531,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
             if not name.endswith(".md") or is_temp(name):
                 continue
             rel = f"{rel_dir}/{name}"
-            stats[rel] = _stat_str(root / rel)
+            stats[rel] = stat_now(rel)
             if rel in reuse:
                 plan.append(("old", reuse[rel]))
             else:
@@ -531,7 +540,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     if mem.is_dir() and _owned(root, mem):
         for md in sorted(mem.glob("*.md")):
             rel = md.relative_to(root).as_posix()
-            stats[rel] = _stat_str(md)
+            stats[rel] = stat_now(rel)
             if rel in reuse:
                 plan.append(("old", reuse[rel]))
             else:
@@ -552,7 +561,7 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
 
     sources = sorted({u.source_path for u in units if u.kind == "chunk"})
     for src in sources:
-        stats[src] = _stat_str(root / src)
+        stats[src] = stat_now(src)
 
     lex, vectors, group = _arrays(units, stored_rows, vec_rows, dim)
     vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
@@ -804,10 +813,6 @@ def _unit_fields(
 
 def _stat_str(p: Path) -> str:
     return _stat(p).decode()
-
-
-def _same_stat(root: Path, rel: str, old_stats: dict[str, str]) -> bool:
-    return rel in old_stats and old_stats[rel] == _stat_str(root / rel)
 
 
 def _float(v: Any) -> float | None:
