@@ -373,7 +373,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         z = np.load(path, allow_pickle=False)
         if not _head_fits(root, _json(z, "head"), check_tree=check):
             return None  # the units are not even decoded
-        meta = _json(z, "meta")
+        units = [Unit.from_json(u) for u in _rows(_unit_lines(z))]
         vocab_terms = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         lex = LexIndex(
             vocab={t: i for i, t in enumerate(vocab_terms)},
@@ -381,9 +381,8 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
             indices=z["indices"],
             data=z["data"],
             idf=z["idf"],
-            n_units=len(meta["units"]),
+            n_units=len(units),
         )
-        units = [Unit.from_json(u) for u in meta["units"]]
         return Index(units, z["vectors"].astype(np.float32).T, lex, z["group"], root)
     except (OSError, ValueError, KeyError, EOFError):
         return None  # missing or corrupt: rebuilt by the caller
@@ -393,6 +392,18 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
 
 def _json(z: Any, member: str) -> Any:
     return json.loads(bytes(z[member]).decode())
+
+
+def _unit_lines(z: Any) -> list[str]:
+    """The units' rows as stored: one JSON object per line (JSON text never holds a raw
+    newline), so a build keeps the rows of the units it reuses without encoding them again."""
+    text = bytes(z["units"]).decode()
+    return text.split("\n") if text else []
+
+
+def _rows(lines: list[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads("[" + ",".join(lines) + "]")
+    return rows
 
 
 def lex_params() -> str:
@@ -469,6 +480,7 @@ class _Previous:
 
     model: str | None
     units: list[Unit]
+    lines: list[str]  # each unit's row, as stored
     stats: dict[str, str]
     vectors: Any  # (dim, n) float16, as stored
     postings: Postings
@@ -482,13 +494,13 @@ def _previous(path: Path) -> _Previous | None:
         head = _json(z, "head")
         if head.get("version") != CACHE_VERSION:
             return None
-        meta = _json(z, "meta")
+        lines = _unit_lines(z)
+        units = [Unit.from_json(u) for u in _rows(lines)]
         vocab = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         p = Postings(vocab, z["p_ptr"], z["p_seg"], z["p_count"], z["p_lens"])
-        units = [Unit.from_json(u) for u in meta["units"]]
         if len(p.lens) != len(units) or len(p.ptr) != len(vocab) + 1:
             return None
-        return _Previous(head.get("model"), units, meta["stats"], z["vectors"], p)
+        return _Previous(head.get("model"), units, lines, _json(z, "stats"), z["vectors"], p)
     except Exception:  # missing, torn or foreign: build from scratch
         return None
 
@@ -516,7 +528,7 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
     if prev is not None and prev.model != manifest.model.get("sha256"):
         prev = None  # another model: every vector is another
     reuse: dict[str, list[int]] = {}  # unit file -> its old unit rows
-    old_units = prev.units if prev else []
+    old_units, old_lines = (prev.units, prev.lines) if prev else ([], [])
     for i, u in enumerate(old_units):
         reuse.setdefault(u.file, []).append(i)
     # A chunk file is reused when neither it nor its source changed: what the cache reads
@@ -563,17 +575,20 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
     parsed = _parse_plan(root, plan, old_units, dim)
 
     units: list[Unit] = []
+    lines: list[str] = []  # their rows as stored
     rows = np.full(len(old_units), -1, dtype=np.int64)  # old row -> new row
     fresh: list[tuple[int, Unit, tuple[str, ...], Any]] = []  # row, unit, stored terms, vec
     for k, (what, job) in enumerate(plan):
         if what == "old":
             rows[job] = np.arange(len(units), len(units) + len(job))
             units.extend(old_units[i] for i in job)
+            lines.extend(old_lines[i] for i in job)
             continue
         for got in parsed[k]:
             if got is not None:  # else `ncx check` reports it; retrieval works with the rest
                 fresh.append((len(units), *got))
                 units.append(got[0])
+                lines.append(json.dumps(got[0].to_json()))
 
     field_terms = _unit_terms([(unit, stored) for _, unit, stored, _ in fresh])
     added = [(f[0], ft) for f, ft in zip(fresh, field_terms, strict=True)]
@@ -599,10 +614,10 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
         "dirs": dirs,
         "signature": signature(root, sources, dirs),
     }
-    meta_out = {"units": [u.to_json() for u in units], "stats": stats}
     members = {
         "head": np.frombuffer(json.dumps(head).encode(), dtype=np.uint8),
-        "meta": np.frombuffer(json.dumps(meta_out).encode(), dtype=np.uint8),
+        "units": np.frombuffer("\n".join(lines).encode(), dtype=np.uint8),
+        "stats": np.frombuffer(json.dumps(stats).encode(), dtype=np.uint8),
         "vocab": np.frombuffer("\n".join(post.vocab).encode(), dtype=np.uint8),
         "indptr": lex.indptr,
         "indices": lex.indices,
