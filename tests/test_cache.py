@@ -97,3 +97,20 @@ def test_a_stale_cache_is_told_from_its_head(repo: Path) -> None:
     assert head["sources"] == ["docs/alpha.md"] and "units" not in head
     write(repo, "docs/alpha.md", _doc("Alpha", "Ingest", "Export"))
     assert not cache.cache_is_current(repo)
+
+
+def test_a_cache_whose_postings_do_not_add_up_is_built_afresh(repo: Path) -> None:
+    write(repo, "docs/alpha.md", _doc("Alpha", "Ingest", "Export"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    want = cache.load_index(repo)
+    path = repo / ".neocortex/cache/index.npz"
+    members = dict(np.load(path))
+    members["p_seg"] = members["p_seg"] + (1 << 20)  # units the cache does not have
+    np.savez(path, **members)
+    write(repo, "docs/alpha.md", _doc("Alpha", "Ingest", "Export", "Audit"))
+    ncx("sync")
+    got = cache.load_index(repo)  # no IndexError from the patch: a fresh build
+    assert "audit" in got.lex.vocab and "audit" not in want.lex.vocab
+    _same_index(got, cache.load_index(repo, rebuild=True))

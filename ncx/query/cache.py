@@ -27,6 +27,7 @@ from ncx.paths import cache_folder
 from ncx.query.docmeta import SIDECAR_KEYS, meta_text
 from ncx.query.lexical import (
     _RAW,
+    FIELDS,
     LexIndex,
     Postings,
     _pieces,
@@ -498,11 +499,23 @@ def _previous(path: Path) -> _Previous | None:
         units = [Unit.from_json(u) for u in _rows(lines)]
         vocab = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         p = Postings(vocab, z["p_ptr"], z["p_seg"], z["p_count"], z["p_lens"])
-        if len(p.lens) != len(units) or len(p.ptr) != len(vocab) + 1:
+        if not _consistent(p, len(units)) or len(lines) != len(units):
             return None
         return _Previous(head.get("model"), units, lines, _json(z, "stats"), z["vectors"], p)
     except Exception:  # missing, torn or foreign: build from scratch
         return None
+
+
+def _consistent(p: Postings, n: int) -> bool:
+    """Postings a patch can index without going out of bounds (a foreign or damaged file is
+    not patched: the cache is built afresh)."""
+    return (
+        p.lens.shape == (n, len(FIELDS))
+        and len(p.ptr) == len(p.vocab) + 1
+        and int(p.ptr[0]) == 0
+        and int(p.ptr[-1]) == len(p.seg) == len(p.count)
+        and (len(p.seg) == 0 or (int(p.seg.min()) >= 0 and int(p.seg.max()) < n << 3))
+    )
 
 
 def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], Index]:
