@@ -114,3 +114,26 @@ def test_a_cache_whose_postings_do_not_add_up_is_built_afresh(repo: Path) -> Non
     got = cache.load_index(repo)  # no IndexError from the patch: a fresh build
     assert "audit" in got.lex.vocab and "audit" not in want.lex.vocab
     _same_index(got, cache.load_index(repo, rebuild=True))
+
+
+def test_a_query_decodes_only_the_units_it_reads(repo: Path) -> None:
+    from ncx.config import load_config
+    from ncx.query.search import Searcher
+
+    # More units than a query's candidates (lexical matches and the 100 nearest vectors).
+    write(repo, "docs/charlie.md", _doc("Charlie", "Ingest", "Export", "Audit"))
+    for i in range(160):
+        write(repo, f"docs/garden{i:03}.md", f"# Bed {i}\n\nTomatoes want sun and a stake.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    cache.load_index(repo)
+    index = cache.load_index(repo)  # read back from the file
+    units = index.units
+    assert isinstance(units, cache.Units) and len(units) > 160
+    for c in cache.COLUMNS:  # the columns say what the rows say
+        assert units.column(c) == [getattr(u, c) for u in cache.load_index(repo).units]
+    hits = Searcher(repo, load_config(), index).search("the charlie audit step", k=3)
+    assert hits and index.units[hits[0].unit].source_path == "docs/charlie.md"
+    decoded = sum(not isinstance(r, str) for r in units._rows)
+    assert 0 < decoded < len(units)  # a filter over all units read the columns only

@@ -89,7 +89,7 @@ def run_benchmark(root: Path, cfg: Config, tasks: list[str], budget: int, runs: 
         except OSError:
             continue
     searcher = Searcher.open(root, cfg)
-    rep.chunks = sum(1 for u in searcher.index.units if u.kind == "chunk")
+    rep.chunks = searcher.index.column("kind").count("chunk")
     rep.memories = len(searcher.index.units) - rep.chunks
     rep.wakeup_tokens = count_tokens(wakeup(root, cfg))
     warm: list[float] = []

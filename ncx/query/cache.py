@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 8  # 8: BM25F postings kept for patching; 7: vectors stored (dim, n); 6: `meta`
+CACHE_VERSION = 8  # 8: postings kept for patching, rows + columns; 7: vectors (dim, n); 6: meta
 _FILE = "index.npz"
 
 
@@ -97,27 +97,72 @@ _UNIT_FIELDS = tuple(f.name for f in dataclasses.fields(Unit))
 _UNIT_KEYS = frozenset(_UNIT_FIELDS)
 
 
-def _units(rows: list[dict[str, Any]]) -> list[Unit]:
-    """Units from the cache's rows (each row's dict is taken over, not copied).
+# The fields kept as columns beside the rows: what filters, doc groups and the cache's reuse
+# read of every unit. The rest of a unit is decoded from its row when it is first read.
+COLUMNS = ("kind", "file", "source_path", "domain", "status")
 
-    Adopting a row as the unit's attributes is 20x cheaper than __init__, which was a third
-    of loading a warm 40,000-unit cache. The rows are this cache version's own (one writer,
-    one set of fields), so the fields are compared once and only counted per row."""
-    n = len(_UNIT_FIELDS)
-    if not rows or (rows[0].keys() == _UNIT_KEYS and all(len(r) == n for r in rows)):
-        new = Unit.__new__
-        out = []
-        for row in rows:
-            unit = new(Unit)
-            unit.__dict__ = row
-            out.append(unit)
-        return out
-    return [Unit(**{k: v for k, v in r.items() if k in _UNIT_KEYS}) for r in rows]
+
+class Units(Sequence[Unit]):
+    """The units of a cache, each decoded from its stored JSON row when first read.
+
+    A query reads a few hundred of 40,000 units; decoding them all was 0.4 s of every warm
+    query on such a tree. What every unit is asked for (kind, status, domain, paths) is in
+    `columns`. A read unit is kept, so changes to it (line ranges found late) stay."""
+
+    def __init__(self, rows: list[str | Unit], columns: dict[str, list[Any]]) -> None:
+        self._rows = rows  # a row's JSON text until it is read, then its Unit
+        self._columns = columns
+
+    @classmethod
+    def of(cls, units: list[Unit]) -> Units:
+        return cls(list(units), {c: [getattr(u, c) for u in units] for c in COLUMNS})
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> Unit: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Unit]: ...
+    def __getitem__(self, i: int | slice) -> Unit | list[Unit]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        row = self._rows[i]
+        if isinstance(row, str):
+            row = self._rows[i] = _unit_of(json.loads(row))
+        return row
+
+    def __iter__(self) -> Iterator[Unit]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def column(self, name: str) -> list[Any]:
+        """One field of every unit (a name in COLUMNS), without decoding a row."""
+        return self._columns[name]
+
+    def row(self, i: int) -> str:
+        """Unit i's JSON row as stored (as it was read, for a unit read since)."""
+        row = self._rows[i]
+        return row if isinstance(row, str) else json.dumps(row.to_json())
+
+
+def _unit_of(row: dict[str, Any]) -> Unit:
+    """A unit from its cache row: the row's dict is taken over as its attributes (20x
+    cheaper than __init__) when it holds exactly the unit's fields."""
+    if row.keys() == _UNIT_KEYS:
+        unit = Unit.__new__(Unit)
+        unit.__dict__ = row
+        return unit
+    return Unit(**{k: v for k, v in row.items() if k in _UNIT_KEYS})
 
 
 @dataclass(frozen=True)
 class Index:
-    units: list[Unit]  # one per row of the arrays
+    units: Sequence[Unit]  # one per row of the arrays (Units for a cache; a list when quick)
     # (n, dim), unit rows (zero rows for units with no vector), laid out column by column:
     # a query's cosines then read memory in order (10,916 units: 0.5 ms, not 1.1 ms).
     vectors: NDArray[np.float32]
@@ -128,6 +173,12 @@ class Index:
     # Built by quick_index for one query from the units that hold its words, not the whole
     # tree: good for that query, and only until the real cache exists.
     quick: bool = False
+
+    def column(self, name: str) -> list[Any]:
+        """One field (a name in COLUMNS) of every unit."""
+        if isinstance(self.units, Units):
+            return self.units.column(name)
+        return [getattr(u, name) for u in self.units]
 
     def cosines(self, vec: Any) -> NDArray[np.float32]:
         """Cosine of every unit to a unit vector (rows are unit-length, or zero): the one
@@ -381,7 +432,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         z = np.load(path, allow_pickle=False)
         if not _head_fits(root, _json(z, "head"), check_tree=check):
             return None  # the units are not even decoded
-        units = _units(_rows(bytes(z["units"]).decode()))
+        units = _stored_units(z)
         vocab_terms = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         lex = LexIndex(
             vocab={t: i for i, t in enumerate(vocab_terms)},
@@ -402,11 +453,16 @@ def _json(z: Any, member: str) -> Any:
     return json.loads(bytes(z[member]).decode())
 
 
-def _rows(text: str) -> list[dict[str, Any]]:
-    """The units' rows from the `units` member: one JSON object per line (JSON text never
-    holds a raw newline), so a build can keep the rows of the units it reuses as they are."""
-    rows: list[dict[str, Any]] = json.loads("[" + text.replace("\n", ",") + "]")
-    return rows
+def _stored_units(z: Any) -> Units:
+    """The `units` member: one JSON row per line (JSON text never holds a raw newline), so
+    rows are split apart without decoding them, and a build keeps the rows of the units it
+    reuses as they are; `columns` beside it."""
+    text = bytes(z["units"]).decode()
+    rows: list[str | Unit] = text.split("\n") if text else []  # type: ignore[assignment]
+    columns = _json(z, "columns")
+    if sorted(columns) != sorted(COLUMNS) or any(len(c) != len(rows) for c in columns.values()):
+        raise ValueError("the cache's columns do not match its units")
+    return Units(rows, columns)
 
 
 def lex_params() -> str:
@@ -482,8 +538,7 @@ class _Previous:
     """The old cache: what a build reuses for the files that did not change."""
 
     model: str | None
-    units: list[Unit]
-    lines: list[str]  # each unit's row, as stored
+    units: Units
     stats: dict[str, str]
     vectors: Any  # (dim, n) float16, as stored
     postings: Postings
@@ -497,14 +552,12 @@ def _previous(path: Path) -> _Previous | None:
         head = _json(z, "head")
         if head.get("version") != CACHE_VERSION:
             return None
-        text = bytes(z["units"]).decode()
-        lines = text.split("\n") if text else []
-        units = _units(_rows(text))
+        units = _stored_units(z)
         vocab = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         p = Postings(vocab, z["p_ptr"], z["p_seg"], z["p_count"], z["p_lens"])
-        if not _consistent(p, len(units)) or len(lines) != len(units):
+        if not _consistent(p, len(units)):
             return None
-        return _Previous(head.get("model"), units, lines, _json(z, "stats"), z["vectors"], p)
+        return _Previous(head.get("model"), units, _json(z, "stats"), z["vectors"], p)
     except Exception:  # missing, torn or foreign: build from scratch
         return None
 
@@ -543,10 +596,11 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
 
     if prev is not None and prev.model != manifest.model.get("sha256"):
         prev = None  # another model: every vector is another
+    old = prev.units if prev else Units([], {c: [] for c in COLUMNS})
+    old_kind, old_source = old.column("kind"), old.column("source_path")
     reuse: dict[str, list[int]] = {}  # unit file -> its old unit rows
-    old_units, old_lines = (prev.units, prev.lines) if prev else ([], [])
-    for i, u in enumerate(old_units):
-        reuse.setdefault(u.file, []).append(i)
+    for i, f in enumerate(old.column("file")):
+        reuse.setdefault(f, []).append(i)
     # A chunk file is reused when neither it nor its source changed: what the cache reads
     # from the source (line ranges, frontmatter values) may have moved with an edit not yet
     # synced, and such a file is parsed again (one doc's work).
@@ -556,8 +610,8 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
         if prev is not None
         and prev.stats.get(k) == stat_now(k)
         and (
-            old_units[v[0]].kind != "chunk"
-            or prev.stats.get(old_units[v[0]].source_path) == stat_now(old_units[v[0]].source_path)
+            old_kind[v[0]] != "chunk"
+            or prev.stats.get(old_source[v[0]]) == stat_now(old_source[v[0]])
         )
     }
 
@@ -588,23 +642,30 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
                 plan.append(("old", reuse[rel]))
             else:
                 plan.append(("new", ("memory", [str(md)])))
-    parsed = _parse_plan(root, plan, old_units, dim)
+    parsed = _parse_plan(root, plan, old, dim)
 
-    units: list[Unit] = []
-    lines: list[str] = []  # their rows as stored
-    rows = np.full(len(old_units), -1, dtype=np.int64)  # old row -> new row
+    lines: list[str] = []  # the units' rows as stored
+    columns: dict[str, list[Any]] = {c: [] for c in COLUMNS}
+    old_columns = [(columns[c], old.column(c)) for c in COLUMNS]
+    rows = np.full(len(old), -1, dtype=np.int64)  # old row -> new row
     fresh: list[tuple[int, Unit, tuple[str, ...], Any]] = []  # row, unit, stored terms, vec
     for k, (what, job) in enumerate(plan):
-        if what == "old":
-            rows[job] = np.arange(len(units), len(units) + len(job))
-            units.extend(old_units[i] for i in job)
-            lines.extend(old_lines[i] for i in job)
+        if what == "old":  # kept as stored: neither decoded nor encoded again
+            rows[job] = np.arange(len(lines), len(lines) + len(job))
+            lines.extend(old.row(i) for i in job)
+            for now, was in old_columns:
+                now.extend(was[i] for i in job)
             continue
         for got in parsed[k]:
             if got is not None:  # else `ncx check` reports it; retrieval works with the rest
-                fresh.append((len(units), *got))
-                units.append(got[0])
+                fresh.append((len(lines), *got))
                 lines.append(json.dumps(got[0].to_json()))
+                for c in COLUMNS:
+                    columns[c].append(getattr(got[0], c))
+    held: list[str | Unit] = list(lines)
+    for row, unit, _stored, _vec in fresh:
+        held[row] = unit  # at hand: not decoded again
+    units = Units(held, columns)
 
     field_terms = _unit_terms([(unit, stored) for _, unit, stored, _ in fresh])
     added = [(f[0], ft) for f, ft in zip(fresh, field_terms, strict=True)]
@@ -618,7 +679,8 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
             vectors[:, row] = vec
     group = _groups(units)
 
-    sources = sorted({u.source_path for u in units if u.kind == "chunk"})
+    chunks = zip(columns["kind"], columns["source_path"], strict=True)
+    sources = sorted({s for k, s in chunks if k == "chunk"})
     for src in sources:
         stats[src] = stat_now(src)
     dirs = chunk_dirs(root)
@@ -633,6 +695,7 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
     members = {
         "head": np.frombuffer(json.dumps(head).encode(), dtype=np.uint8),
         "units": np.frombuffer("\n".join(lines).encode(), dtype=np.uint8),
+        "columns": np.frombuffer(json.dumps(columns).encode(), dtype=np.uint8),
         "stats": np.frombuffer(json.dumps(stats).encode(), dtype=np.uint8),
         "vocab": np.frombuffer("\n".join(post.vocab).encode(), dtype=np.uint8),
         "indptr": lex.indptr,
@@ -650,7 +713,7 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
 
 
 def _parse_plan(
-    root: Path, plan: list[tuple[str, Any]], old_units: list[Unit], dim: int
+    root: Path, plan: list[tuple[str, Any]], old: Units, dim: int
 ) -> dict[int, list[_Parsed | None]]:
     """Parse the plan's new files, {its place in the plan: their units}. A doc's title is a
     field of every unit of the doc, so a doc any of whose units is parsed afresh (or gone)
@@ -658,22 +721,25 @@ def _parse_plan(
     format 2, there are none)."""
     new = [k for k, (what, _) in enumerate(plan) if what == "new"]
     parsed = dict(zip(new, _parse_many(str(root), [plan[k][1] for k in new], dim), strict=True))
+    kind, source, file = old.column("kind"), old.column("source_path"), old.column("file")
     kept = {i for what, job in plan if what == "old" for i in job}
     touched = {
         got[0].source_path
         for units in parsed.values()
         for got in units
         if got is not None and got[0].kind == "chunk"
-    } | {u.source_path for i, u in enumerate(old_units) if u.kind == "chunk" and i not in kept}
+    } | {
+        s
+        for i, (k, s) in enumerate(zip(kind, source, strict=True))
+        if k == "chunk" and i not in kept
+    }
     redo = [
         k
         for k, (what, job) in enumerate(plan)
-        if what == "old"
-        and old_units[job[0]].kind == "chunk"
-        and old_units[job[0]].source_path in touched
+        if what == "old" and kind[job[0]] == "chunk" and source[job[0]] in touched
     ]
     for k in redo:
-        plan[k] = ("new", ("chunk", [str(root / old_units[plan[k][1][0]].file)]))
+        plan[k] = ("new", ("chunk", [str(root / file[plan[k][1][0]])]))
     if redo:
         again = _parse_many(str(root), [plan[k][1] for k in redo], dim)
         parsed.update(zip(redo, again, strict=True))
@@ -706,12 +772,17 @@ def _unit_terms(fresh: list[tuple[Unit, tuple[str, ...]]]) -> list[dict[str, lis
     return out
 
 
-def _groups(units: list[Unit]) -> NDArray[np.int32]:
+def _groups(units: Sequence[Unit]) -> NDArray[np.int32]:
     """The doc group of each unit: the units of a doc share one; a memory is alone."""
     import numpy as np
 
+    if not isinstance(units, Units):
+        units = Units.of(list(units))
+    paths = zip(
+        units.column("kind"), units.column("source_path"), units.column("file"), strict=True
+    )
     groups: dict[str, int] = {}
-    keys = ("doc:" + u.source_path if u.kind == "chunk" else "mem:" + u.file for u in units)
+    keys = ("doc:" + s if k == "chunk" else "mem:" + f for k, s, f in paths)
     return np.fromiter((groups.setdefault(k, len(groups)) for k in keys), dtype=np.int32)
 
 

@@ -211,13 +211,16 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
     out.append(_identity(root) or f"Repository `{root.name}`.")
     docs: Counter[str] = Counter()
     domains: dict[str, Counter[str]] = {}
-    memories = []
-    for u in index.units:
-        if u.kind == "chunk":
-            docs[u.source_path] += 1
-            domains.setdefault(str(u.domain or "-"), Counter())[u.source_path] += 1
-        elif (u.status or "active") == "active":
-            memories.append(u)
+    memories = []  # active memories (units are read from the columns; only these decoded)
+    columns = zip(
+        *(index.column(c) for c in ("kind", "source_path", "domain", "status")), strict=True
+    )
+    for i, (kind, path, domain, status) in enumerate(columns):
+        if kind == "chunk":
+            docs[path] += 1
+            domains.setdefault(str(domain or "-"), Counter())[path] += 1
+        elif (status or "active") == "active":
+            memories.append((i, index.units[i]))
     out += ["", "## Knowledge map", ""]
     for dom in sorted(domains, key=lambda d: (-sum(domains[d].values()), d))[:8]:
         # the docs with the most sections, changelogs only when there is nothing else: their
@@ -228,13 +231,15 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
         label = "docs" if dom == "-" else f"domain {dom}"
         out.append(f"- {label} ({len(domains[dom])} docs): {main}")
     rank = {"high": 0, "medium": 1, "low": 2}
-    memories.sort(key=lambda u: (rank.get(str(u.confidence), 3), -(u.usefulness or 0), u.id))
+    memories.sort(
+        key=lambda m: (rank.get(str(m[1].confidence), 3), -(m[1].usefulness or 0), m[1].id)
+    )
     if memories:
         out += ["", "## Key memories", ""]
         from ncx.memory.file import body_sections
 
-        for u in memories[:8]:
-            body = index.body(index.units.index(u))
+        for i, u in memories[:8]:
+            body = index.body(i)
             first = " ".join((body_sections(body).get("learning") or body).split())
             out.append(f"- {first[:200]} ({u.id})")
     out += [

@@ -18,7 +18,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from ncx.config import RankWeights
-from ncx.query.cache import Index, Unit
+from ncx.query.cache import Index
 from ncx.query.lexical import terms
 
 if TYPE_CHECKING:
@@ -393,16 +393,19 @@ def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
     if cached is not None:
         return np.array(cached, dtype=bool)
 
-    def ok(u: Unit) -> bool:
-        if not f.include_hidden and u.status in HIDDEN_STATUSES:
+    def ok(status: str | None, kind: str, domain: str | None, path: str) -> bool:
+        if not f.include_hidden and status in HIDDEN_STATUSES:
             return False
-        if f.kinds and u.kind not in f.kinds:
+        if f.kinds and kind not in f.kinds:
             return False
-        if f.domains and str(u.domain or "").lower() not in f.domains:
+        if f.domains and str(domain or "").lower() not in f.domains:
             return False
-        return not f.path_globs or any(fnmatch.fnmatchcase(u.source_path, g) for g in f.path_globs)
+        return not f.path_globs or any(fnmatch.fnmatchcase(path, g) for g in f.path_globs)
 
-    keep = np.array([ok(u) for u in index.units], dtype=bool)
+    # From the index's columns: every unit is looked at, and decoding each was most of a
+    # warm query on a large tree (cache.Units).
+    fields = [index.column(c) for c in ("status", "kind", "domain", "source_path")]
+    keep = np.array([ok(*row) for row in zip(*fields, strict=True)], dtype=bool)
     index.memo[("mask", f)] = keep
     return np.array(keep, dtype=bool)
 
@@ -417,7 +420,7 @@ def _priors(index: Index, ids: NDArray[np.int64], w: RankWeights) -> NDArray[np.
     memories = index.memo.get("memory_units")
     if memories is None:
         memories = index.memo["memory_units"] = np.array(
-            [u.kind == "memory" for u in index.units], dtype=bool
+            [k == "memory" for k in index.column("kind")], dtype=bool
         )
     if not memories[ids].any():
         return prior
