@@ -3,7 +3,8 @@
 BM25F is the backbone; the static-embedding cosine is fused by weighted score fusion
 (normalised scores, small dense weight: equal-weight rank fusion hurt, docs/decisions.md §8).
 The best candidates get bonuses for a heading that matches the query and for the query's
-word pairs standing side by side in their text (§18).
+word pairs standing side by side in their text (§18). A query with no term BM25F indexes
+(stopwords only, another script) is matched against the units' headings word for word (§22).
 Documents are ranked by their best chunk plus a share of their second best, then each
 contributes its best chunks (docs/decisions.md §7). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
