@@ -445,11 +445,13 @@ def thin_pack_bytes(b: Bench, root: Path) -> int:
 
 def doc_commits(b: Bench, root: Path, runs: int, nonce: str) -> dict[str, object]:
     """Per run: edit one section of one doc, stage it, commit (hook writes and fails), stage
-    .neocortex, commit again. Both attempts are timed."""
+    .neocortex, commit again, then ask a question. The attempts and the query (the first
+    after the change: it brings the search cache up to date) are timed."""
     docs = sorted((root / "copy1" / EDIT_SET / "text").glob("*.md"))
     docs = docs or sorted((root / "copy1").rglob("*.md"))  # --sets without rfcs
     first = Row("one-doc commit, 1st attempt (hook writes chunks, fails)", floor="B")
     second = Row("one-doc commit, 2nd attempt (after git add .neocortex)", floor="B")
+    query = Row("ncx assemble --budget 4000, first after that commit (cache updated)", floor="A")
     written: list[int] = []
     packs: list[int] = []
     pack0 = packed_bytes(b, root)
@@ -468,14 +470,16 @@ def doc_commits(b: Bench, root: Path, runs: int, nonce: str) -> dict[str, object
             packs.append(thin_pack_bytes(b, root))
         else:  # leave a clean tree for the next run whatever happened
             b.run(["git", "commit", "-q", "--no-verify", "-m", f"doc edit {i} (forced)"], root)
+        cmd = [b.ncx, "assemble", "--task", TASK, "--budget", "4000"]
+        _record(query, b.run(cmd, root), i, expect_fail=False)
     growth = (packed_bytes(b, root) - pack0) / runs
     first.notes = f"files written under .neocortex (median): {_med(written)}"
     second.notes = (
         f"packed repo growth per commit (gc): {growth / 1024:.1f} KiB; "
         f"thin push pack (median): {_med(packs) / 1024:.1f} KiB"
     )
-    b.rows += [first, second]
-    for row in (first, second):
+    b.rows += [first, second, query]
+    for row in (first, second, query):
         print(f"  {row.what}: {fmt_s(row.median())}", file=sys.stderr)
     return {"files_written": written, "thin_pack_bytes": packs, "gc_growth_per_commit": growth}
 

@@ -6,7 +6,16 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ncx.query.lexical import FIELD_WEIGHTS, FIELDS, LexIndex, _sum_fields, build_index_from_terms
+from ncx.query.lexical import (
+    FIELD_WEIGHTS,
+    FIELDS,
+    LexIndex,
+    _sum_fields,
+    build_index_from_terms,
+    index_of,
+    patched,
+    postings,
+)
 
 Units = list[dict[str, list[str]]]
 
@@ -105,3 +114,53 @@ _TERMS = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"])
 )
 def test_build_index_equals_the_reference_bit_for_bit(units: Units, b: float) -> None:
     assert_same(build_index_from_terms(units, b), reference_index(units, b))
+
+
+def by_term(lex: LexIndex) -> dict[str, tuple[bytes, bytes, bytes]]:
+    """An index as {term: (its units, their weights, its idf)}: what every score reads,
+    whatever column each term has."""
+    out = {}
+    for t, col in lex.vocab.items():
+        a, b = lex.indptr[col], lex.indptr[col + 1]
+        out[t] = (lex.indices[a:b].tobytes(), lex.data[a:b].tobytes(), lex.idf[col].tobytes())
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    old=st.lists(
+        st.fixed_dictionaries({f: st.lists(_TERMS, max_size=8) for f in FIELDS}), max_size=10
+    ),
+    new=st.lists(
+        st.fixed_dictionaries(
+            {f: st.lists(st.sampled_from(["a", "b", "x", "y", "z"]), max_size=8) for f in FIELDS}
+        ),
+        max_size=6,
+    ),
+    data=st.data(),
+)
+def test_a_patched_index_equals_a_fresh_build_bit_for_bit(
+    old: Units, new: Units, data: st.DataObject
+) -> None:
+    # Some old units stay (in their order, or shuffled), the others go; new ones land at
+    # random places among them.
+    kept = data.draw(st.lists(st.booleans(), min_size=len(old), max_size=len(old)))
+    stay = [i for i, k in enumerate(kept) if k]
+    if data.draw(st.booleans()):
+        stay = data.draw(st.permutations(stay))
+    order: list[tuple[str, int]] = [("old", i) for i in stay]
+    for j in range(len(new)):
+        order.insert(data.draw(st.integers(0, len(order))), ("new", j))
+    rows = np.full(len(old), -1, dtype=np.int64)
+    added = []
+    for row, (what, i) in enumerate(order):
+        if what == "old":
+            rows[i] = row
+        else:
+            added.append((row, new[i]))
+    final = [old[i] if what == "old" else new[i] for what, i in order]
+
+    got = patched(postings(old), rows, added)
+    assert set(got.vocab) == {t for u in final for f in FIELDS for t in u[f]}
+    assert by_term(index_of(got)) == by_term(build_index_from_terms(final))
+    assert index_of(got).n_units == len(final)

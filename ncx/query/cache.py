@@ -27,10 +27,14 @@ from ncx.paths import cache_folder
 from ncx.query.docmeta import SIDECAR_KEYS, meta_text
 from ncx.query.lexical import (
     _RAW,
+    FIELDS,
     LexIndex,
+    Postings,
     _pieces,
-    build_index_from_terms,
+    index_of,
+    patched,
     path_words,
+    postings,
     split_code,
     terms,
 )
@@ -50,7 +54,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 7  # 7: vectors stored column by column, (dim, n); 6: the `meta` term field
+CACHE_VERSION = 8  # 8: BM25F postings kept for patching; 7: vectors stored (dim, n); 6: `meta`
 _FILE = "index.npz"
 
 
@@ -83,7 +87,10 @@ class Unit:
 
     def to_json(self) -> dict[str, Any]:
         # Not dataclasses.asdict: its recursive deep copy was 4 s of a 40k-unit cold build.
-        return {name: getattr(self, name) for name in _UNIT_FIELDS}
+        # A unit's attributes are its fields, set in field order by __init__ or adopted from
+        # its cache row (from_json): a shallow copy of them is its row, 10x cheaper than a
+        # getattr per field.
+        return dict(self.__dict__)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Unit:
@@ -168,16 +175,13 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
             idx = _try_load(root, path)
             if idx is not None:
                 return idx
-        data = _build(root, _previous(path))
-        buf = io.BytesIO()
+        members, idx = _build(root, _previous(path))
         import numpy as np
 
-        np.savez(buf, **data)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(buf.getvalue())
+        with open(tmp, "wb") as f:
+            np.savez(f, **members)
         os.replace(tmp, path)
-    idx = _try_load(root, path, check=False)
-    assert idx is not None
     return idx
 
 
@@ -264,9 +268,7 @@ def quick_index(root: Path, query: str) -> Index | None:
     picked: dict[str, list[int]] = {}
     for f, i in sorted(best):
         picked.setdefault(f, []).append(i)
-    units: list[Unit] = []
-    rows: list[str] = []
-    vecs: list[Any] = []
+    found: list[_Parsed] = []
     for f, which in picked.items():
         kind = "memory" if f.startswith(mem) else "chunk"
         job = (kind, [str(root / f)])
@@ -275,17 +277,20 @@ def quick_index(root: Path, query: str) -> Index | None:
         which_blocks = None if kind == "memory" else which
         for parsed in _parse_job(str(root), dim, job, which_blocks, lines=False):
             if parsed is not None:
-                units.append(parsed[0])
-                rows.append(_SEP.join(parsed[1]))
-                vecs.append(parsed[2])
-    lex, vectors, group = _arrays(units, rows, vecs, dim)
+                found.append(parsed)
+    units = [unit for unit, _, _ in found]
+    lex = index_of(postings(_unit_terms([(unit, stored) for unit, stored, _ in found])))
     for t in patterns:
         col = lex.vocab.get(t)
         if col is not None:
             lex.idf[col] = idf[t]
     import numpy as np
 
-    return Index(units, np.asfortranarray(vectors, dtype=np.float32), lex, group, root, quick=True)
+    vectors = np.zeros((dim, len(units)), dtype=np.float32)  # (dim, n): see Index.vectors
+    for i, (_, _, vec) in enumerate(found):
+        if vec is not None:
+            vectors[:, i] = vec
+    return Index(units, vectors.T, lex, _groups(units), root, quick=True)
 
 
 def committed_units(root: Path) -> int:
@@ -367,9 +372,9 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
 
     try:
         z = np.load(path, allow_pickle=False)
-        meta = json.loads(bytes(z["meta"]).decode())
-        if not _meta_fits(root, meta, check_tree=check):
-            return None
+        if not _head_fits(root, _json(z, "head"), check_tree=check):
+            return None  # the units are not even decoded
+        units = [Unit.from_json(u) for u in _rows(_unit_lines(z))]
         vocab_terms = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         lex = LexIndex(
             vocab={t: i for i, t in enumerate(vocab_terms)},
@@ -377,14 +382,29 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
             indices=z["indices"],
             data=z["data"],
             idf=z["idf"],
-            n_units=len(meta["units"]),
+            n_units=len(units),
         )
-        units = [Unit.from_json(u) for u in meta["units"]]
         return Index(units, z["vectors"].astype(np.float32).T, lex, z["group"], root)
     except (OSError, ValueError, KeyError, EOFError):
         return None  # missing or corrupt: rebuilt by the caller
     except Exception:  # zipfile.BadZipFile and friends from a torn file
         return None
+
+
+def _json(z: Any, member: str) -> Any:
+    return json.loads(bytes(z[member]).decode())
+
+
+def _unit_lines(z: Any) -> list[str]:
+    """The units' rows as stored: one JSON object per line (JSON text never holds a raw
+    newline), so a build keeps the rows of the units it reuses without encoding them again."""
+    text = bytes(z["units"]).decode()
+    return text.split("\n") if text else []
+
+
+def _rows(lines: list[str]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads("[" + ",".join(lines) + "]")
+    return rows
 
 
 def lex_params() -> str:
@@ -400,16 +420,19 @@ def cache_is_current(root: Path) -> bool:
 
     try:
         z = np.load(cache_dir(root) / _FILE, allow_pickle=False)
-        return _meta_fits(root, json.loads(bytes(z["meta"]).decode()), check_tree=True)
+        return _head_fits(root, _json(z, "head"), check_tree=True)
     except Exception:  # missing, torn or foreign
         return False
 
 
-def _meta_fits(root: Path, meta: dict[str, Any], *, check_tree: bool) -> bool:
-    """This ncx's cache format and ranking settings, and (`check_tree`) the tree as it is."""
-    if meta.get("version") != CACHE_VERSION or meta.get("lex") != lex_params():
+def _head_fits(root: Path, head: dict[str, Any], *, check_tree: bool) -> bool:
+    """This ncx's cache format and ranking settings, and (`check_tree`) the tree as it is.
+
+    The head is a small member of its own: telling a stale cache from a current one does
+    not decode the units (20 MB of JSON on a 40,000-unit tree)."""
+    if head.get("version") != CACHE_VERSION or head.get("lex") != lex_params():
         return False
-    return not check_tree or meta.get("signature") == signature(root, meta["sources"], meta["dirs"])
+    return not check_tree or head.get("signature") == signature(root, head["sources"], head["dirs"])
 
 
 def chunk_dirs(root: Path) -> list[str]:
@@ -429,49 +452,77 @@ def signature(root: Path, sources: list[str], dirs: list[str]) -> str:
     """
     h = hashlib.sha1()
     h.update(_stat(manifest_path(root)))
+    base = str(root)  # string joins: a Path per source was half of this on a large tree
     for d in dirs:
-        h.update(d.encode() + _stat(root / d))
+        h.update(d.encode() + _stat(os.path.join(base, d)))
     mem = memories_dir(root)
     if mem.is_dir():
         for name in sorted(os.listdir(mem)):
             h.update(name.encode() + _stat(mem / name))
     for s in sources:
-        h.update(s.encode() + _stat(root / s))
+        h.update(s.encode() + _stat(os.path.join(base, s)))
     return h.hexdigest()
 
 
-def _stat(p: Path) -> bytes:
+def _stat(p: str | Path) -> bytes:
     try:
-        st = p.stat()
+        st = os.stat(p)
     except OSError:
         return b"-"
     return f"{st.st_mtime_ns}:{st.st_size}".encode()
 
 
-_SEP = "\x1f"  # between a unit's stored term fields (terms are [A-Za-z0-9_]+ only)
 _STORED = ("prose", "code", "trail", "meta")  # title and path terms are cheap to redo per source
 
 
-def _previous(path: Path) -> dict[str, Any] | None:
-    """The old cache's units, vectors and term lists, to reuse what did not change."""
+@dataclass
+class _Previous:
+    """The old cache: what a build reuses for the files that did not change."""
+
+    model: str | None
+    units: list[Unit]
+    lines: list[str]  # each unit's row, as stored
+    stats: dict[str, str]
+    vectors: Any  # (dim, n) float16, as stored
+    postings: Postings
+
+
+def _previous(path: Path) -> _Previous | None:
     import numpy as np
 
     try:
         z = np.load(path, allow_pickle=False)
-        meta = json.loads(bytes(z["meta"]).decode())
-        if meta.get("version") != CACHE_VERSION:
+        head = _json(z, "head")
+        if head.get("version") != CACHE_VERSION:
             return None
-        term_rows = bytes(z["terms"]).decode().split("\n") if len(z["terms"]) else []
-        if len(term_rows) != len(meta["units"]):
+        lines = _unit_lines(z)
+        units = [Unit.from_json(u) for u in _rows(lines)]
+        vocab = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
+        p = Postings(vocab, z["p_ptr"], z["p_seg"], z["p_count"], z["p_lens"])
+        if not _consistent(p, len(units)) or len(lines) != len(units):
             return None
-        return {"meta": meta, "vectors": z["vectors"].T, "terms": term_rows}
+        return _Previous(head.get("model"), units, lines, _json(z, "stats"), z["vectors"], p)
     except Exception:  # missing, torn or foreign: build from scratch
         return None
 
 
-def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Build the cache; units in folders (and memory files) whose stat did not change since
-    `prev` are reused as they are, so a sync that touched one doc costs one doc's work."""
+def _consistent(p: Postings, n: int) -> bool:
+    """Postings a patch can index without going out of bounds (a foreign or damaged file is
+    not patched: the cache is built afresh)."""
+    return (
+        p.lens.shape == (n, len(FIELDS))
+        and len(p.ptr) == len(p.vocab) + 1
+        and int(p.ptr[0]) == 0
+        and int(p.ptr[-1]) == len(p.seg) == len(p.count)
+        and (len(p.seg) == 0 or (int(p.seg.min()) >= 0 and int(p.seg.max()) < n << 3))
+    )
+
+
+def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], Index]:
+    """Build the cache (its npz members, and the index they hold). Files (a doc's chunk
+    file, a memory) whose stat did not change since `prev` keep their units, vectors and
+    postings; only the others are parsed, so a sync that touched one doc costs one doc's
+    parsing, and the index arrays are patched in array work (docs/decisions.md §22)."""
     import numpy as np
 
     from ncx.manifest import load_manifest
@@ -479,51 +530,40 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
     seen: dict[str, str] = {}  # repo-relative path -> its stat now: each file stat'ed once
+    base = str(root)
 
     def stat_now(rel: str) -> str:
         got = seen.get(rel)
         if got is None:
-            got = seen[rel] = _stat_str(root / rel)
+            got = seen[rel] = _stat_str(os.path.join(base, rel))
         return got
 
-    reuse: dict[str, list[int]] = {}  # stat key -> old unit rows
-    old_units: list[Unit] = []
-    if prev is not None and prev["meta"].get("model") == manifest.model.get("sha256"):
-        old_units = [Unit.from_json(u) for u in prev["meta"]["units"]]
-        old_stats = prev["meta"].get("stats", {})
-        for i, u in enumerate(old_units):
-            reuse.setdefault(u.file, []).append(i)
-        # A chunk file is reused when neither it nor its source changed: what the cache
-        # reads from the source (line ranges, frontmatter values) may have moved with an edit
-        # not yet synced, and such a file is parsed again (one doc's work).
-        reuse = {
-            k: v
-            for k, v in reuse.items()
-            if old_stats.get(k) == stat_now(k)
-            and (
-                old_units[v[0]].kind != "chunk"
-                or old_stats.get(old_units[v[0]].source_path)
-                == stat_now(old_units[v[0]].source_path)
-            )
-        }
+    if prev is not None and prev.model != manifest.model.get("sha256"):
+        prev = None  # another model: every vector is another
+    reuse: dict[str, list[int]] = {}  # unit file -> its old unit rows
+    old_units, old_lines = (prev.units, prev.lines) if prev else ([], [])
+    for i, u in enumerate(old_units):
+        reuse.setdefault(u.file, []).append(i)
+    # A chunk file is reused when neither it nor its source changed: what the cache reads
+    # from the source (line ranges, frontmatter values) may have moved with an edit not yet
+    # synced, and such a file is parsed again (one doc's work).
+    reuse = {
+        k: v
+        for k, v in reuse.items()
+        if prev is not None
+        and prev.stats.get(k) == stat_now(k)
+        and (
+            old_units[v[0]].kind != "chunk"
+            or prev.stats.get(old_units[v[0]].source_path) == stat_now(old_units[v[0]].source_path)
+        )
+    }
 
-    units: list[Unit] = []
-    stored_rows: list[str] = []  # a unit's stored term fields, joined as the cache keeps them
-    vec_rows: list[Any] = []
-    stats: dict[str, str] = {}
-
-    def take_old(rows: list[int]) -> None:
-        for i in rows:
-            units.append(dataclasses.replace(old_units[i]))
-            stored_rows.append(prev["terms"][i] if prev else _SEP * (len(_STORED) - 1))
-            vec_rows.append(prev["vectors"][i] if prev else None)
-
-    # Walk first, parse after: the folders (and memory files) to read fresh are parsed in one
-    # batch (in worker processes when there are many), then laid out in walk order with the
-    # reused ones. A worker also finds its chunks' line ranges: it has their bodies at hand,
-    # and reading each source there spreads that cost over the CPUs as well.
+    # Walk first, parse after: the files to read fresh are parsed in one batch (in worker
+    # processes when there are many), then laid out in walk order with the reused ones. A
+    # worker also finds its chunks' line ranges: it has their bodies at hand, and reading
+    # each source there spreads that cost over the CPUs as well.
     plan: list[tuple[str, Any]] = []  # ("old", rows) | ("new", (kind, files))
-
+    stats: dict[str, str] = {}
     for dirpath, dirs, names in os.walk(chunks_dir(root)) if _owned(root, chunks_dir(root)) else ():
         dirs.sort()
         rel_dir = Path(dirpath).relative_to(root).as_posix()
@@ -545,60 +585,103 @@ def _build(root: Path, prev: dict[str, Any] | None = None) -> dict[str, Any]:
                 plan.append(("old", reuse[rel]))
             else:
                 plan.append(("new", ("memory", [str(md)])))
+    parsed = _parse_plan(root, plan, old_units, dim)
 
-    fresh = iter(_parse_many(str(root), [job for what, job in plan if what == "new"], dim))
-    for what, job in plan:
+    units: list[Unit] = []
+    lines: list[str] = []  # their rows as stored
+    rows = np.full(len(old_units), -1, dtype=np.int64)  # old row -> new row
+    fresh: list[tuple[int, Unit, tuple[str, ...], Any]] = []  # row, unit, stored terms, vec
+    for k, (what, job) in enumerate(plan):
         if what == "old":
-            take_old(job)
+            rows[job] = np.arange(len(units), len(units) + len(job))
+            units.extend(old_units[i] for i in job)
+            lines.extend(old_lines[i] for i in job)
             continue
-        for parsed in next(fresh):
-            if parsed is None:
-                continue  # `ncx check` reports it; retrieval works with the rest
-            unit, joined, vec = parsed
-            units.append(unit)
-            stored_rows.append(_SEP.join(joined))
-            vec_rows.append(vec)
+        for got in parsed[k]:
+            if got is not None:  # else `ncx check` reports it; retrieval works with the rest
+                fresh.append((len(units), *got))
+                units.append(got[0])
+                lines.append(json.dumps(got[0].to_json()))
+
+    field_terms = _unit_terms([(unit, stored) for _, unit, stored, _ in fresh])
+    added = [(f[0], ft) for f, ft in zip(fresh, field_terms, strict=True)]
+    post = patched(prev.postings, rows, added) if prev else postings([ft for _, ft in added])
+    lex = index_of(post)
+    vectors = np.zeros((dim, len(units)), dtype=np.float16)  # (dim, n): see Index.vectors
+    if prev is not None and (rows >= 0).any():
+        vectors[:, rows[rows >= 0]] = prev.vectors[:, rows >= 0]
+    for row, _unit, _stored, vec in fresh:
+        if vec is not None:
+            vectors[:, row] = vec
+    group = _groups(units)
 
     sources = sorted({u.source_path for u in units if u.kind == "chunk"})
     for src in sources:
         stats[src] = stat_now(src)
-
-    lex, vectors, group = _arrays(units, stored_rows, vec_rows, dim)
-    vocab = "\n".join(sorted(lex.vocab, key=lex.vocab.__getitem__))
-    term_rows = "\n".join(stored_rows)
     dirs = chunk_dirs(root)
-    meta_out = {
+    head = {
         "version": CACHE_VERSION,
         "lex": lex_params(),
         "model": manifest.model.get("sha256"),
-        "units": [u.to_json() for u in units],
         "sources": sources,
         "dirs": dirs,
-        "stats": stats,
         "signature": signature(root, sources, dirs),
     }
-    return {
-        "meta": np.frombuffer(json.dumps(meta_out).encode(), dtype=np.uint8),
-        "vocab": np.frombuffer(vocab.encode(), dtype=np.uint8),
-        "terms": np.frombuffer(term_rows.encode(), dtype=np.uint8),
+    members = {
+        "head": np.frombuffer(json.dumps(head).encode(), dtype=np.uint8),
+        "units": np.frombuffer("\n".join(lines).encode(), dtype=np.uint8),
+        "stats": np.frombuffer(json.dumps(stats).encode(), dtype=np.uint8),
+        "vocab": np.frombuffer("\n".join(post.vocab).encode(), dtype=np.uint8),
         "indptr": lex.indptr,
         "indices": lex.indices,
         "data": lex.data,
         "idf": lex.idf,
-        "vectors": np.ascontiguousarray(vectors.T),  # (dim, n): see Index.vectors
+        "vectors": vectors,
         "group": group,
+        "p_ptr": post.ptr,
+        "p_seg": post.seg,
+        "p_count": post.count,
+        "p_lens": post.lens,
     }
+    return members, Index(units, vectors.astype(np.float32).T, lex, group, root)
 
 
-def _arrays(
-    units: list[Unit], stored_rows: list[str], vec_rows: list[Any], dim: int
-) -> tuple[LexIndex, NDArray[np.float16], NDArray[np.int32]]:
-    """The index arrays of these units: BM25F (the stored term fields plus each doc's title
-    and path), vectors (zero rows where a unit has none), and the doc group of each row."""
-    import numpy as np
+def _parse_plan(
+    root: Path, plan: list[tuple[str, Any]], old_units: list[Unit], dim: int
+) -> dict[int, list[_Parsed | None]]:
+    """Parse the plan's new files, {its place in the plan: their units}. A doc's title is a
+    field of every unit of the doc, so a doc any of whose units is parsed afresh (or gone)
+    is parsed afresh whole: its reused files join the batch (with one chunk file per doc,
+    format 2, there are none)."""
+    new = [k for k, (what, _) in enumerate(plan) if what == "new"]
+    parsed = dict(zip(new, _parse_many(str(root), [plan[k][1] for k in new], dim), strict=True))
+    kept = {i for what, job in plan if what == "old" for i in job}
+    touched = {
+        got[0].source_path
+        for units in parsed.values()
+        for got in units
+        if got is not None and got[0].kind == "chunk"
+    } | {u.source_path for i, u in enumerate(old_units) if u.kind == "chunk" and i not in kept}
+    redo = [
+        k
+        for k, (what, job) in enumerate(plan)
+        if what == "old"
+        and old_units[job[0]].kind == "chunk"
+        and old_units[job[0]].source_path in touched
+    ]
+    for k in redo:
+        plan[k] = ("new", ("chunk", [str(root / old_units[plan[k][1][0]].file)]))
+    if redo:
+        again = _parse_many(str(root), [plan[k][1] for k in redo], dim)
+        parsed.update(zip(redo, again, strict=True))
+    return parsed
 
+
+def _unit_terms(fresh: list[tuple[Unit, tuple[str, ...]]]) -> list[dict[str, list[str]]]:
+    """The BM25F field terms of parsed units: their stored fields, and for a chunk its doc's
+    title (the doc's first heading: all of a doc's units are parsed together) and path."""
     titles: dict[str, str] = {}
-    for u in units:
+    for u, _ in fresh:
         if u.kind == "chunk" and u.section and u.source_path not in titles:
             titles[u.source_path] = u.section[0]
     memo: dict[str, list[str]] = {}
@@ -608,26 +691,25 @@ def _arrays(
             memo[text] = terms(text)
         return memo[text]
 
-    field_terms = []
-    groups: dict[str, int] = {}
-    group: list[int] = []
-    for u, row in zip(units, stored_rows, strict=True):
-        ft = {f: part.split() for f, part in zip(_STORED, row.split(_SEP), strict=True)}
+    out = []
+    for u, stored in fresh:
+        ft = {f: part.split() for f, part in zip(_STORED, stored, strict=True)}
         if u.kind == "chunk":
             ft["title"] = cached_terms(titles.get(u.source_path, ""))
             ft["path"] = cached_terms(path_words(u.source_path))
-            key = "doc:" + u.source_path
         else:
             ft["title"], ft["path"] = [], []
-            key = "mem:" + u.file
-        field_terms.append(ft)
-        group.append(groups.setdefault(key, len(groups)))
-    lex = build_index_from_terms(field_terms)
-    vectors = np.zeros((len(units), dim), dtype=np.float16)
-    for i, v in enumerate(vec_rows):
-        if v is not None:
-            vectors[i] = v
-    return lex, vectors, np.asarray(group, dtype=np.int32)
+        out.append(ft)
+    return out
+
+
+def _groups(units: list[Unit]) -> NDArray[np.int32]:
+    """The doc group of each unit: the units of a doc share one; a memory is alone."""
+    import numpy as np
+
+    groups: dict[str, int] = {}
+    keys = ("doc:" + u.source_path if u.kind == "chunk" else "mem:" + u.file for u in units)
+    return np.fromiter((groups.setdefault(k, len(groups)) for k in keys), dtype=np.int32)
 
 
 def _owned(root: Path, folder: Path) -> bool:
@@ -811,7 +893,7 @@ def _unit_fields(
     )
 
 
-def _stat_str(p: Path) -> str:
+def _stat_str(p: str | Path) -> str:
     return _stat(p).decode()
 
 

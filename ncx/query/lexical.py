@@ -161,9 +161,38 @@ def build_index_from_terms(
     """Build BM25F arrays from units already turned into {field: index terms}.
 
     b: one length normalisation for every field; None takes FIELD_B.
+    """
+    return index_of(postings(field_terms), b)
+
+
+@dataclass(frozen=True)
+class Postings:
+    """What the BM25F arrays are computed from: the count of every (term, unit, field), in
+    that order, and every unit's field lengths. The cache keeps them beside the arrays so a
+    change to a few units is a patch (`patched`), not a rebuild from every unit's terms: the
+    weights depend on all units' lengths and the idf on all units' terms, but both are array
+    work over these counts (docs/decisions.md §22)."""
+
+    vocab: list[str]  # term id -> term
+    ptr: NDArray[np.int64]  # the entries of term id t: [ptr[t], ptr[t + 1])
+    seg: NDArray[np.int32]  # an entry's unit << 3 | its field's place in FIELDS
+    count: NDArray[np.int32]
+    lens: NDArray[np.int32]  # (units, fields): terms in each field of each unit
+
+    @property
+    def n_units(self) -> int:
+        return len(self.lens)
+
+
+_UNIT_SHIFT = 3  # seg = unit << 3 | field: FIELDS has fewer than 8 fields
+assert len(FIELDS) <= 1 << _UNIT_SHIFT
+
+
+def postings(field_terms: Sequence[dict[str, list[str]]]) -> Postings:
+    """The postings of units given as {field: index terms}; vocab in order of first use.
 
     Array work over all term occurrences at once, not a Counter per field: with ten
-    thousand units a Python loop per (unit, term) dominated incremental cache rebuilds.
+    thousand units a Python loop per (unit, term) dominated cache builds.
     """
     import numpy as np
 
@@ -172,17 +201,100 @@ def build_index_from_terms(
     lens = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     vocab, ids = _term_ids(lists)
     # One key per occurrence: (term, unit, field) in that significance, so the sorted
-    # unique keys are the counts already in the column-major order of the index.
-    seg = np.repeat(np.arange(n * nf), lens)  # unit * nf + field
-    keys, counts = np.unique(ids * (n * nf) + seg, return_counts=True)
-    weights = counts * _field_norms(lens, n, b, keys % (n * nf))
-    pairs, data = _sum_fields(keys // nf, weights)  # pair = term * n + unit
-    df = np.bincount(pairs // n, minlength=len(vocab))
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    # unique keys are the counts already in the order of the index.
+    cells = np.repeat(np.arange(n * nf), lens)  # unit * nf + field of each occurrence
+    keys, counts = np.unique(ids * (n * nf) + cells, return_counts=True)
+    term, cell = np.divmod(keys, n * nf)
+    unit, fld = np.divmod(cell, nf)
+    return Postings(
+        vocab=list(vocab),
+        ptr=_ptr(term, len(vocab)),
+        seg=((unit << _UNIT_SHIFT) | fld).astype(np.int32),
+        count=counts.astype(np.int32),
+        lens=lens.reshape(n, nf).astype(np.int32),
+    )
+
+
+def patched(
+    old: Postings, rows: NDArray[np.int64], added: Sequence[tuple[int, dict[str, list[str]]]]
+) -> Postings:
+    """`old` with its units moved to new rows and new units put in, in array work over the
+    entries: `rows[u]` is old unit u's new row (-1: gone), `added` the new units as (row,
+    {field: index terms}). Every row of the result is one or the other.
+
+    Equal to `postings` of the new units in their new order, except for the order of the
+    vocabulary (terms new to the tree are appended; terms no unit holds any more are dropped),
+    which no score depends on.
+    """
+    import numpy as np
+
+    n = int(max(rows.max(initial=-1), max((r for r, _ in added), default=-1))) + 1
+    term = np.repeat(np.arange(len(old.vocab), dtype=np.int64), np.diff(old.ptr))
+    unit = rows[old.seg >> _UNIT_SHIFT]
+    keep = unit >= 0
+    term, unit = term[keep], unit[keep]
+    seg = (unit << _UNIT_SHIFT) | (old.seg[keep] & ((1 << _UNIT_SHIFT) - 1))
+    count = old.count[keep]
+    moved = rows[rows >= 0]
+    if np.any(moved[1:] <= moved[:-1]):  # kept units changed order: sort again
+        order = np.lexsort((seg, term))
+        term, seg, count = term[order], seg[order], count[order]
+
+    vocab = list(old.vocab)
+    new = postings([ft for _, ft in added])
+    # The new units' term ids in the old vocabulary (new terms appended) and their rows.
+    at = {t: i for i, t in enumerate(vocab)}
+    for t in new.vocab:
+        if t not in at:
+            at[t] = len(vocab)
+            vocab.append(t)
+    new_term = np.fromiter(map(at.__getitem__, new.vocab), dtype=np.int64, count=len(new.vocab))
+    new_term = np.repeat(new_term, np.diff(new.ptr))
+    placed = np.array([r for r, _ in added], dtype=np.int64)
+    new_seg = (placed[new.seg >> _UNIT_SHIFT] << _UNIT_SHIFT) | (new.seg & ((1 << _UNIT_SHIFT) - 1))
+    order = np.lexsort((new_seg, new_term))
+    new_term, new_seg, new_count = new_term[order], new_seg[order], new.count[order]
+    where = np.searchsorted((term << 32) | seg, (new_term << 32) | new_seg)
+    term = np.insert(term, where, new_term)
+    seg = np.insert(seg, where, new_seg)
+    count = np.insert(count, where, new_count)
+
+    held = np.bincount(term, minlength=len(vocab)) > 0
+    if not held.all():  # drop the terms of removed units that no unit holds any more
+        term = (np.cumsum(held) - 1)[term]
+        vocab = [t for t, h in zip(vocab, held.tolist(), strict=True) if h]
+    lens = np.zeros((n, len(FIELDS)), dtype=np.int32)
+    lens[moved] = old.lens[rows >= 0]
+    lens[placed] = new.lens
+    return Postings(vocab, _ptr(term, len(vocab)), seg.astype(np.int32), count, lens)
+
+
+def _ptr(term: NDArray[np.int64], n_terms: int) -> NDArray[np.int64]:
+    import numpy as np
+
+    ptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(term, minlength=n_terms), out=ptr[1:])
+    return ptr
+
+
+def index_of(p: Postings, b: float | None = None) -> LexIndex:
+    """The BM25F arrays of these postings (b: one length normalisation for every field;
+    None takes FIELD_B)."""
+    import numpy as np
+
+    n, nf = p.lens.shape
+    unit = (p.seg >> _UNIT_SHIFT).astype(np.int64)
+    cell = unit * nf + (p.seg & ((1 << _UNIT_SHIFT) - 1))  # unit * nf + field
+    lens = p.lens.reshape(-1).astype(np.int64)
+    weights = p.count * _field_norms(lens, n, b, cell)
+    term = np.repeat(np.arange(len(p.vocab), dtype=np.int64), np.diff(p.ptr))
+    pairs, data = _sum_fields(term * n + unit, weights)  # pair = term * n + unit
+    df = np.bincount(pairs // n, minlength=len(p.vocab))
+    indptr = np.zeros(len(p.vocab) + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
     return LexIndex(
-        vocab=vocab,
+        vocab={t: i for i, t in enumerate(p.vocab)},
         indptr=indptr,
         indices=(pairs % n).astype(np.int32),
         data=data.astype(np.float32),
@@ -205,16 +317,19 @@ def _field_norms(
 ) -> NDArray[np.float64]:
     """BM25F length normalisation times field weight, for each (unit * nf + field) in seg.
 
-    Computed only where a field has terms: with b = 1 an empty field would divide by zero.
+    Computed once per (unit, field) and gathered: the same arithmetic per entry, over the
+    cells of a tree rather than its millions of entries. Only cells with terms are looked
+    up, so b = 1 over an empty field's zero average divides by nothing that is used.
     """
     import numpy as np
 
     nf = len(FIELDS)
     avg = np.array([(int(t) / n if n else 0.0) or 1.0 for t in lens.reshape(n, nf).sum(axis=0)])
     weight = np.array([FIELD_WEIGHTS[f] for f in FIELDS])
-    bs = np.array([FIELD_B[f] if b is None else b for f in FIELDS])[seg % nf]
-    field = seg % nf
-    norm: NDArray[np.float64] = weight[field] / (1 - bs + bs * lens[seg] / avg[field])
+    bs = np.array([FIELD_B[f] if b is None else b for f in FIELDS])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cell = weight / (1 - bs + bs * lens.reshape(n, nf) / avg)
+    norm: NDArray[np.float64] = cell.reshape(-1)[seg]
     return norm
 
 

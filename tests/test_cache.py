@@ -1,0 +1,116 @@
+"""The search cache after a change: patched, not rebuilt (docs/decisions.md §22)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import commit_all, git, ncx, write
+from test_lexical import by_term
+
+from ncx.query import cache
+
+
+def _doc(title: str, *sections: str) -> str:
+    body = "".join(
+        f"## {s}\n\nThe {s.lower()} step of the {title.lower()} service runs nightly "
+        f"and writes its report_{s.lower()} file once the queue drains.\n\n"
+        for s in sections
+    )
+    return f"# {title}\n\nWhat the {title.lower()} service does and who owns it.\n\n{body}"
+
+
+def _same_index(got: cache.Index, want: cache.Index) -> None:
+    assert [u.to_json() for u in got.units] == [u.to_json() for u in want.units]
+    assert got.vectors.tobytes() == want.vectors.tobytes()
+    assert got.group.tolist() == want.group.tolist()
+    assert by_term(got.lex) == by_term(want.lex)  # every score, whatever column a term has
+
+
+def test_a_patched_cache_equals_a_full_rebuild_and_parses_only_what_changed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("alpha", "bravo", "charlie", "delta"):
+        write(repo, f"docs/{name}.md", _doc(name.title(), "Ingest", "Export", "Audit"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    cache.load_index(repo)  # the cache a later build patches
+
+    write(repo, "docs/charlie.md", _doc("Charlie", "Ingest", "Rollback", "Audit"))
+    git(repo, "rm", "-q", "docs/delta.md")
+    write(repo, "docs/echo.md", _doc("Echo", "Ingest"))
+    git(repo, "add", "docs/echo.md")
+    ncx("sync")
+    write(
+        repo,
+        ".neocortex/memories/MEM-2026-01-01-aaaaaa.md",
+        "---\nid: MEM-2026-01-01-aaaaaa\ntype: factual\n---\n\n## Learning\n\n"
+        "The charlie rollback needs the audit lock.\n",
+    )
+    # A second chunk file naming alpha as its source, first in walk order, with another
+    # title: the title field of alpha's own (unchanged) units changes with it, so they are
+    # parsed again too.
+    chunks = repo / ".neocortex/chunks/docs"
+    (chunks / "0copy.md").write_bytes(
+        (chunks / "alpha.md").read_bytes().replace(b"Alpha", b"Omega")
+    )
+
+    parsed: list[str] = []
+    parse_many = cache._parse_many
+
+    def counting(root: str, jobs: list[tuple[str, list[str]]], dim: int) -> Any:
+        parsed.extend(Path(f).relative_to(repo).as_posix() for _, files in jobs for f in files)
+        return parse_many(root, jobs, dim)
+
+    monkeypatch.setattr(cache, "_parse_many", counting)
+    patched = cache.load_index(repo)
+    assert sorted(parsed) == [
+        ".neocortex/chunks/docs/0copy.md",
+        ".neocortex/chunks/docs/alpha.md",
+        ".neocortex/chunks/docs/charlie.md",
+        ".neocortex/chunks/docs/echo.md",
+        ".neocortex/memories/MEM-2026-01-01-aaaaaa.md",
+    ]  # not bravo's: it did not change
+    assert "omega" in patched.lex.vocab and "delta" not in patched.lex.vocab
+    assert patched.lex.score(["rollback"]).max() > 0
+
+    # What was returned is what was written, and what a build from nothing makes.
+    _same_index(cache.load_index(repo), patched)
+    _same_index(cache.load_index(repo, rebuild=True), patched)
+    (repo / ".neocortex/cache/index.npz").unlink()
+    _same_index(cache.load_index(repo), patched)
+
+
+def test_a_stale_cache_is_told_from_its_head(repo: Path) -> None:
+    write(repo, "docs/alpha.md", _doc("Alpha", "Ingest"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    cache.load_index(repo)
+    assert cache.cache_is_current(repo)
+    z = np.load(repo / ".neocortex/cache/index.npz")
+    head = json.loads(bytes(z["head"]).decode())
+    assert head["sources"] == ["docs/alpha.md"] and "units" not in head
+    write(repo, "docs/alpha.md", _doc("Alpha", "Ingest", "Export"))
+    assert not cache.cache_is_current(repo)
+
+
+def test_a_cache_whose_postings_do_not_add_up_is_built_afresh(repo: Path) -> None:
+    write(repo, "docs/alpha.md", _doc("Alpha", "Ingest", "Export"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    want = cache.load_index(repo)
+    path = repo / ".neocortex/cache/index.npz"
+    members = dict(np.load(path))
+    members["p_seg"] = members["p_seg"] + (1 << 20)  # units the cache does not have
+    np.savez(path, **members)
+    write(repo, "docs/alpha.md", _doc("Alpha", "Ingest", "Export", "Audit"))
+    ncx("sync")
+    got = cache.load_index(repo)  # no IndexError from the patch: a fresh build
+    assert "audit" in got.lex.vocab and "audit" not in want.lex.vocab
+    _same_index(got, cache.load_index(repo, rebuild=True))
