@@ -242,3 +242,60 @@ def test_a_call_for_more_than_the_dense_pool_reaches_the_next_nearest() -> None:
     assert few == list(range(10))
     many = [h.unit for h in retrieve(index, "zebra", query, k=n)]
     assert many == list(range(n))  # past the pool too, nearest first
+
+
+def _headed(sections: list[tuple[str, str]]) -> Index:
+    """An in-memory index over one-section documents: (heading, body) each."""
+    index = _index([body for _, body in sections])
+    for unit, (heading, _) in zip(index.units, sections, strict=True):
+        unit.section = ["Doc", heading]
+    return index
+
+
+def test_a_query_of_stopwords_only_finds_the_section_it_names() -> None:
+    """BM25F has no term of "Why should we not do this?": its words meet the headings,
+    the same words first, then those sharing most (there was nothing to rank before)."""
+    from ncx.query.rank import retrieve
+
+    index = _headed(
+        [
+            ("Alternatives", "A registry of tokens could be kept instead."),
+            ("Why not?", "Publishing from CI needs a token today."),
+            ("How do we teach this?", "A guide page and a blog post."),
+            ("Why should we not do this?", "Setting up trust with the CI provider is complex."),
+            ("Drawbacks", "Why should we do this at all, one could ask."),
+        ]
+    )
+    hits = retrieve(index, "Why should we not do this?", None, k=5)
+    assert [h.section[-1] for h in hits] == [
+        "Why should we not do this?",
+        "How do we teach this?",
+        "Why not?",
+    ]
+
+
+def test_a_query_in_a_script_the_index_does_not_split_meets_headings() -> None:
+    from ncx.query.rank import retrieve
+
+    index = _headed(
+        [
+            ("Обзор RFC", "Совет и его команды."),
+            ("Модерация, разногласия и конфликты", "Как Совет решает споры."),
+            ("Moderation", "How the council settles disputes."),
+        ]
+    )
+    hits = retrieve(index, "Модерация, разногласия и конфликты", None, k=3)
+    assert [h.section[-1] for h in hits] == ["Модерация, разногласия и конфликты"]
+
+
+def test_heading_words_stay_out_of_a_query_bm25f_can_score() -> None:
+    from ncx.query.rank import retrieve
+
+    index = _headed(
+        [
+            ("Why should we not do this?", "Nothing else of note here."),
+            ("Tokens", "A token is scoped to one crate."),
+        ]
+    )
+    hits = retrieve(index, "Why should we not use a token?", None, k=5)
+    assert [h.section[-1] for h in hits] == ["Tokens"]

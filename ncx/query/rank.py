@@ -3,7 +3,8 @@
 BM25F is the backbone; the static-embedding cosine is fused by weighted score fusion
 (normalised scores, small dense weight: equal-weight rank fusion hurt, docs/decisions.md §8).
 The best candidates get bonuses for a heading that matches the query and for the query's
-word pairs standing side by side in their text (§18).
+word pairs standing side by side in their text (§18). A query with no term BM25F indexes
+(stopwords only, another script) is matched against the units' headings word for word (§23).
 Documents are ranked by their best chunk plus a share of their second best, then each
 contributes its best chunks (docs/decisions.md §7). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
@@ -12,6 +13,7 @@ memory frontmatter only, so the same tree and query always give the same ranking
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -39,6 +41,7 @@ HIDDEN_STATUSES = frozenset({"superseded", "deprecated", "proposed"})
 # Calibrated on the dev suite: it flags 0-8% of doc questions (18% of LoCoMo notes, too
 # short to hold a question's terms), and those miss the top 10 twice as often (SUITE.md).
 WEAK_BELOW = 0.3
+_WORD = re.compile(r"\w+")  # a word of any script, for queries BM25F has no term of
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,11 @@ def retrieve(
     k1 = weights.k1_short + longness * (weights.k1 - weights.k1_short)
     second = weights.second_short + longness * (weights.second_chunk - weights.second_short)
     lex = index.lex.score(q_terms, k1=k1)
+    if not any(t in index.lex.vocab for t in q_terms):
+        # Nothing for BM25F to score: a query of stopwords only ("Why should we not do
+        # this?"), or in a script the index does not split. Its words meet the headings
+        # instead; dense alone left such headings out of the first few hundred (§23).
+        lex = _heading_words(index, query)
     lex[~mask] = 0.0
     dense = np.zeros(n, dtype=np.float32)
     use_dense = query_vec is not None and weights.dense > 0 and bool(np.any(query_vec))
@@ -255,6 +263,28 @@ def _heading_cover(index: Index, ids: NDArray[np.int64], q_terms: list[str]) -> 
     out: NDArray[np.float32] = (common / np.maximum(np.maximum(total, q_total), 1e-9)).astype(
         np.float32
     )
+    return out
+
+
+def _heading_words(index: Index, query: str) -> NDArray[np.float32]:
+    """For each unit, the query's words (any script, stopwords kept) shared with its own
+    heading, over the larger of the two word sets: 1 only for the same words."""
+    import numpy as np
+
+    q = frozenset(_WORD.findall(query.lower()))
+    out = np.zeros(len(index.units), dtype=np.float32)
+    if not q:
+        return out
+    memo: dict[int, frozenset[str]] = index.memo.setdefault("heading_words", {})
+    for u, unit in enumerate(index.units):
+        words = memo.get(u)
+        if words is None:
+            sec = unit.section or ()
+            words = memo[u] = frozenset(_WORD.findall(str(sec[-1]).lower())) if sec else frozenset()
+        if words:
+            common = len(q & words)
+            if common:
+                out[u] = common / max(len(q), len(words))
     return out
 
 
