@@ -7,6 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncx.query.lexical import (
+    _RAW,
+    _RAW_ASCII,
     FIELD_WEIGHTS,
     FIELDS,
     LexIndex,
@@ -15,6 +17,7 @@ from ncx.query.lexical import (
     index_of,
     patched,
     postings,
+    terms,
 )
 
 Units = list[dict[str, list[str]]]
@@ -164,3 +167,20 @@ def test_a_patched_index_equals_a_fresh_build_bit_for_bit(
     assert set(got.vocab) == {t for u in final for f in FIELDS for t in u[f]}
     assert by_term(index_of(got)) == by_term(build_index_from_terms(final))
     assert index_of(got).n_units == len(final)
+
+
+def test_words_of_any_script_are_terms() -> None:
+    assert terms("Модерация, разногласия и конфликты") == ["модерация", "разногласия", "конфликты"]
+    assert terms("naïve café in Zürich") == ["naïv", "café", "zürich"]  # not "na", "ve", "caf"
+    assert terms("e\u0301te\u0301") == terms("\u00e9t\u00e9") == ["été"]  # decomposed or not
+    assert terms("a ﬁle of ｆｕｌｌ width") == terms("a file of full width")  # NFKC
+    # No spaces between words: pairs of characters, as the query's pairs meet them.
+    assert terms("日本語") == ["日本", "本語"] and terms("中") == ["中"]
+    assert terms("使用FastAPI框架") == ["使用", "fastapi", "fast", "api", "框架"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.characters(max_codepoint=127)))
+def test_ascii_text_is_split_as_it_always_was(text: str) -> None:
+    # terms() takes the ASCII pattern for ASCII text: it must give the same tokens.
+    assert _RAW.findall(text) == _RAW_ASCII.findall(text)

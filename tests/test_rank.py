@@ -274,7 +274,7 @@ def test_a_query_of_stopwords_only_finds_the_section_it_names() -> None:
     ]
 
 
-def test_a_query_in_a_script_the_index_does_not_split_meets_headings() -> None:
+def test_a_query_in_another_script_finds_the_section_it_names() -> None:
     from ncx.query.rank import retrieve
 
     index = _headed(

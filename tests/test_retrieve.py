@@ -299,3 +299,24 @@ def test_a_cache_built_in_worker_processes_is_the_one_built_in_process(
     assert pooled.lex.vocab == serial.lex.vocab
     assert np.array_equal(pooled.lex.data, serial.lex.data)
     assert np.array_equal(pooled.lex.indices, serial.lex.indices)
+
+
+def test_docs_in_other_scripts_are_found_by_their_words(repo: Path) -> None:
+    write(
+        repo,
+        "docs/ru.md",
+        "# Совет\n\n## Модерация\n\nСовет разбирает разногласия и конфликты между командами.\n",
+    )
+    write(repo, "docs/zh.md", "# 指南\n\n## 框架\n\n使用框架构建接口，然后部署到服务器。\n")
+    write(
+        repo,
+        "docs/en.md",
+        "# Guide\n\n## Deploy\n\nBuild the service, then deploy it to a server.\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    assert results("разногласия", "--k", "1")[0]["source_path"] == "docs/ru.md"
+    assert results("конфликты команд", "--k", "1")[0]["source_path"] == "docs/ru.md"
+    assert results("构建接口", "--k", "1")[0]["source_path"] == "docs/zh.md"
+    assert results("deploy to a server", "--k", "1")[0]["source_path"] == "docs/en.md"

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 8  # 8: postings kept for patching, rows + columns; 7: vectors (dim, n); 6: meta
+CACHE_VERSION = 9  # 9: terms of any script; 8: postings, rows + columns; 7: vectors (dim, n)
 _FILE = "index.npz"
 
 

@@ -33,7 +33,14 @@ B = 0.8
 # average over all units would be near zero and crush the few that do (§19).
 FIELD_B = {"prose": B, "code": B, "trail": B, "title": B, "path": B, "meta": 0.0}
 
-_RAW = re.compile(r"[A-Za-z0-9_]+")
+# A token: letters and digits of any script (with the combining accents of decomposed Latin
+# text), underscores inside identifiers. Only ASCII ones were read until §24: a doc in Russian
+# or Chinese could not be found by its words.
+_RAW = re.compile(r"[\w\u0300-\u036f]+")
+_RAW_ASCII = re.compile(r"[A-Za-z0-9_]+")  # the same tokens for ASCII text, a quarter faster
+# Scripts written without spaces between words (Han, kana): a run is indexed as its
+# overlapping character pairs, as common CJK analysis does; a lone character stays itself.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _FENCE_BLOCK = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.MULTILINE | re.DOTALL)
 
@@ -59,7 +66,7 @@ _stems: _Stems | None = None
 
 def terms(text: str) -> list[str]:
     """Index terms of a text: split identifiers, drop stopwords, stem."""
-    raws = _RAW.findall(text)
+    raws = (_RAW_ASCII if text.isascii() else _RAW).findall(text)
     found = list(map(_TOKEN_TERMS.get, raws))
     if None in found:
         for i, got in enumerate(found):
@@ -86,11 +93,35 @@ _TOKEN_TERMS_MAX = 500_000
 
 
 def _token_terms(raw: str) -> tuple[str, ...]:
+    if len(_TOKEN_TERMS) > _TOKEN_TERMS_MAX:
+        _TOKEN_TERMS.clear()
+    return _word_terms(raw) if raw.isascii() else _unicode_terms(raw)
+
+
+def _unicode_terms(raw: str) -> tuple[str, ...]:
+    """Terms of a token with characters beyond ASCII. NFKC first, so a ligature, a
+    full-width or a decomposed letter is the letter ("ﬁle" is "file", "é" one character);
+    then a CJK run gives its character pairs and the rest are words as any other."""
+    import unicodedata
+
+    out: list[str] = []
+    for token in _RAW.findall(unicodedata.normalize("NFKC", raw)):
+        at = 0
+        for run in _CJK.finditer(token):
+            if run.start() > at:
+                out += _word_terms(token[at : run.start()])
+            chars = run.group()
+            out += [chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)]
+            at = run.end()
+        if at < len(token):
+            out += _word_terms(token[at:])
+    return tuple(out)
+
+
+def _word_terms(raw: str) -> tuple[str, ...]:
     global _stems
     if _stems is None:
         _stems = _Stems()
-    if len(_TOKEN_TERMS) > _TOKEN_TERMS_MAX:
-        _TOKEN_TERMS.clear()
     pieces = _pieces(raw)
     out: list[str] = []
     if len(pieces) > 1:
@@ -106,11 +137,12 @@ def _token_terms(raw: str) -> tuple[str, ...]:
 
 
 def _pieces(raw: str) -> list[str]:
-    """The parts of an identifier: snake_case and camelCase split, digits apart."""
+    """The parts of an identifier: snake_case and camelCase split, digits apart (camelCase
+    in ASCII letters only: a word of another script is one piece)."""
     pieces: list[str] = []
     for p in raw.split("_"):
         if p:
-            pieces.extend(_CAMEL.findall(p) or [p])
+            pieces.extend((_CAMEL.findall(p) or [p]) if p.isascii() else [p])
     return pieces
 
 
