@@ -620,6 +620,10 @@ def main() -> None:
         # -x too: .neocortex/cache describes the tree as the last run left it, not bench-base;
         # warm_up() below rebuilds it (ncx trusts that cache: a stale one hides stale chunks)
         b.git(root, "clean", "-qfdx")
+        if (root / NCX_CONFIG).read_text() != ncx_config(args.hooks_yaml, ncx):
+            # The hooks run the ncx measured now, not the one the tree was built with.
+            install_configs(b, root, args.hooks_yaml)
+            b.git(root, "tag", "-f", BASE_TAG)
         print(f"reusing {root} (built {st.get('built_at')})", file=sys.stderr)
     else:
         print(f"building the tree in {root} ...", file=sys.stderr)

@@ -458,7 +458,7 @@ def _stored_units(z: Any) -> Units:
     rows are split apart without decoding them, and a build keeps the rows of the units it
     reuses as they are; `columns` beside it."""
     text = bytes(z["units"]).decode()
-    rows: list[str | Unit] = text.split("\n") if text else []  # type: ignore[assignment]
+    rows = list[str | Unit](text.split("\n")) if text else []
     columns = _json(z, "columns")
     if sorted(columns) != sorted(COLUMNS) or any(len(c) != len(rows) for c in columns.values()):
         raise ValueError("the cache's columns do not match its units")
