@@ -137,3 +137,24 @@ def test_a_query_decodes_only_the_units_it_reads(repo: Path) -> None:
     assert hits and index.units[hits[0].unit].source_path == "docs/charlie.md"
     decoded = sum(not isinstance(r, str) for r in units._rows)
     assert 0 < decoded < len(units)  # a filter over all units read the columns only
+
+
+def test_a_rebuild_builds_from_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # rebuild=True is the way out of a cache that is wrong although its stats match (and
+    # what tests compare a patched cache against): it must not patch the old one.
+    for name in ("alpha", "bravo"):
+        write(repo, f"docs/{name}.md", _doc(name.title(), "Ingest", "Export"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    cache.load_index(repo)
+    parsed: list[str] = []
+    parse_many = cache._parse_many
+
+    def counting(root: str, jobs: list[tuple[str, list[str]]], dim: int) -> Any:
+        parsed.extend(Path(f).relative_to(repo).as_posix() for _, files in jobs for f in files)
+        return parse_many(root, jobs, dim)
+
+    monkeypatch.setattr(cache, "_parse_many", counting)
+    cache.load_index(repo, rebuild=True)
+    assert sorted(parsed) == [".neocortex/chunks/docs/alpha.md", ".neocortex/chunks/docs/bravo.md"]

@@ -233,7 +233,7 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
             idx = _try_load(root, path)
             if idx is not None:
                 return idx
-        members, idx = _build(root, _previous(path))
+        members, idx = _build(root, None if rebuild else _previous(path))
         import numpy as np
 
         tmp = path.with_suffix(f".tmp{os.getpid()}")
