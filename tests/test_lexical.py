@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ncx.query.lexical import (
-    _RAW,
     _RAW_ASCII,
     FIELD_WEIGHTS,
     FIELDS,
     LexIndex,
+    _raw,
     _sum_fields,
     build_index_from_terms,
     index_of,
@@ -179,8 +181,17 @@ def test_words_of_any_script_are_terms() -> None:
     assert terms("使用FastAPI框架") == ["使用", "fastapi", "fast", "api", "框架"]
 
 
+def test_words_with_combining_marks_are_whole_terms() -> None:
+    # Vowel signs and viramas (Devanagari, Tamil), points (Hebrew, Arabic) are marks, not \\w:
+    # the words fell into letters, and single letters are dropped.
+    assert terms("हिन्दी भाषा") == ["हिन्दी", "भाषा"]
+    assert terms("தமிழ் மொழி") == ["தமிழ்", "மொழி"]
+    assert terms("עִבְרִית") == [unicodedata.normalize("NFKC", "עִבְרִית")]
+    assert terms("العَرَبِيَّة") == [unicodedata.normalize("NFKC", "العَرَبِيَّة")]
+
+
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet=st.characters(max_codepoint=127)))
 def test_ascii_text_is_split_as_it_always_was(text: str) -> None:
     # terms() takes the ASCII pattern for ASCII text: it must give the same tokens.
-    assert _RAW.findall(text) == _RAW_ASCII.findall(text)
+    assert _raw().findall(text) == _RAW_ASCII.findall(text)

@@ -26,11 +26,11 @@ from ncx.memory.file import body_sections, memory_embed_text
 from ncx.paths import cache_folder
 from ncx.query.docmeta import SIDECAR_KEYS, meta_text
 from ncx.query.lexical import (
-    _RAW,
     FIELDS,
     LexIndex,
     Postings,
     _pieces,
+    _raw,
     index_of,
     patched,
     path_words,
@@ -54,7 +54,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-CACHE_VERSION = 9  # 9: terms of any script; 8: postings, rows + columns; 7: vectors (dim, n)
+# 10: combining marks in terms; 9: terms of any script; 8: postings, rows + columns; 7: vectors
+# (dim, n)
+CACHE_VERSION = 10
 _FILE = "index.npz"
 
 
@@ -408,7 +410,7 @@ def query_patterns(query: str) -> dict[str, tuple[str, bool]]:
     that shares fewer than four letters with its stem is looked for whole.
     """
     out: dict[str, tuple[str, bool]] = {}
-    for raw in dict.fromkeys(_RAW.findall(query)):
+    for raw in dict.fromkeys(_raw().findall(query)):
         for piece in _pieces(raw):
             word = piece.lower()
             found = terms(word)

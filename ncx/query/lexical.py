@@ -9,6 +9,7 @@ and its parts), English stopwords dropped, words Snowball-stemmed.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -33,10 +34,30 @@ B = 0.8
 # average over all units would be near zero and crush the few that do (§19).
 FIELD_B = {"prose": B, "code": B, "trail": B, "title": B, "path": B, "meta": 0.0}
 
-# A token: letters and digits of any script (with the combining accents of decomposed Latin
-# text), underscores inside identifiers. Only ASCII ones were read until §24: a doc in Russian
-# or Chinese could not be found by its words.
-_RAW = re.compile(r"[\w\u0300-\u036f]+")
+# A token: letters and digits of any script with their combining marks, underscores inside
+# identifiers. Only ASCII ones were read until §24: a doc in Russian or Chinese could not be
+# found by its words.
+
+
+@functools.cache
+def _raw() -> re.Pattern[str]:
+    """The token pattern. `\\w` has no combining marks (category M): without them a word of
+    Devanagari, Bengali, Tamil or pointed Hebrew and Arabic fell into single letters, which are
+    dropped ("हिन्दी भाषा" had no term). The marks are listed from unicodedata (about 25 ms, on
+    the first text beyond ASCII: an ASCII tree never pays it)."""
+    import unicodedata
+
+    spans: list[list[int]] = []
+    for c in (*range(0x300, 0x20000), *range(0xE0100, 0xE01F0)):
+        if unicodedata.category(chr(c))[0] == "M":
+            if spans and spans[-1][1] == c - 1:
+                spans[-1][1] = c
+            else:
+                spans.append([c, c])
+    marks = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans)
+    return re.compile(f"[\\w{marks}]+")
+
+
 _RAW_ASCII = re.compile(r"[A-Za-z0-9_]+")  # the same tokens for ASCII text, a quarter faster
 # Scripts written without spaces between words (Han, kana): a run is indexed as its
 # overlapping character pairs, as common CJK analysis does; a lone character stays itself.
@@ -66,7 +87,7 @@ _stems: _Stems | None = None
 
 def terms(text: str) -> list[str]:
     """Index terms of a text: split identifiers, drop stopwords, stem."""
-    raws = (_RAW_ASCII if text.isascii() else _RAW).findall(text)
+    raws = (_RAW_ASCII if text.isascii() else _raw()).findall(text)
     found = list(map(_TOKEN_TERMS.get, raws))
     if None in found:
         for i, got in enumerate(found):
@@ -105,7 +126,7 @@ def _unicode_terms(raw: str) -> tuple[str, ...]:
     import unicodedata
 
     out: list[str] = []
-    for token in _RAW.findall(unicodedata.normalize("NFKC", raw)):
+    for token in _raw().findall(unicodedata.normalize("NFKC", raw)):
         at = 0
         for run in _CJK.finditer(token):
             if run.start() > at:
