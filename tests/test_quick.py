@@ -265,3 +265,28 @@ def test_a_stale_offset_never_serves_a_neighbours_text() -> None:
     assert cache._names(b"---\nid: docs/ops.md#ops\n", "docs/ops.md#ops")
     assert not cache._names(b"---\nid: docs/ops.md#ops--deploy\n", "docs/ops.md#ops")
     assert cache._names(b"---\nid: 'docs/a: b.md#it''s'\n", "docs/a: b.md#it's")
+
+
+def test_quick_search_finds_a_doc_by_a_query_in_chinese(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run of Han characters is its character pairs (lexical §24): each pair is grepped, so
+    # such a query gets a quick answer (it had no pattern at all: a cold build instead).
+    for name, text in TOPICS.items():
+        write(repo, f"docs/{name}.md", f"# {name.title()}\n\n{text}\n")
+    write(
+        repo, "docs/tokyo.md", "# 東京\n\n東京都の設定を変更する方法。設定ファイルを編集します。\n"
+    )
+    ncx("init")
+    commit_all(repo)
+    ncx("sync")
+    commit_all(repo, "chunks")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    monkeypatch.chdir(clone)
+    monkeypatch.setattr(cache, "QUICK_FROM", 1)
+    assert set(cache.query_patterns("設定を変更")) == {"設定", "定を", "を変", "変更"}
+    quick = cache.quick_index(clone, "東京都の設定を変更する")
+    assert quick is not None and quick.quick
+    hits = Searcher(clone, load_config(), quick).search("東京都の設定を変更する", k=3)
+    assert hits and hits[0].source_path == "docs/tokyo.md"

@@ -415,7 +415,12 @@ def query_patterns(query: str) -> dict[str, tuple[str, bool]]:
             word = piece.lower()
             found = terms(word)
             if len(found) != 1:
-                continue  # a stopword, or a one-letter piece
+                # A run of Han or kana is its character pairs: each is looked for as the text
+                # has it. Else a stopword, or a one-letter piece.
+                for t in () if word.isascii() else found:
+                    if t in word:
+                        out.setdefault(t, (t, False))
+                continue
             term = found[0]
             same = 0
             while same < min(len(word), len(term)) and word[same] == term[same]:
