@@ -158,3 +158,36 @@ def test_a_rebuild_builds_from_nothing(repo: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(cache, "_parse_many", counting)
     cache.load_index(repo, rebuild=True)
     assert sorted(parsed) == [".neocortex/chunks/docs/alpha.md", ".neocortex/chunks/docs/bravo.md"]
+
+
+@pytest.mark.parametrize(
+    "member", ["vectors", "stats", "vectors_dim"], ids=["vectors", "stats", "vectors_dim"]
+)
+def test_a_cache_whose_vectors_or_stats_do_not_fit_is_built_afresh(repo: Path, member: str) -> None:
+    # Like postings that do not add up (above): a damaged or foreign cache is not patched.
+    write(repo, "docs/alpha.md", _doc("Alpha", "Ingest", "Export"))
+    write(repo, "docs/bravo.md", _doc("Bravo", "Ingest"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    cache.load_index(repo)
+    path = repo / ".neocortex/cache/index.npz"
+    members = dict(np.load(path))
+    if member == "vectors":
+        members["vectors"] = members["vectors"][:, :1]  # fewer units than the rows
+    elif member == "vectors_dim":
+        members["vectors"] = members["vectors"][:3]  # another width than the model's
+    else:
+        members["stats"] = np.frombuffer(b"[]", dtype=np.uint8)
+    np.savez(path, **members)
+    from ncx.config import load_config
+    from ncx.query.search import Searcher
+
+    if member != "vectors_dim":  # (a width is told from the manifest, read by a build only)
+        index = cache.load_index(repo)  # not stale: read as it is, or rebuilt if it cannot be
+        assert Searcher(repo, load_config(), index).search("the alpha export step", k=3)
+    write(repo, "docs/alpha.md", _doc("Alpha", "Ingest", "Export", "Audit"))
+    ncx("sync")
+    got = cache.load_index(repo)  # no IndexError / AttributeError from the patch
+    assert "audit" in got.lex.vocab
+    _same_index(got, cache.load_index(repo, rebuild=True))

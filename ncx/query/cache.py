@@ -440,6 +440,9 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         if not _head_fits(root, _json(z, "head"), check_tree=check):
             return None  # the units are not even decoded
         units = _stored_units(z)
+        vectors, group = z["vectors"], z["group"]
+        if vectors.ndim != 2 or vectors.shape[1] != len(units) or len(group) != len(units):
+            return None  # damaged or foreign: rebuilt, not indexed out of bounds at query time
         vocab_terms = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         lex = LexIndex(
             vocab={t: i for i, t in enumerate(vocab_terms)},
@@ -449,7 +452,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
             idf=z["idf"],
             n_units=len(units),
         )
-        return Index(units, z["vectors"].astype(np.float32).T, lex, z["group"], root)
+        return Index(units, vectors.astype(np.float32).T, lex, group, root)
     except (OSError, ValueError, KeyError, EOFError):
         return None  # missing or corrupt: rebuilt by the caller
     except Exception:  # zipfile.BadZipFile and friends from a torn file
@@ -562,9 +565,15 @@ def _previous(path: Path) -> _Previous | None:
         units = _stored_units(z)
         vocab = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         p = Postings(vocab, z["p_ptr"], z["p_seg"], z["p_count"], z["p_lens"])
-        if not _consistent(p, len(units)):
+        stats, vectors = _json(z, "stats"), z["vectors"]
+        if (
+            not _consistent(p, len(units))
+            or not isinstance(stats, dict)
+            or vectors.ndim != 2
+            or vectors.shape[1] != len(units)
+        ):
             return None
-        return _Previous(head.get("model"), units, _json(z, "stats"), z["vectors"], p)
+        return _Previous(head.get("model"), units, stats, vectors, p)
     except Exception:  # missing, torn or foreign: build from scratch
         return None
 
@@ -601,8 +610,10 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
             got = seen[rel] = _stat_str(os.path.join(base, rel))
         return got
 
-    if prev is not None and prev.model != manifest.model.get("sha256"):
-        prev = None  # another model: every vector is another
+    if prev is not None and (
+        prev.model != manifest.model.get("sha256") or len(prev.vectors) != dim
+    ):
+        prev = None  # another model (or a damaged file): every vector is another
     old = prev.units if prev else Units([], {c: [] for c in COLUMNS})
     old_kind, old_source = old.column("kind"), old.column("source_path")
     reuse: dict[str, list[int]] = {}  # unit file -> its old unit rows
