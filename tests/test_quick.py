@@ -265,3 +265,24 @@ def test_a_stale_offset_never_serves_a_neighbours_text() -> None:
     assert cache._names(b"---\nid: docs/ops.md#ops\n", "docs/ops.md#ops")
     assert not cache._names(b"---\nid: docs/ops.md#ops--deploy\n", "docs/ops.md#ops")
     assert cache._names(b"---\nid: 'docs/a: b.md#it''s'\n", "docs/a: b.md#it's")
+
+
+def test_a_cache_another_ncx_wrote_is_as_good_as_none(cloned: Path) -> None:
+    """After an upgrade the old cache cannot be patched, only rebuilt whole: the first query
+    answers quickly and rebuilds it in the background, as in a fresh clone."""
+    import numpy as np
+
+    ncx("retrieve", "--batch", input='{"qid": 1, "query": "refunds"}\n')
+    assert cache.has_cache(cloned)
+    path = cloned / ".neocortex/cache/index.npz"
+    members = dict(np.load(path))
+    head = json.loads(bytes(members["head"]).decode())
+    members["head"] = np.frombuffer(json.dumps({**head, "version": 1}).encode(), dtype=np.uint8)
+    np.savez(path, **members)
+    assert not cache.has_cache(cloned)
+    got = ncx("assemble", "--task", "how are refund payments returned to the card")
+    assert "Quick search" in got.stdout and "docs/refunds.md" in got.stdout
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cache.has_cache(cloned)
