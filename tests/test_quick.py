@@ -290,3 +290,24 @@ def test_quick_search_finds_a_doc_by_a_query_in_chinese(
     assert quick is not None and quick.quick
     hits = Searcher(clone, load_config(), quick).search("東京都の設定を変更する", k=3)
     assert hits and hits[0].source_path == "docs/tokyo.md"
+
+
+def test_a_cache_another_ncx_wrote_is_as_good_as_none(cloned: Path) -> None:
+    """After an upgrade the old cache cannot be patched, only rebuilt whole: the first query
+    answers quickly and rebuilds it in the background, as in a fresh clone."""
+    import numpy as np
+
+    ncx("retrieve", "--batch", input='{"qid": 1, "query": "refunds"}\n')
+    assert cache.has_cache(cloned)
+    path = cloned / ".neocortex/cache/index.npz"
+    members = dict(np.load(path))
+    head = json.loads(bytes(members["head"]).decode())
+    members["head"] = np.frombuffer(json.dumps({**head, "version": 1}).encode(), dtype=np.uint8)
+    np.savez(path, **members)
+    assert not cache.has_cache(cloned)
+    got = ncx("assemble", "--task", "how are refund payments returned to the card")
+    assert "Quick search" in got.stdout and "docs/refunds.md" in got.stdout
+    deadline = time.monotonic() + 60
+    while not cache.has_cache(cloned) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cache.has_cache(cloned)

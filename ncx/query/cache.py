@@ -266,9 +266,19 @@ QUICK_TERMS = 24  # query terms a quick answer looks for
 
 
 def has_cache(root: Path) -> bool:
-    """Whether a cache file exists at all (a fresh clone has none): existence only; an
-    out-of-date one is brought up to date incrementally, which is cheap."""
-    return (cache_dir(root) / _FILE).is_file()
+    """Whether a cache this ncx can use exists: a fresh clone has none, and one written by
+    another version of ncx (or with other ranking settings) counts as none, since it can
+    only be rebuilt whole (after an upgrade, as slow as a fresh clone's). An out-of-date one
+    is brought up to date incrementally, which is cheap. Reads the small head member only."""
+    path = cache_dir(root) / _FILE
+    if not path.is_file():
+        return False
+    import numpy as np
+
+    try:
+        return _head_fits(root, _json(np.load(path, allow_pickle=False), "head"), check_tree=False)
+    except Exception:  # torn or foreign: as good as none
+        return False
 
 
 def quick_index(root: Path, query: str) -> Index | None:
