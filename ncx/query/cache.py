@@ -267,18 +267,10 @@ QUICK_TERMS = 24  # query terms a quick answer looks for
 
 def has_cache(root: Path) -> bool:
     """Whether a cache this ncx can use exists: a fresh clone has none, and one written by
-    another version of ncx (or with other ranking settings) counts as none, since it can
-    only be rebuilt whole (after an upgrade, as slow as a fresh clone's). An out-of-date one
-    is brought up to date incrementally, which is cheap. Reads the small head member only."""
-    path = cache_dir(root) / _FILE
-    if not path.is_file():
-        return False
-    import numpy as np
-
-    try:
-        return _head_fits(root, _json(np.load(path, allow_pickle=False), "head"), check_tree=False)
-    except Exception:  # torn or foreign: as good as none
-        return False
+    another version of ncx (or with other ranking settings) counts as none, since it cannot
+    be served as it is (after an upgrade, a build as slow as a fresh clone's). An out-of-date
+    one is brought up to date incrementally, which is cheap. Reads the small head member only."""
+    return (cache_dir(root) / _FILE).is_file() and _head_ok(root, check_tree=False)
 
 
 def quick_index(root: Path, query: str) -> Index | None:
@@ -450,12 +442,11 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
         if not _head_fits(root, _json(z, "head"), check_tree=check):
             return None  # the units are not even decoded
         units = _stored_units(z)
-        vectors, group = z["vectors"], z["group"]
-        if vectors.ndim != 2 or vectors.shape[1] != len(units) or len(group) != len(units):
+        vectors, group = _stored_vectors(z, len(units)), z["group"]
+        if len(group) != len(units):
             return None  # damaged or foreign: rebuilt, not indexed out of bounds at query time
-        vocab_terms = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
         lex = LexIndex(
-            vocab={t: i for i, t in enumerate(vocab_terms)},
+            vocab={t: i for i, t in enumerate(_stored_vocab(z))},
             indptr=z["indptr"],
             indices=z["indices"],
             data=z["data"],
@@ -485,6 +476,20 @@ def _stored_units(z: Any) -> Units:
     return Units(rows, columns)
 
 
+def _stored_vocab(z: Any) -> list[str]:
+    """The `vocab` member: term id -> term, one per line."""
+    return bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
+
+
+def _stored_vectors(z: Any, n: int) -> Any:
+    """The `vectors` member, (dim, n) as stored; ValueError when it does not fit the n units
+    (a damaged or foreign file: rebuilt, not indexed out of bounds)."""
+    vectors = z["vectors"]
+    if vectors.ndim != 2 or vectors.shape[1] != n:
+        raise ValueError("the cache's vectors do not match its units")
+    return vectors
+
+
 def lex_params() -> str:
     """The BM25F settings baked into the arrays: a cache built with others is rebuilt."""
     from ncx.query import lexical
@@ -494,11 +499,16 @@ def lex_params() -> str:
 
 def cache_is_current(root: Path) -> bool:
     """Whether the cache exists and matches the tree (stat() only: no parse, no build)."""
+    return _head_ok(root, check_tree=True)
+
+
+def _head_ok(root: Path, *, check_tree: bool) -> bool:
+    """Whether the cache file's head fits this ncx (and, `check_tree`, the tree as it is)."""
     import numpy as np
 
     try:
         z = np.load(cache_dir(root) / _FILE, allow_pickle=False)
-        return _head_fits(root, _json(z, "head"), check_tree=True)
+        return _head_fits(root, _json(z, "head"), check_tree=check_tree)
     except Exception:  # missing, torn or foreign
         return False
 
@@ -573,15 +583,9 @@ def _previous(path: Path) -> _Previous | None:
         if head.get("version") != CACHE_VERSION:
             return None
         units = _stored_units(z)
-        vocab = bytes(z["vocab"]).decode().split("\n") if len(z["vocab"]) else []
-        p = Postings(vocab, z["p_ptr"], z["p_seg"], z["p_count"], z["p_lens"])
-        stats, vectors = _json(z, "stats"), z["vectors"]
-        if (
-            not _consistent(p, len(units))
-            or not isinstance(stats, dict)
-            or vectors.ndim != 2
-            or vectors.shape[1] != len(units)
-        ):
+        p = Postings(_stored_vocab(z), z["p_ptr"], z["p_seg"], z["p_count"], z["p_lens"])
+        stats, vectors = _json(z, "stats"), _stored_vectors(z, len(units))
+        if not _consistent(p, len(units)) or not isinstance(stats, dict):
             return None
         return _Previous(head.get("model"), units, stats, vectors, p)
     except Exception:  # missing, torn or foreign: build from scratch

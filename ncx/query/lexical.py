@@ -232,12 +232,9 @@ class Postings:
     count: NDArray[np.int32]
     lens: NDArray[np.int32]  # (units, fields): terms in each field of each unit
 
-    @property
-    def n_units(self) -> int:
-        return len(self.lens)
-
 
 _UNIT_SHIFT = 3  # seg = unit << 3 | field: FIELDS has fewer than 8 fields
+_FIELD_BITS = (1 << _UNIT_SHIFT) - 1  # seg & _FIELD_BITS: the field
 assert len(FIELDS) <= 1 << _UNIT_SHIFT
 
 
@@ -286,7 +283,7 @@ def patched(
     unit = rows[old.seg >> _UNIT_SHIFT]
     keep = unit >= 0
     term, unit = term[keep], unit[keep]
-    seg = (unit << _UNIT_SHIFT) | (old.seg[keep] & ((1 << _UNIT_SHIFT) - 1))
+    seg = (unit << _UNIT_SHIFT) | (old.seg[keep] & _FIELD_BITS)
     count = old.count[keep]
     moved = rows[rows >= 0]
     if np.any(moved[1:] <= moved[:-1]):  # kept units changed order: sort again
@@ -304,7 +301,7 @@ def patched(
     new_term = np.fromiter(map(at.__getitem__, new.vocab), dtype=np.int64, count=len(new.vocab))
     new_term = np.repeat(new_term, np.diff(new.ptr))
     placed = np.array([r for r, _ in added], dtype=np.int64)
-    new_seg = (placed[new.seg >> _UNIT_SHIFT] << _UNIT_SHIFT) | (new.seg & ((1 << _UNIT_SHIFT) - 1))
+    new_seg = (placed[new.seg >> _UNIT_SHIFT] << _UNIT_SHIFT) | (new.seg & _FIELD_BITS)
     order = np.lexsort((new_seg, new_term))
     new_term, new_seg, new_count = new_term[order], new_seg[order], new.count[order]
     where = np.searchsorted((term << 32) | seg, (new_term << 32) | new_seg)
@@ -337,7 +334,7 @@ def index_of(p: Postings, b: float | None = None) -> LexIndex:
 
     n, nf = p.lens.shape
     unit = (p.seg >> _UNIT_SHIFT).astype(np.int64)
-    cell = unit * nf + (p.seg & ((1 << _UNIT_SHIFT) - 1))  # unit * nf + field
+    cell = unit * nf + (p.seg & _FIELD_BITS)  # unit * nf + field
     lens = p.lens.reshape(-1).astype(np.int64)
     weights = p.count * _field_norms(lens, n, b, cell)
     term = np.repeat(np.arange(len(p.vocab), dtype=np.int64), np.diff(p.ptr))

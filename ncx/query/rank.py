@@ -4,7 +4,8 @@ BM25F is the backbone; the static-embedding cosine is fused by weighted score fu
 (normalised scores, small dense weight: equal-weight rank fusion hurt, docs/decisions.md §8).
 The best candidates get bonuses for a heading that matches the query and for the query's
 word pairs standing side by side in their text (§18). A query with no term BM25F indexes
-(stopwords only, another script) is matched against the units' headings word for word (§23).
+(stopwords only, or words no unit holds) is matched against the units' headings word for word
+(§23).
 Documents are ranked by their best chunk plus a share of their second best, then each
 contributes its best chunks (docs/decisions.md §7). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
@@ -122,8 +123,8 @@ def retrieve(
     lex = index.lex.score(q_terms, k1=k1)
     if not any(t in index.lex.vocab for t in q_terms):
         # Nothing for BM25F to score: a query of stopwords only ("Why should we not do
-        # this?"), or in a script the index does not split. Its words meet the headings
-        # instead; dense alone left such headings out of the first few hundred (§23).
+        # this?"), or of words no unit holds. Its words meet the headings instead; dense
+        # alone left such headings out of the first few hundred (§23).
         lex = _heading_words(index, query)
     lex[~mask] = 0.0
     dense = np.zeros(n, dtype=np.float32)
