@@ -23,6 +23,19 @@ def _doc(title: str, *sections: str) -> str:
     return f"# {title}\n\nWhat the {title.lower()} service does and who owns it.\n\n{body}"
 
 
+def _parsed_files(repo: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The unit files cache builds parse from now on, repo-relative, as they are parsed."""
+    parsed: list[str] = []
+    parse_many = cache._parse_many
+
+    def counting(root: str, jobs: list[tuple[str, list[str]]], dim: int) -> Any:
+        parsed.extend(Path(f).relative_to(repo).as_posix() for _, files in jobs for f in files)
+        return parse_many(root, jobs, dim)
+
+    monkeypatch.setattr(cache, "_parse_many", counting)
+    return parsed
+
+
 def _same_index(got: cache.Index, want: cache.Index) -> None:
     assert [u.to_json() for u in got.units] == [u.to_json() for u in want.units]
     assert got.vectors.tobytes() == want.vectors.tobytes()
@@ -59,14 +72,7 @@ def test_a_patched_cache_equals_a_full_rebuild_and_parses_only_what_changed(
         (chunks / "alpha.md").read_bytes().replace(b"Alpha", b"Omega")
     )
 
-    parsed: list[str] = []
-    parse_many = cache._parse_many
-
-    def counting(root: str, jobs: list[tuple[str, list[str]]], dim: int) -> Any:
-        parsed.extend(Path(f).relative_to(repo).as_posix() for _, files in jobs for f in files)
-        return parse_many(root, jobs, dim)
-
-    monkeypatch.setattr(cache, "_parse_many", counting)
+    parsed = _parsed_files(repo, monkeypatch)
     patched = cache.load_index(repo)
     assert sorted(parsed) == [
         ".neocortex/chunks/docs/0copy.md",
@@ -148,14 +154,7 @@ def test_a_rebuild_builds_from_nothing(repo: Path, monkeypatch: pytest.MonkeyPat
     ncx("init")
     ncx("sync")
     cache.load_index(repo)
-    parsed: list[str] = []
-    parse_many = cache._parse_many
-
-    def counting(root: str, jobs: list[tuple[str, list[str]]], dim: int) -> Any:
-        parsed.extend(Path(f).relative_to(repo).as_posix() for _, files in jobs for f in files)
-        return parse_many(root, jobs, dim)
-
-    monkeypatch.setattr(cache, "_parse_many", counting)
+    parsed = _parsed_files(repo, monkeypatch)
     cache.load_index(repo, rebuild=True)
     assert sorted(parsed) == [".neocortex/chunks/docs/alpha.md", ".neocortex/chunks/docs/bravo.md"]
 

@@ -35,6 +35,11 @@ def cloned(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             f"# {name.title()}\n\n{text}\n\n## Limits of {name}\n\nAt most ten {name} calls "
             "per minute per user; the retry_policy backs off exponentially.\n",
         )
+    return _synced_clone(repo, tmp_path, monkeypatch)
+
+
+def _synced_clone(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`repo`'s docs synced and committed, then cloned fresh and entered (no cache)."""
     ncx("init")
     commit_all(repo)
     ncx("sync")
@@ -277,14 +282,7 @@ def test_quick_search_finds_a_doc_by_a_query_in_chinese(
     write(
         repo, "docs/tokyo.md", "# 東京\n\n東京都の設定を変更する方法。設定ファイルを編集します。\n"
     )
-    ncx("init")
-    commit_all(repo)
-    ncx("sync")
-    commit_all(repo, "chunks")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(repo), str(clone))
-    monkeypatch.chdir(clone)
-    monkeypatch.setattr(cache, "QUICK_FROM", 1)
+    clone = _synced_clone(repo, tmp_path, monkeypatch)
     assert set(cache.query_patterns("設定を変更")) == {"設定", "定を", "を変", "変更"}
     quick = cache.quick_index(clone, "東京都の設定を変更する")
     assert quick is not None and quick.quick
