@@ -33,7 +33,6 @@ _BATCH = 1024
 _WIDEN_FROM = 1000  # texts in one embed call from which the table is widened at once
 _SPREAD_FROM = 8000  # texts from which worker processes share the call (a model load each)
 _ASCII_PUNCT = r"!-/:-@\[-`{-~"  # a character class's body: every ASCII punctuation mark
-_POOL_BLOCK = 256  # texts whose rows are gathered at once (~80 MB for long chunks)
 
 
 class Embedder(Protocol):
@@ -216,26 +215,23 @@ class StaticEmbedder:
             known = ids != self._unk
             ids = ids[known]
             starts = np.concatenate(([0], np.cumsum(known)))[starts]
-        table = self._table.astype(np.float32) if many else None
+        # np.asarray: the table is a memmap, and indexing one goes through Python each time.
+        table = np.asarray(self._table)
+        if many:
+            table = table.astype(np.float32)
         out = np.zeros((len(texts), self.info.dim), dtype=np.float32)
-        # Texts a block at a time: their rows gathered at once, then each text's mean. (Not
-        # np.add.reduceat: it sums in another order, and the vectors must stay the same bits.)
-        # A text with no known token stays a zero vector.
         bounds = starts.tolist()
-        for lo in range(0, len(texts), _POOL_BLOCK):
-            hi = min(lo + _POOL_BLOCK, len(texts))
-            first, last = bounds[lo], bounds[hi]
-            if first == last:
-                continue
-            block = ids[first:last]
-            rows_at = block if self._mapping is None else self._mapping[block]
-            rows = table[rows_at] if table is not None else self._table[rows_at].astype(np.float32)
+        for b in range(len(texts)):
+            a, z = bounds[b], bounds[b + 1]
+            if a == z:
+                continue  # nothing known: stays a zero vector, scored 0 by cosine
+            at = ids[a:z]
+            rows = table[at if self._mapping is None else self._mapping[at]]
+            if not many:
+                rows = rows.astype(np.float32)
             if self._weights is not None:
-                rows = rows * self._weights[block][:, None]
-            for b in range(lo, hi):
-                a, z = bounds[b] - first, bounds[b + 1] - first
-                if a < z:
-                    out[b] = rows[a:z].mean(axis=0)
+                rows = rows * self._weights[at][:, None]
+            out[b] = rows.mean(axis=0)
         if self._normalize:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             np.divide(out, norms, out=out, where=norms > 0)
