@@ -60,6 +60,7 @@ from ncx.store import (
     hash_of,
     inline_vec,
     is_temp,
+    is_written,
     lf,
     read_chunk_file,
     read_unit,
@@ -558,6 +559,12 @@ def _compare(
 ) -> _Compared:
     """Which blocks keep the vector the file on disk (or `have`: text hash -> base64
     vector) has for their text, which need one."""
+    if old is not None and not force:
+        # Most files of a full check or a first sync in a clone are right: each block on
+        # disk is the block rendered here plus its vector, which takes no text hash, no
+        # regex and no re-rendering of the file to see.
+        if is_written(old, [b.data for b in blocks], dim):
+            return _Compared(len(blocks), None, [], {})
     # (Markers the doc itself quotes are text like any other: looked for only when the file
     # has some, which is rare.)
     if (
