@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import commit_all, git, ncx, write
 
 from ncx.layout import doc_chunk_file
@@ -82,3 +83,39 @@ def test_status_of_a_format_1_tree(repo: Path) -> None:
     st = status()
     assert st["chunks"] == count >= 5
     assert st["stale"] == 2
+
+
+def test_a_clone_nobody_synced_is_chunked_once_not_on_every_status(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A teammate's fresh clone: the first `ncx status` or `ncx check` chunks every doc to
+    # compare; what it found right is recorded (sync's state), so the next one chunks
+    # nothing. A stale doc is never recorded as right.
+    import ncx.tree.sync as sync_mod
+
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    monkeypatch.chdir(clone)
+    chunked: list[str] = []
+    real = sync_mod.chunk_blocks
+    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    write(clone, "docs/ops.md", doc("Backup"))  # edited, not synced: stale
+    assert status()["stale"] == 1
+    assert sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
+    chunked.clear()
+    assert status()["stale"] == 1 and chunked == ["docs/ops.md"]
+    for _ in range(2):  # named run after run
+        got = ncx("check", ok=False)
+        assert got.returncode == 1 and ".neocortex/chunks/docs/ops.md" in got.stdout + got.stderr
+    # A chunk file edited by hand after the record changes its stat: compared again.
+    chunk = clone / doc_chunk_file("docs/guide.md")
+    chunk.write_bytes(chunk.read_bytes().replace(b"retries", b"retriez", 1))
+    chunked.clear()
+    assert status()["stale"] == 2 and sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
+    assert git(clone, "status", "--short") == " M .neocortex/chunks/docs/guide.md\n M docs/ops.md\n"
