@@ -175,3 +175,19 @@ def test_a_chunk_file_the_disk_refused_is_not_recorded_as_written(
     assert ncx("sync", ok=False).returncode == 1
     monkeypatch.setattr(sync_mod._Out, "write", real)
     assert status()["stale"] == 1  # not taken for the file the failed run meant to write
+
+
+def test_a_broken_sidecar_is_named_by_every_check_not_only_the_first(repo: Path) -> None:
+    # The doc is chunked without its sidecar's metadata and its chunk file is right for
+    # that, but the sidecar's error is a finding of each run: the state (what a sync or a
+    # dry run found right) must not make the next `ncx check` say "tree OK".
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "docs/guide.meta.yaml", "id: DOC-X-001\ntitle: [unclosed\n")
+    commit_all(repo)
+    ncx("init")
+    assert ncx("sync", ok=False).returncode == 1
+    commit_all(repo, "ncx")
+    for _ in range(2):  # after the sync's record, and after the dry run's own
+        got = ncx("check", ok=False)
+        assert got.returncode == 1 and "docs/guide.meta.yaml" in got.stdout
+    assert "docs/guide.meta.yaml" in ncx("sync", ok=False).stderr

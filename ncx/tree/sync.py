@@ -329,6 +329,10 @@ def _sync(
         if sidecar is not None:
             meta, errors = read_doc_meta(*sidecar)
             report.problems.extend(errors)
+            if errors:
+                # Never recorded as right (no signature matches ""): its sidecar's error
+                # is said by every run, not only by the first one after it was written.
+                sig = ""
         sigs[path] = sig
         jobs.append((path, data, meta, files_of[path]))
     dim = int(manifest.model.get("dim", 0))
