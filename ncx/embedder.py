@@ -319,10 +319,14 @@ class SegmentTokenizer:
         for t in spec.get("added_tokens") or ():
             # The pieces keep an added token whole only where a piece starts: at a split
             # character, or after one. One that could start inside a run and holds a split
-            # character, or one matched after normalising, is not split at all.
+            # character, or one matched after normalising, is not split at all. Nor is one
+            # matched only as a whole word (pieces would make "hello" of "helloa" a word)
+            # or one starting with a space (it would match the space pieces are joined by).
             splits = re.search(f"[ \n{_ASCII_PUNCT}]", t["content"])
             starts = re.match(f"[ \n{_ASCII_PUNCT}]", t["content"])
-            if splits and (not starts or t.get("normalized") or t.get("single_word")):
+            if splits and (not starts or t.get("normalized")):
+                return None
+            if t.get("single_word") or t["content"].startswith(" "):
                 return None
         # A copy, so switching truncation off here never reaches a query in another thread.
         from tokenizers import Tokenizer

@@ -213,3 +213,31 @@ def test_pieces_never_cut_an_added_token() -> None:
     assert 1 in want[0]
     assert list(segments.ids(texts, _MAX_TOKENS)) == want
     assert SegmentTokenizer.of(bert("a.b")) is None
+
+
+def test_pieces_are_not_used_where_they_would_change_an_added_token_match() -> None:
+    """A single-word added token is matched only between word boundaries that pieces
+    would invent ("hello" in "helloa"), and one starting with a space would match the
+    space the pieces are joined with ("b]foo"): such a tokenizer is not split into pieces."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
+
+    from ncx.embedder import _MAX_TOKENS, SegmentTokenizer
+
+    def bert(added: AddedToken) -> Tokenizer:
+        vocab = {"[UNK]": 0, "[PAD]": 1, "a": 2, "b": 3, "hello": 4, "foo": 5, "]": 6}
+        tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+        tok.normalizer = normalizers.BertNormalizer()
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.add_special_tokens([AddedToken(t, special=True) for t in ("[UNK]", "[PAD]")])
+        tok.add_tokens([added])
+        return tok
+
+    texts = ["helloa hello.", "b]foo a foo"]
+    for added in (
+        AddedToken("hello", single_word=True, normalized=False),
+        AddedToken(" foo", normalized=False),
+    ):
+        tok = bert(added)
+        want = [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
+        segments = SegmentTokenizer.of(tok)
+        assert segments is None or list(segments.ids(texts, _MAX_TOKENS)) == want
