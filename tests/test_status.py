@@ -191,3 +191,38 @@ def test_a_broken_sidecar_is_named_by_every_check_not_only_the_first(repo: Path)
         got = ncx("check", ok=False)
         assert got.returncode == 1 and "docs/guide.meta.yaml" in got.stdout
     assert "docs/guide.meta.yaml" in ncx("sync", ok=False).stderr
+
+
+def test_a_chunk_file_changed_while_a_run_embeds_is_not_recorded_as_the_one_it_read(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run reads each chunk file early (chunking), then embeds, then records. A checkout of
+    # a branch whose chunk file for an unchanged doc is stale, landing in between, must not
+    # be recorded as the right file the run read: the stat is taken before the read.
+    import ncx.tree.sync as sync_mod
+
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    chunk = repo / doc_chunk_file("docs/guide.md")
+    stale = chunk.read_bytes().replace(b"retries", b"retriez", 1)
+    write(repo, "docs/ops.md", doc("Backup"))  # something to embed: the run is a long one
+    real = sync_mod._plan_memories
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:
+        chunk.write_bytes(stale)  # the checkout, while the run goes on
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sync_mod, "_plan_memories", meanwhile)
+    state = repo / ".neocortex/cache/sync-state.json"
+    for run in (("sync",), ("status", "--json")):
+        state.unlink()  # as in a fresh clone: every chunk file is read
+        ncx(*run)
+        monkeypatch.setattr(sync_mod, "_plan_memories", real)
+        got = ncx("check", ok=False)
+        assert got.returncode == 1 and doc_chunk_file("docs/guide.md") in got.stdout
+        ncx("sync")
+        monkeypatch.setattr(sync_mod, "_plan_memories", meanwhile)

@@ -351,7 +351,9 @@ def _sync(
         docs_state[path] = {
             "sig": sigs[path],
             "chunks": compared.chunks,
-            "file": None,
+            # A file found right: its stat from before it was read (a checkout landing while
+            # this run embeds must not be recorded as the file it read). Else: once written.
+            "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
         }
         if compared.blocks is not None:
@@ -438,7 +440,8 @@ def _sync(
             if blocks:
                 data = chunk_file_bytes(blocks)
                 out.write(str(root / rel_file), data)
-                docs_state[written_by[rel_file]]["digest"] = _file_digest(data)
+                entry = docs_state[written_by[rel_file]]
+                entry["digest"], entry["file"] = _file_digest(data), _stat(root / rel_file)
             else:  # a doc with no chunk any more (emptied): no chunk file
                 out.remove_file(str(root / rel_file))
         except OSError as exc:  # one doc the disk refuses does not stop the others
@@ -500,6 +503,7 @@ class _Compared:
     missing: list[tuple[int, bytes, str]]
     bare: dict[int, bytes]
     digest: str | None = None  # of the file on disk, when it is right (_file_digest)
+    file: list[int] | None = None  # its stat, taken before it was read (_stat)
 
 
 def _chunk_docs(
@@ -534,10 +538,12 @@ def _chunk_doc(
         return exc
     path = top + rel_file if os.sep == "/" else os.path.join(top, rel_file)
     try:
+        st = _stat(path)
         old = _read(path)
     except OSError as exc:  # a chunk file that is a folder, ...
         return exc
-    return _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force, dim))
+    compared = _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force, dim))
+    return replace(compared, file=st)
 
 
 def _block_vectors(
@@ -754,7 +760,7 @@ def _file_digest(data: bytes) -> str:
     return _signature(lf(data))
 
 
-def _stat(path: Path) -> list[int] | None:
+def _stat(path: Path | str) -> list[int] | None:
     """[size, mtime_ns] of a chunk file, None when there is none."""
     try:
         st = os.stat(path)
