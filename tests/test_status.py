@@ -226,3 +226,36 @@ def test_a_chunk_file_changed_while_a_run_embeds_is_not_recorded_as_the_one_it_r
         assert got.returncode == 1 and doc_chunk_file("docs/guide.md") in got.stdout
         ncx("sync")
         monkeypatch.setattr(sync_mod, "_plan_memories", meanwhile)
+
+
+def test_a_doc_that_inherits_a_chunk_file_path_never_takes_the_old_owner_s_file(
+    repo: Path,
+) -> None:
+    # `guide.md` owns chunks/guide.md, `guide.markdown` gets chunks/guide~<hash>.md. Once
+    # `guide.md` is removed, `guide.markdown` owns chunks/guide.md, which still holds
+    # guide.md's chunks. With chunk files of one size written within one tick of a coarse
+    # file-system clock, the stat its record names must not vouch for that other file.
+    import os
+
+    def body(pad: int) -> str:
+        return "# Guide\n\n## Install\n\nHow to install the service " + "." * pad + "\n"
+
+    write(repo, "guide.md", body(40))
+    pad = 40
+    commit_all(repo)
+    ncx("init")
+    for _ in range(3):  # guide.markdown's text shortened until both files have one size
+        write(repo, "guide.markdown", body(pad))
+        commit_all(repo, "pad")
+        ncx("sync")
+        files = sorted((repo / ".neocortex/chunks").glob("guide*.md"))
+        sizes = [f.stat().st_size for f in files]
+        pad -= sizes[1] - sizes[0]
+    assert len(files) == 2 and sizes[0] == sizes[1]
+    for f in files:
+        os.utime(f, ns=(files[0].stat().st_atime_ns, files[0].stat().st_mtime_ns))
+    status()  # records both as found right, with those stats
+    git(repo, "rm", "-q", "guide.md")
+    ncx("sync")
+    assert b"source_path: guide.markdown" in (repo / ".neocortex/chunks/guide.md").read_bytes()
+    ncx("check")
