@@ -42,7 +42,7 @@ class RankWeights:
     third_share: float = 0.15
     # A document's later chunks move this share of the way from their own score to their
     # document's page score (before the decay): a section of the page the query is about
-    # carries some of the page's evidence (docs/decisions.md §25).
+    # carries some of the page's evidence (docs/decisions.md §26).
     doc_lift: float = 0.2
     # Weight of the match between the query and a chunk's own heading (rank._heading_cover).
     heading: float = 0.45

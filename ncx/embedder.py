@@ -32,6 +32,7 @@ _MAX_TOKENS = 512  # model2vec's default truncation
 _BATCH = 1024
 _WIDEN_FROM = 1000  # texts in one embed call from which the table is widened at once
 _SPREAD_FROM = 8000  # texts from which worker processes share the call (a model load each)
+_ASCII_PUNCT = r"!-/:-@\[-`{-~"  # a character class's body: every ASCII punctuation mark
 
 
 class Embedder(Protocol):
@@ -206,70 +207,95 @@ class StaticEmbedder:
         """embed(), in this process."""
         import numpy as np
 
-        out = np.zeros((len(texts), self.info.dim), dtype=np.float32)
         # Many texts (a first sync): the whole table widened to float32 once (30 MB) costs
-        # less than widening each text's rows, 40,000 times; the same values are summed in
-        # the same order either way, so the vectors are bit-identical. A query's one text
-        # widens only its own rows.
+        # less than widening each text's rows, 40,000 times. A query widens its own rows.
         many = len(texts) >= _WIDEN_FROM
-        table = self._table.astype(np.float32) if many else None
-        for b, ids in enumerate(self._ids(texts, by_segment=many)):
-            if self._unk is not None and self._unk in ids:
-                ids = [t for t in ids if t != self._unk]
-            if not ids:
+        ids, starts = self._token_ids(texts, many=many)
+        if self._unk is not None:
+            known = ids != self._unk
+            ids = ids[known]
+            starts = np.concatenate(([0], np.cumsum(known)))[starts]
+        # np.asarray: the table is a memmap, and indexing one goes through Python each time.
+        table = np.asarray(self._table)
+        if many:
+            table = table.astype(np.float32)
+        out = np.zeros((len(texts), self.info.dim), dtype=np.float32)
+        bounds = starts.tolist()
+        for b in range(len(texts)):
+            a, z = bounds[b], bounds[b + 1]
+            if a == z:
                 continue  # nothing known: stays a zero vector, scored 0 by cosine
-            rows_at = ids if self._mapping is None else self._mapping[ids]
-            if table is not None:
-                rows = table[rows_at]
-            else:
-                rows = self._table[rows_at].astype(np.float32)
+            at = ids[a:z]
+            rows = table[at if self._mapping is None else self._mapping[at]]
+            if not many:
+                rows = rows.astype(np.float32)
             if self._weights is not None:
-                rows = rows * self._weights[ids][:, None]
+                rows = rows * self._weights[at][:, None]
             out[b] = rows.mean(axis=0)
         if self._normalize:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             np.divide(out, norms, out=out, where=norms > 0)
         return out
 
-    def _ids(self, texts: Sequence[str], *, by_segment: bool) -> Iterator[list[int]]:
-        """Each text's token ids (no special tokens, cut at _MAX_TOKENS), in order."""
-        if by_segment:
+    def _token_ids(
+        self, texts: Sequence[str], *, many: bool
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """All texts' token ids (no special tokens, each text cut at _MAX_TOKENS) in one
+        array, text after text, and where each text's ids start (one more entry, the end)."""
+        import numpy as np
+
+        if many:
             if self._segments is False:
                 self._segments = SegmentTokenizer.of(self._tokenizer)
             segments = self._segments
             if isinstance(segments, SegmentTokenizer):
-                yield from segments.ids(texts, _MAX_TOKENS)
-                return
-        for b in range(0, len(texts), _BATCH):
-            batch = list(texts[b : b + _BATCH])
-            for enc in self._tokenizer.encode_batch_fast(batch, add_special_tokens=False):
-                yield enc.ids
+                return segments.tokens(texts, _MAX_TOKENS)
+        lists = [
+            enc.ids
+            for b in range(0, len(texts), _BATCH)
+            for enc in self._tokenizer.encode_batch_fast(
+                list(texts[b : b + _BATCH]), add_special_tokens=False
+            )
+        ]
+        starts = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in lists], out=starts[1:])
+        ids = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(starts[-1]))
+        return ids, starts
 
 
 class SegmentTokenizer:
-    """Token ids of many texts, each distinct space-separated segment tokenized once.
+    """Token ids of many texts, each distinct piece of text tokenized once.
 
     Why: the tokenizer is most of a first sync's CPU (about 2 µs a token), and the texts of
-    a tree repeat their words: a 40,000-chunk tree has 6.3 million segments but 380,000
-    distinct ones. Exact, not approximate: for a BERT-style tokenizer (BertNormalizer: a
+    a tree repeat their words: a 40,000-chunk tree has 8.9 million pieces but 87,000
+    distinct ones. Exact, not approximate: a BERT-style tokenizer (BertNormalizer: a
     per-character clean-up, lower-casing and accent stripping; BertPreTokenizer: words end
-    at whitespace; WordPiece within a word) a text's ids are the concatenation of its
-    segments' ids when split at spaces and newlines, and cutting at 512 tokens is taking a
-    prefix. Other tokenizers (byte-level BPE keeps the space in the token) are not split.
+    at whitespace and every ASCII punctuation character is a word of its own; WordPiece
+    within a word) gives a text the concatenation of its pieces' ids when the text is split
+    at spaces and newlines and around ASCII punctuation, and cutting at 512 tokens is taking
+    a prefix. Other tokenizers (byte-level BPE keeps the space in the token) are not split.
+    (Split at spaces only, the same tree had 382,000 distinct segments: "model." and
+    "`model`" each its own; tokenizing them was 9 of a first sync's CPU-seconds.)
 
-    The distinct segments are tokenized many to an input, joined by a special token that
-    marks the seams (one input per segment costs ~17 µs of call overhead each).
+    The distinct pieces are tokenized many to an input, joined by a special token that
+    marks the seams (one input per piece costs ~17 µs of call overhead each).
     """
 
-    _GROUP = 512  # segments joined into one tokenizer input
+    _GROUP = 512  # pieces joined into one tokenizer input
 
-    def __init__(self, tokenizer: Any, seam: str, seam_id: int):
+    def __init__(self, tokenizer: Any, seam: str, seam_id: int, added: Sequence[str] = ()):
         self._tok, self._seam, self._seam_id = tokenizer, seam, seam_id
         self._join = f" {seam} "
+        # A piece: the text of an added token ("[PAD]": the tokenizer matches those before
+        # it splits anything, so they are never cut); a run of anything but a space, a
+        # newline or ASCII punctuation; or one such punctuation character
+        # (BertPreTokenizer's punctuation includes all of ASCII's).
+        whole = "".join(f"{re.escape(t)}|" for t in sorted(added, key=lambda t: (-len(t), t)))
+        self._piece = re.compile(f"{whole}[^ \n{_ASCII_PUNCT}]+|[{_ASCII_PUNCT}]")
 
     @classmethod
     def of(cls, tokenizer: Any) -> SegmentTokenizer | None:
-        """One for this tokenizer when its ids split at spaces, else None."""
+        """One for this tokenizer when its ids split into pieces (above), else None."""
         text = tokenizer.to_str()
         spec = json.loads(text)
         kind = {k: (spec.get(k) or {}).get("type") for k in ("normalizer", "pre_tokenizer")}
@@ -289,6 +315,15 @@ class SegmentTokenizer:
         ]
         if not seams:
             return None
+        added = [t["content"] for t in spec.get("added_tokens") or ()]
+        for t in spec.get("added_tokens") or ():
+            # The pieces keep an added token whole only where a piece starts: at a split
+            # character, or after one. One that could start inside a run and holds a split
+            # character, or one matched after normalising, is not split at all.
+            splits = re.search(f"[ \n{_ASCII_PUNCT}]", t["content"])
+            starts = re.match(f"[ \n{_ASCII_PUNCT}]", t["content"])
+            if splits and (not starts or t.get("normalized") or t.get("single_word")):
+                return None
         # A copy, so switching truncation off here never reaches a query in another thread.
         from tokenizers import Tokenizer
 
@@ -296,42 +331,82 @@ class SegmentTokenizer:
         copy.no_truncation()
         copy.no_padding()
         seam_id = copy.token_to_id(seams[0])
-        return None if seam_id is None else cls(copy, seams[0], seam_id)
+        return None if seam_id is None else cls(copy, seams[0], seam_id, added)
 
-    def ids(self, texts: Sequence[str], limit: int) -> Iterator[list[int]]:
+    def tokens(
+        self, texts: Sequence[str], limit: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """All texts' ids in one array, text after text, each cut at `limit`, and where each
+        text's ids start (one more entry: the end). Pieces to ids by array work: a Python
+        list per text was 8 of those CPU-seconds."""
         import numpy as np
 
-        split = [t.replace("\n", " ").split(" ") for t in texts]
-        memo: dict[str, list[int]] = {"": []}
-        fresh = [s for s in dict.fromkeys(s for segs in split for s in segs) if s not in memo]
-        # A segment holding the seam's own text is tokenized alone (it would split there).
-        alone = [s for s in fresh if self._seam in s]
-        joined = [s for s in fresh if self._seam not in s]
-        for at, enc in zip(
-            range(0, len(joined), self._GROUP),
-            self._tok.encode_batch_fast(
-                [
-                    self._join.join(joined[i : i + self._GROUP])
-                    for i in range(0, len(joined), self._GROUP)
-                ],
-                add_special_tokens=False,
-            ),
-            strict=True,
-        ):
-            got = enc.ids
-            # Where the seams are, found by numpy: a Python scan of 4 million ids is seconds.
-            ends = [*np.flatnonzero(np.asarray(got) == self._seam_id).tolist(), len(got)]
-            start = 0
-            for seg, end in zip(joined[at : at + self._GROUP], ends, strict=True):
-                memo[seg] = got[start:end]
-                start = end + 1
-        for seg, enc in zip(
-            alone, self._tok.encode_batch_fast(alone, add_special_tokens=False), strict=True
-        ):
-            memo[seg] = enc.ids
-        pick = memo.__getitem__
-        for segs in split:
-            yield list(itertools.chain.from_iterable(map(pick, segs)))[:limit]
+        pieces = [self._piece.findall(t) for t in texts]
+        flat = list(itertools.chain.from_iterable(pieces))
+        distinct = list(dict.fromkeys(flat))
+        code = dict(zip(distinct, range(len(distinct)), strict=True))
+        codes = np.fromiter(map(code.__getitem__, flat), np.int64, len(flat))
+        piece_ids, piece_at, piece_len = self._tokenize(distinct)
+        # Each occurrence's ids, in order: where its piece's ids are, run by run.
+        run = piece_len[codes]
+        end = np.cumsum(run)
+        total = int(end[-1]) if len(end) else 0
+        ids = piece_ids[np.repeat(piece_at[codes] - (end - run), run) + np.arange(total)]
+        text_pieces = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in pieces], out=text_pieces[1:])
+        starts = np.concatenate(([0], end))[text_pieces]
+        lengths = np.diff(starts)
+        if (lengths > limit).any():
+            ids = ids[np.arange(total) - np.repeat(starts[:-1], lengths) < limit]
+            starts = np.concatenate(([0], np.cumsum(np.minimum(lengths, limit))))
+        return ids, starts
+
+    def ids(self, texts: Sequence[str], limit: int) -> Iterator[list[int]]:
+        """Each text's ids as a list (tokens(), text by text)."""
+        ids, starts = self.tokens(texts, limit)
+        flat = ids.tolist()
+        bounds = starts.tolist()
+        for a, b in itertools.pairwise(bounds):
+            yield flat[a:b]
+
+    def _tokenize(
+        self, pieces: list[str]
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """The ids of distinct pieces: one array, and where each piece's ids start and how
+        many there are."""
+        import numpy as np
+
+        at = np.zeros(len(pieces), dtype=np.int64)
+        size = np.zeros(len(pieces), dtype=np.int64)
+        parts: list[NDArray[np.int64]] = []
+        offset = 0
+        # A piece holding the seam's own text is tokenized alone (it would split there).
+        alone = [i for i, p in enumerate(pieces) if self._seam in p]
+        joined = [i for i, p in enumerate(pieces) if self._seam not in p]
+        groups = [joined[g : g + self._GROUP] for g in range(0, len(joined), self._GROUP)]
+        encoded = self._tok.encode_batch_fast(
+            [self._join.join(pieces[i] for i in group) for group in groups],
+            add_special_tokens=False,
+        )
+        for group, enc in zip(groups, encoded, strict=True):
+            got = np.asarray(enc.ids, dtype=np.int64)
+            seams = np.flatnonzero(got == self._seam_id)
+            if len(seams) != len(group) - 1:  # cannot happen for this tokenizer family
+                alone.extend(group)
+                continue
+            begins = np.concatenate(([0], seams + 1))
+            ends = np.concatenate((seams, [len(got)]))
+            at[group], size[group] = offset + begins, ends - begins
+            parts.append(got)
+            offset += len(got)
+        singles = self._tok.encode_batch_fast([pieces[i] for i in alone], add_special_tokens=False)
+        for i, enc in zip(alone, singles, strict=True):
+            got = np.asarray(enc.ids, dtype=np.int64)
+            at[i], size[i] = offset, len(got)
+            parts.append(got)
+            offset += len(got)
+        ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        return ids, at, size
 
 
 _LOADED: dict[tuple[str, str, str], StaticEmbedder] = {}  # a worker's model, loaded once

@@ -671,6 +671,29 @@ def with_inline_vec(block: bytes, b64: bytes) -> bytes:
     return _with_last_line(block, b"vec: " + VEC_PREFIX.encode() + b64 + b"\n")
 
 
+def is_written(data: bytes, bare: list[bytes], dim: int) -> bool:
+    """Whether a chunk file's bytes are these blocks (as rendered, no `vec` line) each with
+    a vector retrieval can use as its last key: byte for byte what sync would write. No
+    split, no regex: each block's length on disk is known from its bare bytes."""
+    data = lf(data)
+    prefix = b"vec: " + VEC_PREFIX.encode()
+    line = len(prefix) + 4 * ((2 * dim + 2) // 3) + 1  # the vec line: base64 of 2*dim bytes
+    pos = 0
+    for b in bare:
+        end = b.find(b"\n---\n", 3) + 1
+        if end == 0 or data[pos : pos + end] != b[:end]:
+            return False
+        at = pos + end
+        if data[at + line : at + line + len(b) - end] != b[end:]:
+            return False
+        if data[at : at + len(prefix)] != prefix or data[at + line - 1 : at + line] != b"\n":
+            return False
+        if usable_vec(data[at + len(prefix) : at + line - 1], dim) is None:
+            return False
+        pos = at + line + len(b) - end
+    return pos == len(data) and bool(bare)
+
+
 def without_inline_vec(block: bytes) -> bytes:
     m = _INLINE_VEC.search(_head(block))
     return block if m is None else block[: m.start()] + block[m.end() + 1 :]

@@ -187,3 +187,29 @@ def test_worker_shares_under_spawn_give_the_same_bits(tmp_path: Path) -> None:
         "    sys.exit(0 if shared.tobytes() == e.embed_here(texts).tobytes() else 3)\n",
         timeout=120,
     )
+
+
+def test_pieces_never_cut_an_added_token() -> None:
+    """An added token is matched before anything is split: its text must stay one piece
+    ("[PAD]" inside a word), and a tokenizer whose added token could be cut in the middle
+    ("a.b", which starts inside a run) is not split into pieces at all."""
+    from tokenizers import AddedToken, Tokenizer, models, normalizers, pre_tokenizers
+
+    from ncx.embedder import _MAX_TOKENS, SegmentTokenizer
+
+    def bert(*added: str) -> Tokenizer:
+        vocab = {"[UNK]": 0, "[PAD]": 1, "deploy": 2, "the": 3, "log": 4, "##s": 5, ".": 6}
+        tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+        tok.normalizer = normalizers.BertNormalizer()
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.add_special_tokens([AddedToken(t, special=True) for t in ("[UNK]", "[PAD]", *added)])
+        return tok
+
+    tok = bert()
+    segments = SegmentTokenizer.of(tok)
+    assert segments is not None
+    texts = ["deploy[PAD]the logs.", "logs.[PAD].[PAD]x", "[[PAD]]", "the.[PAD"]
+    want = [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
+    assert 1 in want[0]
+    assert list(segments.ids(texts, _MAX_TOKENS)) == want
+    assert SegmentTokenizer.of(bert("a.b")) is None

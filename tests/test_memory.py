@@ -460,3 +460,22 @@ def test_wakeup_lists_active_memories_only(tree: Path) -> None:
     ncx("memory", "evolve", old, "--supersede-by", new)
     wake = ncx("wakeup").stdout
     assert new in wake and old not in wake
+
+
+def test_add_decodes_only_the_units_near_it(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Duplicate and related checks stop at their thresholds: a memory add must not decode
+    # every unit of a large tree's cache (it did: most of an add's time on 40,000 chunks).
+    import ncx.query.cache as cache
+
+    for i in range(40):
+        write(tree, f"docs/far{i:02}.md", f"# Zebra {i}\n\nQuokka xylophone marmalade {i}.\n")
+    commit_all(tree)
+    ncx("sync", "-q")
+    commit_all(tree, "ncx")
+    cache.load_index(tree)  # built and written; the add reads it back
+    decoded: list[str] = []
+    real = cache._unit_of
+    monkeypatch.setattr(cache, "_unit_of", lambda row: decoded.append(row["id"]) or real(row))
+    add("Run pip install to install the package", "--type", "experiential")
+    assert len(cache.load_index(tree).units) > 40
+    assert decoded and not any(d.startswith("docs/far") for d in decoded)

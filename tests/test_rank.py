@@ -316,7 +316,7 @@ def _documents(docs: list[list[str]]) -> Index:
 
 def test_a_third_matching_section_makes_the_better_page() -> None:
     """Two documents whose two best sections match the question alike: the one with a
-    third matching section is the better page (§25); the first of the two won the tie."""
+    third matching section is the better page (§26); the first of the two won the tie."""
     from ncx.query.rank import retrieve
 
     words = "uploads retry policy timeout backoff attempts failed settings".split()
@@ -335,7 +335,7 @@ def test_a_third_matching_section_makes_the_better_page() -> None:
 def test_a_section_of_the_page_asked_about_comes_before_a_passing_mention() -> None:
     """The second section of the page a question is about carries some of its page's
     evidence: it comes before another page's best section that matches a little better
-    on its own (§25). Before, it came after it."""
+    on its own (§26). Before, it came after it."""
     from ncx.query.rank import retrieve
 
     index = _documents(

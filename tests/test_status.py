@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import commit_all, git, ncx, write
 
 from ncx.layout import doc_chunk_file
@@ -82,3 +83,95 @@ def test_status_of_a_format_1_tree(repo: Path) -> None:
     st = status()
     assert st["chunks"] == count >= 5
     assert st["stale"] == 2
+
+
+def test_a_clone_nobody_synced_is_chunked_once_not_on_every_status(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A teammate's fresh clone: the first `ncx status` or `ncx check` chunks every doc to
+    # compare; what it found right is recorded (sync's state), so the next one chunks
+    # nothing. A stale doc is never recorded as right.
+    import ncx.tree.sync as sync_mod
+
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    monkeypatch.chdir(clone)
+    chunked: list[str] = []
+    real = sync_mod.chunk_blocks
+    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    write(clone, "docs/ops.md", doc("Backup"))  # edited, not synced: stale
+    assert status()["stale"] == 1
+    assert sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
+    chunked.clear()
+    assert status()["stale"] == 1 and chunked == ["docs/ops.md"]
+    for _ in range(2):  # named run after run
+        got = ncx("check", ok=False)
+        assert got.returncode == 1 and ".neocortex/chunks/docs/ops.md" in got.stdout + got.stderr
+    # A chunk file edited by hand after the record changes its stat: compared again.
+    chunk = clone / doc_chunk_file("docs/guide.md")
+    chunk.write_bytes(chunk.read_bytes().replace(b"retries", b"retriez", 1))
+    chunked.clear()
+    assert status()["stale"] == 2 and sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
+    assert git(clone, "status", "--short") == " M .neocortex/chunks/docs/guide.md\n M docs/ops.md\n"
+
+
+def test_a_clone_given_the_state_file_chunks_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The state records each chunk file's bytes (hashed), not only its stat: a fresh clone
+    # given another clone's state file (a CI cache) verifies by hashing the files and
+    # chunks nothing; a file whose bytes differ is compared in full.
+    import shutil
+
+    import ncx.tree.sync as sync_mod
+
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    state = ".neocortex/cache/sync-state.json"
+    (clone / state).parent.mkdir(parents=True)
+    shutil.copy(repo / state, clone / state)
+    monkeypatch.chdir(clone)
+    chunked: list[str] = []
+    real = sync_mod.chunk_blocks
+    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    ncx("check")
+    assert status()["stale"] == 0 and chunked == []
+    chunk = clone / doc_chunk_file("docs/ops.md")
+    chunk.write_bytes(chunk.read_bytes().replace(b"retries", b"retriez", 1))
+    assert status()["stale"] == 1 and chunked == ["docs/ops.md"]
+
+
+def test_a_chunk_file_the_disk_refused_is_not_recorded_as_written(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ncx.tree.sync as sync_mod
+
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    write(repo, "docs/ops.md", doc("Backup"))
+    real = sync_mod._Out.write
+
+    def refuse(self: Any, path: Any, data: bytes) -> None:
+        if str(path).endswith("ops.md"):
+            raise OSError(28, "No space left on device")
+        real(self, path, data)
+
+    monkeypatch.setattr(sync_mod._Out, "write", refuse)
+    assert ncx("sync", ok=False).returncode == 1
+    monkeypatch.setattr(sync_mod._Out, "write", real)
+    assert status()["stale"] == 1  # not taken for the file the failed run meant to write

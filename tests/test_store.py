@@ -189,3 +189,66 @@ def test_simple_writer_quotes_as_yaml_does(values: list[str]) -> None:
     if head is not None:
         assert head == yaml_text(meta)
         assert parse_simple_frontmatter(head.rstrip("\n")) in (meta, None)
+
+
+def _chunk_file(n_vec_nan: int = -1) -> tuple[bytes, list[bytes]]:
+    """A real doc's chunk file as sync writes it (vectors made up), and its bare blocks."""
+    import numpy as np
+
+    from ncx.config import ChunkSettings
+    from ncx.store import vec_b64, with_inline_vec
+    from ncx.tree.chunkfile import chunk_blocks, load_doc
+
+    doc = (
+        "# Guide\n\nIntro text.\n\n## Install\n\nRun it.\n---\nlines: 3\n\n## Use\n\n"
+        + "word " * 900
+    )
+    blocks = chunk_blocks(load_doc("docs/guide.md", doc.encode(), None), ChunkSettings())
+    rng = np.random.default_rng(0)
+    vecs = [rng.standard_normal(8).astype(np.float16) for _ in blocks]
+    if n_vec_nan >= 0:
+        vecs[n_vec_nan][3] = np.nan
+    data = b"".join(with_inline_vec(b.data, vec_b64(v)) for b, v in zip(blocks, vecs, strict=True))
+    return data, [b.data for b in blocks]
+
+
+def test_a_written_chunk_file_is_known_without_splitting_it() -> None:
+    from ncx.store import is_written
+
+    data, bare = _chunk_file()
+    assert len(bare) >= 3
+    assert is_written(data, bare, 8)
+    assert is_written(data.replace(b"\n", b"\r\n"), bare, 8)  # a core.autocrlf checkout
+    assert not is_written(data, bare, 16)  # vectors of another size
+    assert not is_written(data, bare[:-1], 8) and not is_written(data, [*bare, bare[0]], 8)
+    assert not is_written(b"", [], 8)  # a doc with no chunks has no file
+    assert not is_written(_chunk_file(n_vec_nan=1)[0], bare, 8)  # NaN: embedded again
+
+
+@given(st.data())
+@settings(max_examples=300, deadline=None)
+def test_any_edit_of_a_written_chunk_file_is_seen(data: st.DataObject) -> None:
+    # One byte changed, dropped or added anywhere (text, frontmatter, the vec line, the
+    # seams): never taken for what sync writes, and never an exception. (Only a vector's
+    # base64 may change into another valid vector: no check can tell that from the text.)
+    import re
+
+    from ncx.store import is_written
+
+    file, bare = _chunk_file()
+    payload = [range(m.start(1), m.end(1)) for m in re.finditer(rb"vec: f16:([^\n]*)", file)]
+    at = data.draw(st.integers(0, len(file)))
+    how = data.draw(st.sampled_from(["drop", "add", "change"]))
+    assume(how != "change" or not any(at in r for r in payload))
+    if how == "drop":
+        assume(at < len(file))
+        edited = file[:at] + file[at + 1 :]
+    elif how == "add":
+        edited = file[:at] + data.draw(st.binary(min_size=1, max_size=1)) + file[at:]
+    else:
+        assume(at < len(file))
+        new = data.draw(st.binary(min_size=1, max_size=1))
+        assume(new != file[at : at + 1])
+        edited = file[:at] + new + file[at + 1 :]
+    assume(edited.replace(b"\r\n", b"\n") != file)  # a CR before a LF is a CRLF checkout
+    assert not is_written(edited, bare, 8)

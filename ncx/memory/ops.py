@@ -163,8 +163,9 @@ def load_tree_model(root: Path, cfg: Config) -> Embedder:
     return load(root, load_manifest(root).model, cfg.model, cfg.model_cache)
 
 
-def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[Unit, float]]:
-    """Every unit of the cache with its cosine to `vec`, best first."""
+def _neighbours(root: Path, vec: NDArray[np.float32], floor: float) -> list[tuple[Unit, float]]:
+    """The units of the cache whose cosine to `vec` is at least `floor`, best first. (Only
+    those are decoded: every unit of a 40,000-chunk tree was most of a memory add.)"""
     import numpy as np
 
     from ncx.query.cache import load_index
@@ -173,7 +174,8 @@ def _neighbours(root: Path, vec: NDArray[np.float32]) -> list[tuple[Unit, float]
     if not index.units:
         return []
     sims = index.cosines(vec)
-    order = np.lexsort((np.arange(len(sims)), -sims))
+    near = np.flatnonzero(sims >= floor)
+    order = near[np.lexsort((near, -sims[near]))]
     return [(index.units[int(i)], float(sims[int(i)])) for i in order]
 
 
@@ -272,7 +274,8 @@ def add_memory(
     if path.exists():
         raise DuplicateMemory(mid, 1.0, path.relative_to(root), same=True)
     vec = embedder.embed([_embed_text(learning, context)])[0]
-    neighbours = _neighbours(root, vec)
+    # Both uses below stop at their own threshold.
+    neighbours = _neighbours(root, vec, min(DUPLICATE_COS, RELATED_COS))
     if not force:
         for unit, sim in neighbours:
             if sim < DUPLICATE_COS:

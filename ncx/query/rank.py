@@ -8,7 +8,7 @@ word pairs standing side by side in their text (§18). A query with no term BM25
 (§23).
 Documents are ranked by their best chunk plus shares of their second and third best, then
 each contributes its best chunks, the later ones lifted toward their document's score
-(docs/decisions.md §7, §25). Recency and usefulness come from
+(docs/decisions.md §7, §26). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
 """
 

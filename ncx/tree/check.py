@@ -1,4 +1,5 @@
-"""check: verify a .neocortex tree without writing anything (not even the cache).
+"""check: verify a .neocortex tree without writing anything but sync's state in the untracked
+cache (what it found right: an accelerator, stat-checked by the next run).
 
 Each problem is one line: the file, what is wrong, and the fix. Used by `ncx check`
 and by the `ncx-check` pre-commit hook in CI.
