@@ -38,6 +38,12 @@ class RankWeights:
     # A document's later chunks compete with other documents at fused score x decay^rank
     # (rank within the document: 1, 2, ...); 0 returns one chunk per document.
     doc_decay: float = 0.95
+    # A document's third chunk adds this share of the second's weight to its page score.
+    third_share: float = 0.15
+    # A document's later chunks move this share of the way from their own score to their
+    # document's page score (before the decay): a section of the page the query is about
+    # carries some of the page's evidence (docs/decisions.md §26).
+    doc_lift: float = 0.2
     # Weight of the match between the query and a chunk's own heading (rank._heading_cover).
     heading: float = 0.45
     # Weight of the query's word pairs found side by side in a unit (rank._proximity).
@@ -121,6 +127,8 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
             second_chunk=_float(env, "NCX_W_SECOND_CHUNK", w.second_chunk),
             second_short=_float(env, "NCX_W_SECOND_SHORT", w.second_short),
             doc_decay=_float(env, "NCX_W_DOC_DECAY", w.doc_decay),
+            third_share=_float(env, "NCX_W_THIRD_SHARE", w.third_share),
+            doc_lift=_float(env, "NCX_W_DOC_LIFT", w.doc_lift),
             heading=_float(env, "NCX_W_HEADING", w.heading),
             proximity=_float(env, "NCX_W_PROXIMITY", w.proximity),
             k1=_float(env, "NCX_K1", w.k1),

@@ -299,3 +299,58 @@ def test_heading_words_stay_out_of_a_query_bm25f_can_score() -> None:
     )
     hits = retrieve(index, "Why should we not use a token?", None, k=5)
     assert [h.section[-1] for h in hits] == ["Tokens"]
+
+
+def _documents(docs: list[list[str]]) -> Index:
+    """An in-memory index over documents of several chunks: the texts of each, in order."""
+    index = _index([text for doc in docs for text in doc])
+    group = [g for g, doc in enumerate(docs) for _ in doc]
+    for unit, g in zip(index.units, group, strict=True):
+        unit.file = f"d{g}.md"
+    grouped = Index(
+        index.units, index.vectors, index.lex, np.array(group, dtype=np.int32), index.root
+    )
+    grouped.memo["bodies"] = index.memo["bodies"]
+    return grouped
+
+
+def test_a_third_matching_section_makes_the_better_page() -> None:
+    """Two documents whose two best sections match the question alike: the one with a
+    third matching section is the better page (§26); the first of the two won the tie."""
+    from ncx.query.rank import retrieve
+
+    words = "uploads retry policy timeout backoff attempts failed settings".split()
+    filler = "one two three four five six seven eight nine ten".split()
+
+    def text(n: int) -> str:  # the question's first n words, padded to one length
+        return " ".join(words[:n] + filler[: 10 - n])
+
+    index = _documents(
+        [[text(7), text(4)], [text(7), text(4), text(3)], ["nothing of the kind here"]]
+    )
+    hits = retrieve(index, " ".join(words), None, k=3)
+    assert index.group[hits[0].unit] == 1
+
+
+def test_a_section_of_the_page_asked_about_comes_before_a_passing_mention() -> None:
+    """The second section of the page a question is about carries some of its page's
+    evidence: it comes before another page's best section that matches a little better
+    on its own (§26). Before, it came after it."""
+    from ncx.query.rank import retrieve
+
+    index = _documents(
+        [
+            [
+                "Rotate the signing key with the rotate command: it makes a new signing key "
+                "and retires the old key.",
+                "The signing key lives in the vault, next to the release scripts and the "
+                "deploy notes of each team.",
+                "Release notes are written by hand before each release.",
+            ],
+            ["A key for the cache is derived from the lockfile contents and the platform."],
+            ["Signing commits with your own key is optional for contributors."],
+            ["Logs rotate every night; old logs are compressed."],
+        ]
+    )
+    hits = retrieve(index, "where is the signing key kept", None, k=4)
+    assert [h.unit for h in hits[:3]] == [0, 1, 4]

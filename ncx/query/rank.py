@@ -6,8 +6,9 @@ The best candidates get bonuses for a heading that matches the query and for the
 word pairs standing side by side in their text (§18). A query with no term BM25F indexes
 (stopwords only, or words no unit holds) is matched against the units' headings word for word
 (§23).
-Documents are ranked by their best chunk plus a share of their second best, then each
-contributes its best chunks (docs/decisions.md §7). Recency and usefulness come from
+Documents are ranked by their best chunk plus shares of their second and third best, then
+each contributes its best chunks, the later ones lifted toward their document's score
+(docs/decisions.md §7, §26). Recency and usefulness come from
 memory frontmatter only, so the same tree and query always give the same ranking.
 """
 
@@ -106,9 +107,10 @@ def retrieve(
 ) -> list[Hit]:
     """The k best units for `query`; at most `per_doc` from one source document (0: no cap).
 
-    Documents are ranked by their best chunk plus a share of the second best; a document's
-    later chunks compete at their own fused score times doc_decay per rank within the
-    document, so a section that is not its document's best can still be returned.
+    Documents are ranked by their best chunk plus shares of the second and third best; a
+    document's later chunks compete at their own fused score, moved `doc_lift` of the way to
+    their document's score, times doc_decay per rank within the document, so a section that
+    is not its document's best can still be returned, sooner when its document is strong.
     """
     import numpy as np
 
@@ -174,26 +176,31 @@ def retrieve(
     prior = _priors(index, ids, weights)
     fused = fused + prior
 
-    # Rank documents: best chunk + a share of the second best.
+    # Rank documents: best chunk + a share of the second best + a smaller one of the third.
     order = np.lexsort((ids, -fused))  # score desc, then unit order: deterministic ties
     best: dict[int, list[int]] = {}
     for j in order.tolist():
         g = int(index.group[ids[j]])
         best.setdefault(g, []).append(j)
+    shares = (1.0, second, second * weights.third_share)
     page_score = {
-        g: float(fused[js[0]]) + (second * float(fused[js[1]]) if len(js) > 1 else 0.0)
+        g: sum(w * float(fused[j]) for w, j in zip(shares, js, strict=False))
         for g, js in best.items()
     }
-    # Every candidate's delivered score: the page score for a document's best chunk, its
-    # own score decayed by its rank within the document for the others.
+    # Every candidate's delivered score: the page score for a document's best chunk; for
+    # the others their own score moved doc_lift of the way to the page score (a section of
+    # the page the query is about shares its evidence), decayed by rank within the document.
     scored: list[tuple[float, int, int, int]] = []  # (-score, doc order, rank in doc, j)
     pages = sorted(best, key=lambda g: (-page_score[g], g))
+    lift = weights.doc_lift
     for p, g in enumerate(pages):
         for r, j in enumerate(best[g]):
             if r == 0:
                 scored.append((-page_score[g], p, 0, j))
             elif weights.doc_decay > 0:
-                scored.append((-float(fused[j]) * weights.doc_decay**r, p, r, j))
+                own = float(fused[j])
+                own += lift * (page_score[g] - own)
+                scored.append((-own * weights.doc_decay**r, p, r, j))
     scored.sort()
 
     hits: list[Hit] = []
