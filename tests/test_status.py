@@ -259,3 +259,32 @@ def test_a_doc_that_inherits_a_chunk_file_path_never_takes_the_old_owner_s_file(
     ncx("sync")
     assert b"source_path: guide.markdown" in (repo / ".neocortex/chunks/guide.md").read_bytes()
     ncx("check")
+
+
+def test_records_of_another_ncx_or_of_another_shape_are_not_taken(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A record says "this code made these bytes from that doc": another ncx (an upgrade, a
+    # CI cache restored from an older run) may chunk differently, so its records go; an
+    # entry damaged by hand is dropped, not trusted and not a crash.
+    import ncx.tree.sync as sync_mod
+
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    chunked: list[str] = []
+    real = sync_mod.chunk_blocks
+    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    assert status()["stale"] == 0 and chunked == []
+    sync_mod._code_fingerprint.cache_clear()
+    monkeypatch.setattr(sync_mod, "_code_fingerprint", lambda: "another ncx")
+    assert status()["stale"] == 0 and sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
+    state_path = repo / ".neocortex/cache/sync-state.json"
+    state = json.loads(state_path.read_text())
+    state["docs"]["docs/ops.md"]["chunks"] = "many"
+    state["docs"]["docs/guide.md"] = ["not", "an", "entry"]
+    state_path.write_text(json.dumps(state))
+    chunked.clear()
+    assert status()["stale"] == 0 and sorted(chunked) == ["docs/guide.md", "docs/ops.md"]

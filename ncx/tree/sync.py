@@ -923,19 +923,52 @@ def _state_key(manifest: Manifest) -> str:
             manifest.chunk.min_tokens,
             manifest.chunk.overlap_tokens,
             READER_VERSION,
+            _code_fingerprint(),
         ],
         sort_keys=True,
     )
 
 
+@functools.cache
+def _code_fingerprint() -> str:
+    """A hash of this ncx's own source. A record says "this code made these bytes from that
+    doc"; another ncx (an upgrade, a CI cache restored from an older run) may chunk
+    differently, so its records are not taken. No version number to remember to bump: any
+    change of the code drops the records once (~5 ms to read the package's .py files)."""
+    top = Path(__file__).resolve().parents[1]
+    h = hashlib.sha1()
+    for path in sorted(top.rglob("*.py")):
+        h.update(path.relative_to(top).as_posix().encode() + b"\0")
+        with contextlib.suppress(OSError):
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 def _load_state(root: Path, manifest: Manifest) -> dict[str, Any]:
+    fresh: dict[str, Any] = {"key": _state_key(manifest), "docs": {}}
     try:
         state = json.loads((cache_dir(root) / _STATE).read_text())
     except (OSError, ValueError):
-        return {"key": _state_key(manifest), "docs": {}}
-    if not isinstance(state, dict) or state.get("key") != _state_key(manifest):
-        return {"key": _state_key(manifest), "docs": {}}
+        return fresh
+    if not isinstance(state, dict) or state.get("key") != fresh["key"]:
+        return fresh
+    docs = state.get("docs")
+    if not isinstance(docs, dict):
+        return fresh
+    # An entry of another shape (a hand edit of the untracked cache) is dropped, not
+    # trusted and not a crash: its doc is compared in full.
+    state["docs"] = {p: e for p, e in docs.items() if _entry_ok(e)}
     return state
+
+
+def _entry_ok(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("sig"), str)
+        and type(entry.get("chunks")) is int
+        and (entry.get("file") is None or isinstance(entry.get("file"), list))
+        and (entry.get("digest") is None or isinstance(entry.get("digest"), str))
+    )
 
 
 def _save_state(root: Path, manifest: Manifest, state: dict[str, Any]) -> None:
