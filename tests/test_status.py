@@ -288,3 +288,31 @@ def test_records_of_another_ncx_or_of_another_shape_are_not_taken(
     state_path.write_text(json.dumps(state))
     chunked.clear()
     assert status()["stale"] == 0 and sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
+
+
+def test_an_autocrlf_clone_takes_the_records_of_an_lf_clone(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Git for Windows' default checks docs out with CRLF; ncx reads CRLF as LF, so the
+    # doc's record (its signature) is the LF clone's and a CI cache's state file serves it.
+    import shutil
+
+    import ncx.tree.sync as sync_mod
+
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "-c", "core.autocrlf=true", str(repo), str(clone))
+    assert b"\r\n" in (clone / "docs/guide.md").read_bytes()
+    state = ".neocortex/cache/sync-state.json"
+    (clone / state).parent.mkdir(parents=True)
+    shutil.copy(repo / state, clone / state)
+    monkeypatch.chdir(clone)
+    chunked: list[str] = []
+    real = sync_mod.chunk_blocks
+    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    ncx("check")
+    assert status()["stale"] == 0 and chunked == []

@@ -298,7 +298,9 @@ def _sync(
             continue
         sidecar = sidecars.get(path)
         # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
-        sig = _signature(data if sidecar is None else data + b"\0" + sidecar[1])
+        # CRLF is read as LF (store.decode_source), so a core.autocrlf clone's doc has the
+        # LF clone's signature and can take a record made there (a CI cache).
+        sig = _signature(lf(data) if sidecar is None else lf(data) + b"\0" + sidecar[1])
         prev: dict[str, Any] = docs_state.get(path) or {}
         # Trigger: the doc's bytes are those of the last run, and its chunk file is the
         # very file that run left (same size and mtime). Why: a state file is an
