@@ -320,3 +320,24 @@ def test_docs_in_other_scripts_are_found_by_their_words(repo: Path) -> None:
     assert results("конфликты команд", "--k", "1")[0]["source_path"] == "docs/ru.md"
     assert results("构建接口", "--k", "1")[0]["source_path"] == "docs/zh.md"
     assert results("deploy to a server", "--k", "1")[0]["source_path"] == "docs/en.md"
+
+
+def test_docs_in_scripts_without_spaces_are_found_by_their_words(repo: Path) -> None:
+    # Thai (like Lao, Khmer and Myanmar) writes no space between words: a sentence was one
+    # term, so no query met it. Its runs are character pairs, as Han and kana are.
+    write(
+        repo,
+        "docs/install.md",
+        "# คู่มือ\n\n## การติดตั้ง\n\nการติดตั้งโปรแกรมบนเครื่องแม่ข่ายทำได้ง่าย\n",
+    )
+    write(
+        repo,
+        "docs/backup.md",
+        "# บันทึก\n\n## การสำรอง\n\nการสำรองข้อมูลทุกคืนช่วยป้องกันการสูญหาย\n",
+    )
+    write(repo, "docs/en.md", "# Guide\n\n## Deploy\n\nBuild the service, then deploy it.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    assert results("สำรองข้อมูล", "--k", "1")[0]["source_path"] == "docs/backup.md"
+    assert results("ติดตั้งโปรแกรม", "--k", "1")[0]["source_path"] == "docs/install.md"

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 # 10: combining marks in terms; 9: terms of any script; 8: postings, rows + columns; 7: vectors
 # (dim, n)
-CACHE_VERSION = 10
+CACHE_VERSION = 11
 _FILE = "index.npz"
 
 
@@ -417,8 +417,8 @@ def query_patterns(query: str) -> dict[str, tuple[str, bool]]:
             word = piece.lower()
             found = terms(word)
             if len(found) != 1:
-                # A run of Han or kana is its character pairs: each is looked for as the text
-                # has it. Else a stopword, or a one-letter piece.
+                # A run of a script without spaces is its character pairs: each is looked for
+                # as the text has it. Else a stopword, or a one-letter piece.
                 for t in () if word.isascii() else found:
                     if t in word:
                         out.setdefault(t, (t, False))

@@ -59,9 +59,13 @@ def _raw() -> re.Pattern[str]:
 
 
 _RAW_ASCII = re.compile(r"[A-Za-z0-9_]+")  # the same tokens for ASCII text, a quarter faster
-# Scripts written without spaces between words (Han, kana): a run is indexed as its
-# overlapping character pairs, as common CJK analysis does; a lone character stays itself.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Scripts written without spaces between words (Han, kana; Thai, Lao, Myanmar, Khmer): a
+# run is indexed as its overlapping character pairs, as common CJK analysis does (a run of
+# Thai was one term: a whole sentence); a lone character stays itself.
+_UNSPACED = re.compile(
+    r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+    r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _FENCE_BLOCK = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1[^\n]*$", re.MULTILINE | re.DOTALL)
 
@@ -122,13 +126,14 @@ def _token_terms(raw: str) -> tuple[str, ...]:
 def _unicode_terms(raw: str) -> tuple[str, ...]:
     """Terms of a token with characters beyond ASCII. NFKC first, so a ligature, a
     full-width or a decomposed letter is the letter ("ﬁle" is "file", "é" one character);
-    then a CJK run gives its character pairs and the rest are words as any other."""
+    then a run of a script without spaces gives its character pairs and the rest are words
+    as any other."""
     import unicodedata
 
     out: list[str] = []
     for token in _raw().findall(unicodedata.normalize("NFKC", raw)):
         at = 0
-        for run in _CJK.finditer(token):
+        for run in _UNSPACED.finditer(token):
             if run.start() > at:
                 out += _word_terms(token[at : run.start()])
             chars = run.group()
