@@ -354,7 +354,8 @@ def _sync(
             "sig": sigs[path],
             "chunks": compared.chunks,
             # A file found right: its stat from before it was read (a checkout landing while
-            # this run embeds must not be recorded as the file it read). Else: once written.
+            # this run embeds must not be recorded as the file it read). A planned one's is
+            # set once it is written; until then None, which no run takes as intact.
             "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
         }
@@ -418,10 +419,7 @@ def _sync(
             # What the dry run found right is recorded as a real run records it (the state
             # is an accelerator, stat-checked next time): without it, each `ncx status` or
             # `ncx check` in a clone nobody synced chunked every doc again (~9 s on 40,000
-            # chunks). A stale doc's entry goes: its file is not what sync would write.
-            for doc in written_by.values():
-                docs_state.pop(doc, None)
-            _stamp(root, docs_state, files_of)
+            # chunks). A stale doc's entry has no file: its file is not what sync would write.
             _save_state(root, manifest, state)
         return report
     vectors = []
@@ -447,8 +445,8 @@ def _sync(
             else:  # a doc with no chunk any more (emptied): no chunk file
                 out.remove_file(str(root / rel_file))
         except OSError as exc:  # one doc the disk refuses does not stop the others
+            # (Its entry keeps no file: the file on disk is not what was planned.)
             report.problems.append(_os_problem(root, rel_file, exc))
-            docs_state.pop(written_by[rel_file], None)  # its file is not what was planned
     _write_pending(out, pending, vectors[at:])
     if reembed or model.switched:
         manifest = replace(manifest, model=model.get().info.as_manifest())
@@ -456,7 +454,6 @@ def _sync(
     if manifest.format < FORMAT_VERSION:
         manifest = replace(manifest, format=FORMAT_VERSION)
         out.write(manifest_path(root), manifest.to_json().encode())
-    _stamp(root, docs_state, files_of)
     _save_state(root, manifest, state)
     report.written.sort()
     report.removed.sort()
@@ -771,13 +768,6 @@ def _stat(path: Path | str) -> list[int] | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
-def _stamp(root: Path, docs_state: dict[str, Any], files_of: dict[str, str]) -> None:
-    """Record the stat of each planned doc's chunk file as this run left it."""
-    for path, entry in docs_state.items():
-        if path in files_of and "file" in entry and entry["file"] is None:
-            entry["file"] = _stat(root / files_of[path])
 
 
 def _read(path: Path | str) -> bytes | None:
