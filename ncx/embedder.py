@@ -33,6 +33,7 @@ _BATCH = 1024
 _WIDEN_FROM = 1000  # texts in one embed call from which the table is widened at once
 _SPREAD_FROM = 8000  # texts from which worker processes share the call (a model load each)
 _ASCII_PUNCT = r"!-/:-@\[-`{-~"  # a character class's body: every ASCII punctuation mark
+_SPLIT = re.compile(f"[ \n{_ASCII_PUNCT}]")  # where a text splits into pieces (SegmentTokenizer)
 
 
 class Embedder(Protocol):
@@ -308,23 +309,18 @@ class SegmentTokenizer:
         # Not the unknown token: WordPiece emits it for a word it cannot split, which would
         # be taken for a seam.
         unk = spec["model"].get("unk_token")
-        seams = [
-            t["content"]
-            for t in spec.get("added_tokens") or ()
-            if t.get("special") and t["content"] != unk
-        ]
+        added_tokens = spec.get("added_tokens") or []
+        seams = [t["content"] for t in added_tokens if t.get("special") and t["content"] != unk]
         if not seams:
             return None
-        added = [t["content"] for t in spec.get("added_tokens") or ()]
-        for t in spec.get("added_tokens") or ():
+        for t in added_tokens:
             # The pieces keep an added token whole only where a piece starts: at a split
             # character, or after one. One that could start inside a run and holds a split
             # character, or one matched after normalising, is not split at all. Nor is one
             # matched only as a whole word (pieces would make "hello" of "helloa" a word)
             # or one starting with a space (it would match the space pieces are joined by).
-            splits = re.search(f"[ \n{_ASCII_PUNCT}]", t["content"])
-            starts = re.match(f"[ \n{_ASCII_PUNCT}]", t["content"])
-            if splits and (not starts or t.get("normalized")):
+            splits = _SPLIT.search(t["content"])
+            if splits and (splits.start() > 0 or t.get("normalized")):
                 return None
             if t.get("single_word") or t["content"].startswith(" "):
                 return None
@@ -335,6 +331,7 @@ class SegmentTokenizer:
         copy.no_truncation()
         copy.no_padding()
         seam_id = copy.token_to_id(seams[0])
+        added = [t["content"] for t in added_tokens]
         return None if seam_id is None else cls(copy, seams[0], seam_id, added)
 
     def tokens(
