@@ -4,6 +4,7 @@ counts once whatever its number of chunks, and a tree of format 1 still reads ri
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,9 @@ def doc(*sections: str) -> str:
     )
 
 
+STATE = ".neocortex/cache/sync-state.json"
+
+
 def status() -> dict[str, Any]:
     return dict(json.loads(ncx("status", "--json").stdout))
 
@@ -28,6 +32,38 @@ def status() -> dict[str, Any]:
 def blocks(root: Path, src: str) -> list[bytes]:
     path = root / doc_chunk_file(src)
     return split_chunk_file(path.read_bytes(), path=path)
+
+
+def synced_two_docs(repo: Path, *, commit: bool = True) -> None:
+    """docs/guide.md and docs/ops.md, initialised and synced (and committed)."""
+    write(repo, "docs/guide.md", doc("Install", "Usage"))
+    write(repo, "docs/ops.md", doc("Backup", "Restore"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    if commit:
+        commit_all(repo, "ncx")
+
+
+def clone_of(repo: Path, tmp_path: Path, *, state: bool = False, autocrlf: bool = False) -> Path:
+    """A fresh clone of `repo` (given `repo`'s sync state file when `state`)."""
+    clone = tmp_path / "clone"
+    crlf = ["-c", "core.autocrlf=true"] if autocrlf else []
+    git(tmp_path, "clone", "-q", *crlf, str(repo), str(clone))
+    if state:
+        (clone / STATE).parent.mkdir(parents=True)
+        shutil.copy(repo / STATE, clone / STATE)
+    return clone
+
+
+def chunking_recorded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The docs sync chunks from now on (appended as it chunks them)."""
+    import ncx.tree.sync as sync_mod
+
+    chunked: list[str] = []
+    real = sync_mod.chunk_blocks
+    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    return chunked
 
 
 def test_status_counts_blocks_and_stale_docs(repo: Path) -> None:
@@ -45,7 +81,7 @@ def test_status_counts_blocks_and_stale_docs(repo: Path) -> None:
     assert st["chunks"] == sum(per_doc.values()) == sync["chunks"]
     assert st["stale"] == 0 and st["docs"] == 3
     # without sync's state (a fresh clone) the dry run compares every file: the same count
-    (repo / ".neocortex/cache/sync-state.json").unlink()
+    (repo / STATE).unlink()
     assert status()["chunks"] == st["chunks"]
     # two sections of one doc edited: one stale doc, not two stale chunks
     write(repo, "docs/guide.md", doc("Install", "Usage", "Deploy").replace("retries", "backoff"))
@@ -91,20 +127,10 @@ def test_a_clone_nobody_synced_is_chunked_once_not_on_every_status(
     # A teammate's fresh clone: the first `ncx status` or `ncx check` chunks every doc to
     # compare; what it found right is recorded (sync's state), so the next one chunks
     # nothing. A stale doc is never recorded as right.
-    import ncx.tree.sync as sync_mod
-
-    write(repo, "docs/guide.md", doc("Install", "Usage"))
-    write(repo, "docs/ops.md", doc("Backup", "Restore"))
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
-    commit_all(repo, "ncx")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    synced_two_docs(repo)
+    clone = clone_of(repo, tmp_path)
     monkeypatch.chdir(clone)
-    chunked: list[str] = []
-    real = sync_mod.chunk_blocks
-    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    chunked = chunking_recorded(monkeypatch)
     write(clone, "docs/ops.md", doc("Backup"))  # edited, not synced: stale
     assert status()["stale"] == 1
     assert sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
@@ -127,25 +153,10 @@ def test_a_clone_given_the_state_file_chunks_nothing(
     # The state records each chunk file's bytes (hashed), not only its stat: a fresh clone
     # given another clone's state file (a CI cache) verifies by hashing the files and
     # chunks nothing; a file whose bytes differ is compared in full.
-    import shutil
-
-    import ncx.tree.sync as sync_mod
-
-    write(repo, "docs/guide.md", doc("Install", "Usage"))
-    write(repo, "docs/ops.md", doc("Backup", "Restore"))
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
-    commit_all(repo, "ncx")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(repo), str(clone))
-    state = ".neocortex/cache/sync-state.json"
-    (clone / state).parent.mkdir(parents=True)
-    shutil.copy(repo / state, clone / state)
+    synced_two_docs(repo)
+    clone = clone_of(repo, tmp_path, state=True)
     monkeypatch.chdir(clone)
-    chunked: list[str] = []
-    real = sync_mod.chunk_blocks
-    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    chunked = chunking_recorded(monkeypatch)
     ncx("check")
     assert status()["stale"] == 0 and chunked == []
     chunk = clone / doc_chunk_file("docs/ops.md")
@@ -158,11 +169,7 @@ def test_a_chunk_file_the_disk_refused_is_not_recorded_as_written(
 ) -> None:
     import ncx.tree.sync as sync_mod
 
-    write(repo, "docs/guide.md", doc("Install", "Usage"))
-    write(repo, "docs/ops.md", doc("Backup", "Restore"))
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    synced_two_docs(repo, commit=False)
     write(repo, "docs/ops.md", doc("Backup"))
     real = sync_mod._Out.write
 
@@ -201,12 +208,7 @@ def test_a_chunk_file_changed_while_a_run_embeds_is_not_recorded_as_the_one_it_r
     # be recorded as the right file the run read: the stat is taken before the read.
     import ncx.tree.sync as sync_mod
 
-    write(repo, "docs/guide.md", doc("Install", "Usage"))
-    write(repo, "docs/ops.md", doc("Backup", "Restore"))
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
-    commit_all(repo, "ncx")
+    synced_two_docs(repo)
     chunk = repo / doc_chunk_file("docs/guide.md")
     stale = chunk.read_bytes().replace(b"retries", b"retriez", 1)
     write(repo, "docs/ops.md", doc("Backup"))  # something to embed: the run is a long one
@@ -217,7 +219,7 @@ def test_a_chunk_file_changed_while_a_run_embeds_is_not_recorded_as_the_one_it_r
         return real(*args, **kwargs)
 
     monkeypatch.setattr(sync_mod, "_plan_memories", meanwhile)
-    state = repo / ".neocortex/cache/sync-state.json"
+    state = repo / STATE
     for run in (("sync",), ("status", "--json")):
         state.unlink()  # as in a fresh clone: every chunk file is read
         ncx(*run)
@@ -269,19 +271,13 @@ def test_records_of_another_ncx_or_of_another_shape_are_not_taken(
     # entry damaged by hand is dropped, not trusted and not a crash.
     import ncx.tree.sync as sync_mod
 
-    write(repo, "docs/guide.md", doc("Install", "Usage"))
-    write(repo, "docs/ops.md", doc("Backup", "Restore"))
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
-    chunked: list[str] = []
-    real = sync_mod.chunk_blocks
-    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    synced_two_docs(repo, commit=False)
+    chunked = chunking_recorded(monkeypatch)
     assert status()["stale"] == 0 and chunked == []
     sync_mod._code_fingerprint.cache_clear()
     monkeypatch.setattr(sync_mod, "_code_fingerprint", lambda: "another ncx")
     assert status()["stale"] == 0 and sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
-    state_path = repo / ".neocortex/cache/sync-state.json"
+    state_path = repo / STATE
     state = json.loads(state_path.read_text())
     state["docs"]["docs/ops.md"]["chunks"] = "many"
     state["docs"]["docs/guide.md"] = ["not", "an", "entry"]
@@ -295,24 +291,10 @@ def test_an_autocrlf_clone_takes_the_records_of_an_lf_clone(
 ) -> None:
     # Git for Windows' default checks docs out with CRLF; ncx reads CRLF as LF, so the
     # doc's record (its signature) is the LF clone's and a CI cache's state file serves it.
-    import shutil
-
-    import ncx.tree.sync as sync_mod
-
-    write(repo, "docs/guide.md", doc("Install", "Usage"))
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
-    commit_all(repo, "ncx")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", "-c", "core.autocrlf=true", str(repo), str(clone))
+    synced_two_docs(repo)
+    clone = clone_of(repo, tmp_path, state=True, autocrlf=True)
     assert b"\r\n" in (clone / "docs/guide.md").read_bytes()
-    state = ".neocortex/cache/sync-state.json"
-    (clone / state).parent.mkdir(parents=True)
-    shutil.copy(repo / state, clone / state)
     monkeypatch.chdir(clone)
-    chunked: list[str] = []
-    real = sync_mod.chunk_blocks
-    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    chunked = chunking_recorded(monkeypatch)
     ncx("check")
     assert status()["stale"] == 0 and chunked == []
