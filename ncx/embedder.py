@@ -179,6 +179,7 @@ class StaticEmbedder:
         self._tokenizer.enable_truncation(_MAX_TOKENS)
         self._unk = _unk_token_id(self._tokenizer)
         self._segments: SegmentTokenizer | bool | None = False  # False: not looked at yet
+        self._wide: NDArray[np.float32] | None = None  # the table as float32, once widened
         digest = sha256 or file_sha256(folder / "model.safetensors")
         self.info = ModelInfo(id=model_id, dim=int(self._table.shape[1]), sha256=digest)
         self._folder = folder
@@ -194,23 +195,29 @@ class StaticEmbedder:
                 # A first sync's 40,000 texts: each worker process loads the model once and
                 # embeds every n-th text (a tree's docs come in folders of like cost); a
                 # text's vector does not depend on the others in its call: the same bytes.
-                jobs = [
-                    (str(self._folder), self.info.id, self.info.sha256, texts[i::n])
-                    for i in range(n)
-                ]
+                spec = self.worker_spec()
+                jobs = [(spec, texts[i::n]) for i in range(n)]
                 out = np.empty((len(texts), self.info.dim), dtype=np.float32)
                 for i, share in enumerate(ordered_map(_embed_share, jobs, at_least=2, chunksize=1)):
                     out[i::n] = share
                 return out
         return self.embed_here(texts)
 
-    def embed_here(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """embed(), in this process."""
+    def worker_spec(self) -> tuple[str, str, str]:
+        """What another process needs to load this very model (embed_share): its folder,
+        id and weights' sha256 (checked against the tree by whoever made this one)."""
+        spec = (str(self._folder), self.info.id, self.info.sha256)
+        _LOADED.setdefault(spec, self)  # embed_share in this process uses this one
+        return spec
+
+    def embed_here(self, texts: Sequence[str], *, bulk: bool = False) -> NDArray[np.float32]:
+        """embed(), in this process. `bulk`: one of many calls (a first sync's batches), each
+        done as a call of many texts is, whatever its size (the same vectors either way)."""
         import numpy as np
 
         # Many texts (a first sync): the whole table widened to float32 once (30 MB) costs
         # less than widening each text's rows, 40,000 times. A query widens its own rows.
-        many = len(texts) >= _WIDEN_FROM
+        many = bulk or len(texts) >= _WIDEN_FROM
         ids, starts = self._token_ids(texts, many=many)
         if self._unk is not None:
             known = ids != self._unk
@@ -219,7 +226,9 @@ class StaticEmbedder:
         # np.asarray: the table is a memmap, and indexing one goes through Python each time.
         table = np.asarray(self._table)
         if many:
-            table = table.astype(np.float32)
+            if self._wide is None:  # kept: a first sync's workers embed batch after batch
+                self._wide = table.astype(np.float32)
+            table = self._wide
         out = np.zeros((len(texts), self.info.dim), dtype=np.float32)
         bounds = starts.tolist()
         for b in range(len(texts)):
@@ -413,15 +422,18 @@ class SegmentTokenizer:
 _LOADED: dict[tuple[str, str, str], StaticEmbedder] = {}  # a worker's model, loaded once
 
 
-def _embed_share(job: tuple[str, str, str, Sequence[str]]) -> NDArray[np.float32]:
-    """A worker process's share of a large embed call (its model loaded on first use)."""
-    folder, model_id, sha, texts = job
-    model = _LOADED.get((folder, model_id, sha))
+def embed_share(spec: tuple[str, str, str], texts: Sequence[str]) -> NDArray[np.float32]:
+    """`texts` embedded in this process by the model `spec` names (worker_spec), loaded
+    once per process: a worker's share of a large embed call, or of a first sync."""
+    model = _LOADED.get(spec)
     if model is None:
-        model = _LOADED[(folder, model_id, sha)] = StaticEmbedder(
-            Path(folder), model_id, sha256=sha
-        )
-    return model.embed_here(texts)
+        folder, model_id, sha = spec
+        model = _LOADED[spec] = StaticEmbedder(Path(folder), model_id, sha256=sha)
+    return model.embed_here(texts, bulk=True)
+
+
+def _embed_share(job: tuple[tuple[str, str, str], Sequence[str]]) -> NDArray[np.float32]:
+    return embed_share(*job)
 
 
 _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I32": "<i4", "I64": "<i8"}

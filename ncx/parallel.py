@@ -8,7 +8,7 @@ full check): spread over the CPUs of a laptop it takes about half the time on 2 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -32,24 +32,32 @@ def ordered_map(
     than one CPU (below that, starting workers costs more than it saves). `each(i)` is called
     as result i arrives (progress). `fn` must be a picklable top-level function or partial.
     `chunksize`: jobs sent to a worker at a time (default: about 8 rounds per worker)."""
+    results = []
+    for i, got in enumerate(ordered_imap(fn, jobs, at_least=at_least, chunksize=chunksize)):
+        if each is not None:
+            each(i)
+        results.append(got)
+    return results
+
+
+def ordered_imap(
+    fn: Callable[[T], R], jobs: Sequence[T], *, at_least: int, chunksize: int | None = None
+) -> Iterator[R]:
+    """ordered_map's results one at a time, each as soon as it and those before it are done,
+    so the caller can write them while the workers go on."""
     n = workers()
+    done = 0
     if len(jobs) >= at_least and n >= 2:
         import concurrent.futures
 
         try:
             with concurrent.futures.ProcessPoolExecutor(max_workers=n) as pool:
                 size = chunksize or max(8, len(jobs) // (n * 8))
-                results = []
-                for i, got in enumerate(pool.map(fn, jobs, chunksize=size)):
-                    if each is not None:
-                        each(i)
-                    results.append(got)
-                return results
+                for got in pool.map(fn, jobs, chunksize=size):
+                    done += 1
+                    yield got
+                return
         except (OSError, concurrent.futures.process.BrokenProcessPool):
-            pass  # no worker processes to be had (a sandbox, a frozen app): the same, here
-    results = []
-    for i, job in enumerate(jobs):
-        if each is not None:
-            each(i)
-        results.append(fn(job))
-    return results
+            pass  # no worker processes to be had (a sandbox, a frozen app): the rest, here
+    for job in jobs[done:]:
+        yield fn(job)

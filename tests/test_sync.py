@@ -421,14 +421,14 @@ def test_a_large_sync_under_spawn_writes_what_a_serial_one_does(
     run_script(
         tmp_path / "spawn_sync.py",
         "import concurrent.futures, multiprocessing, sys\n"
-        "def strict(fn, jobs, *, at_least, each=None, chunksize=None):\n"
-        "    # ordered_map without its quiet fallback: a job that cannot reach a worker fails\n"
+        "def strict(fn, jobs, *, at_least, chunksize=None):\n"
+        "    # ordered_imap without its quiet fallback: a job that cannot reach a worker fails\n"
         "    with concurrent.futures.ProcessPoolExecutor(max_workers=2) as pool:\n"
-        "        return list(pool.map(fn, jobs, chunksize=chunksize or 8))\n"
+        "        yield from pool.map(fn, jobs, chunksize=chunksize or 8)\n"
         "if __name__ == '__main__':\n"
         "    multiprocessing.set_start_method('spawn', force=True)\n"
         "    import ncx.parallel\n"
-        "    ncx.parallel.ordered_map = strict\n"
+        "    ncx.parallel.ordered_imap = strict\n"
         "    from ncx.cli.main import main\n"
         "    sys.argv = ['ncx', 'sync', '-q']\n"
         "    main()\n",

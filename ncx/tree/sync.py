@@ -14,7 +14,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -338,7 +338,13 @@ def _sync(
         sigs[path] = sig
         jobs.append((path, data, meta, files_of[path]))
     dim = int(manifest.model.get("dim", 0))
-    chunked = _chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress)
+    # A first sync (no chunk file yet) or a re-embed: no removed chunk file can lend a vector
+    # (below), so the worker that chunks a doc embeds its new texts too. One pass over the
+    # CPUs instead of two, and no text travels to a second pool and back.
+    spec = None
+    if not dry_run and len(jobs) >= _PARALLEL_DOCS and (reembed or not chunks_dir(root).is_dir()):
+        spec = getattr(model.get(), "worker_spec", lambda: None)()
+    chunked = _chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress, spec)
     planned: list[tuple[str, _Compared]] = []
     written_by: dict[str, str] = {}  # a planned chunk file -> its doc
     for (path, _data, _meta, rel_file), compared in zip(jobs, chunked, strict=True):
@@ -349,6 +355,7 @@ def _sync(
             report.problems.append(_os_problem(root, path, compared))
             continue
         all_chunks += compared.chunks
+        report.embedded += compared.embedded
         _count(report.chunks_by_format, path, compared.chunks)
         docs_state[path] = {
             "sig": sigs[path],
@@ -359,7 +366,10 @@ def _sync(
             "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
         }
-        if compared.blocks is not None:
+        if compared.blocks is not None and spec is not None:
+            # Embedded where it was chunked: written now, while the workers go on.
+            _write_chunk_file(out, rel_file, _filled(compared, []), docs_state[path])
+        elif compared.blocks is not None:
             planned.append((rel_file, compared))
             written_by[rel_file] = path
         else:
@@ -428,25 +438,12 @@ def _sync(
         if progress:
             progress(f"embedding {len(texts)} units")
         vectors = list(embedder.embed(texts))
-        report.embedded = len(texts)
+        report.embedded += len(texts)
     at = 0
     for rel_file, compared in planned:
-        fresh: dict[int, bytes] = {}
-        for i, _digest, _text in compared.missing:
-            fresh[i] = with_inline_vec(compared.bare[i], vec_b64(vectors[at]))
-            at += 1
-        blocks = [fresh[i] if b is None else b for i, b in enumerate(compared.blocks or [])]
-        try:
-            if blocks:
-                data = chunk_file_bytes(blocks)
-                out.write(str(root / rel_file), data)
-                entry = docs_state[written_by[rel_file]]
-                entry["digest"], entry["file"] = _file_digest(data), _stat(root / rel_file)
-            else:  # a doc with no chunk any more (emptied): no chunk file
-                out.remove_file(str(root / rel_file))
-        except OSError as exc:  # one doc the disk refuses does not stop the others
-            # (Its entry keeps no file: the file on disk is not what was planned.)
-            report.problems.append(_os_problem(root, rel_file, exc))
+        blocks = _filled(compared, vectors[at : at + len(compared.missing)])
+        at += len(compared.missing)
+        _write_chunk_file(out, rel_file, blocks, docs_state[written_by[rel_file]])
     _write_pending(out, pending, vectors[at:])
     if reembed or model.switched:
         manifest = replace(manifest, model=model.get().info.as_manifest())
@@ -503,6 +500,7 @@ class _Compared:
     bare: dict[int, bytes]
     digest: str | None = None  # of the file on disk, when it is right (_file_digest)
     file: list[int] | None = None  # its stat, taken before it was read (_stat)
+    embedded: int = 0  # vectors computed where it was chunked (_chunk_and_embed)
 
 
 def _chunk_docs(
@@ -511,19 +509,78 @@ def _chunk_docs(
     settings: Any,
     force: bool,
     progress: Callable[[str], None] | None,
-) -> list[_Compared | NcxError | OSError]:
+    model: tuple[str, str, str] | None = None,
+) -> Iterator[_Compared | NcxError | OSError]:
     """Chunk file of each (path, bytes, sidecar meta, chunk file), compared with the file on
     disk, in order; a doc that cannot be read yields its NcxError. Chunking and comparing
     are per doc and only read files, and they are most of a first sync or a full check, so
-    a large tree spreads them over the CPUs."""
-    from ncx.parallel import ordered_map
-
-    def each(i: int) -> None:
-        if progress and i and i % 200 == 0:
-            progress(f"chunked {i}/{len(jobs)} docs")
+    a large tree spreads them over the CPUs; each result comes as soon as it is done.
+    `model` (StaticEmbedder.worker_spec): the blocks that need a vector get it there too,
+    docs taken in batches (an embed call of a few texts costs more per text)."""
+    from ncx.parallel import ordered_imap, workers
 
     step = functools.partial(_chunk_doc, settings, str(root) + os.sep, force)  # (chunker, dim)
-    return ordered_map(step, jobs, at_least=_PARALLEL_DOCS, each=each)
+    if model is None:
+        for i, got in enumerate(ordered_imap(step, jobs, at_least=_PARALLEL_DOCS)):
+            if progress and i and i % 200 == 0:
+                progress(f"chunked {i}/{len(jobs)} docs")
+            yield got
+        return
+    # Small batches, about 16 per worker: batches differ in cost, and the last one to finish
+    # is what everything waits for.
+    size = max(8, len(jobs) // (workers() * 16))
+    batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    work = functools.partial(_chunk_and_embed, step, model)
+    for i, batch in enumerate(ordered_imap(work, batches, at_least=2, chunksize=1)):
+        if progress and i:
+            progress(f"chunked and embedded {i * size}/{len(jobs)} docs")
+        yield from batch
+
+
+def _chunk_and_embed(
+    step: Callable[[tuple[str, bytes, Any, str]], _Compared | NcxError | OSError],
+    model: tuple[str, str, str],
+    batch: list[tuple[str, bytes, Any, str]],
+) -> list[_Compared | NcxError | OSError]:
+    """`step` (_chunk_doc) for each job, then every block left without a vector embedded, in
+    one call for the batch."""
+    from ncx.embedder import embed_share
+
+    done = [step(job) for job in batch]
+    texts = [t for c in done if isinstance(c, _Compared) for _i, _h, t in c.missing]
+    vectors: Any = embed_share(model, texts) if texts else []
+    at = 0
+    for k, c in enumerate(done):
+        if isinstance(c, _Compared) and c.missing:
+            blocks: list[bytes | None] = [*_filled(c, vectors[at : at + len(c.missing)])]
+            at += len(c.missing)
+            done[k] = replace(c, blocks=blocks, missing=[], bare={}, embedded=len(c.missing))
+    return done
+
+
+def _write_chunk_file(out: _Out, rel_file: str, blocks: list[bytes], entry: dict[str, Any]) -> None:
+    """Write a doc's chunk file (remove it for a doc with no chunk any more) and record the
+    file written in its state `entry`."""
+    path = str(out.root / rel_file)
+    try:
+        if blocks:
+            data = chunk_file_bytes(blocks)
+            out.write(path, data)
+            entry["digest"], entry["file"] = _file_digest(data), _stat(path)
+        else:  # emptied
+            out.remove_file(path)
+    except OSError as exc:  # one doc the disk refuses does not stop the others
+        # (Its entry keeps no file: the file on disk is not what was planned.)
+        out.report.problems.append(_os_problem(out.root, rel_file, exc))
+
+
+def _filled(compared: _Compared, vectors: Any) -> list[bytes]:
+    """The blocks of a planned chunk file, each missing vector taken from `vectors` in turn."""
+    fresh = {
+        i: with_inline_vec(compared.bare[i], vec_b64(vec))
+        for (i, _digest, _text), vec in zip(compared.missing, vectors, strict=True)
+    }
+    return [fresh[i] if b is None else b for i, b in enumerate(compared.blocks or [])]
 
 
 def _chunk_doc(
