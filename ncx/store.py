@@ -674,11 +674,15 @@ def with_inline_vec(block: bytes, b64: bytes) -> bytes:
 def is_written(data: bytes, bare: list[bytes], dim: int) -> bool:
     """Whether a chunk file's bytes are these blocks (as rendered, no `vec` line) each with
     a vector retrieval can use as its last key: byte for byte what sync would write. No
-    split, no regex: each block's length on disk is known from its bare bytes."""
+    split, no regex: each block's length on disk is known from its bare bytes.
+
+    Blocks of one text hash (identical sections) must carry one vector: sync keeps vectors
+    by text hash, so it would rewrite a file where a hand edit gave them two."""
     data = lf(data)
     prefix = b"vec: " + VEC_PREFIX.encode()
     line = len(prefix) + 4 * ((2 * dim + 2) // 3) + 1  # the vec line: base64 of 2*dim bytes
     pos = 0
+    seen: dict[bytes, bytes] = {}  # text hash line -> its vec line
     for b in bare:
         end = b.find(b"\n---\n", 3) + 1
         if end == 0 or data[pos : pos + end] != b[:end]:
@@ -688,7 +692,11 @@ def is_written(data: bytes, bare: list[bytes], dim: int) -> bool:
             return False
         if data[at : at + len(prefix)] != prefix or data[at + line - 1 : at + line] != b"\n":
             return False
-        if usable_vec(data[at + len(prefix) : at + line - 1], dim) is None:
+        vec = data[at + len(prefix) : at + line - 1]
+        if usable_vec(vec, dim) is None:
+            return False
+        h = b.find(b"\nhash: ", 0, end)
+        if h >= 0 and seen.setdefault(b[h : b.find(b"\n", h + 1)], vec) != vec:
             return False
         pos = at + line + len(b) - end
     return pos == len(data) and bool(bare)
