@@ -151,6 +151,12 @@ class Units(Sequence[Unit]):
         row = self._rows[i]
         return row if isinstance(row, str) else json.dumps(row.to_json())
 
+    def unread(self, i: int) -> str | None:
+        """Unit i's JSON row as stored while it has not been decoded, else None: a scan of
+        every unit can look at the text and decode only the rows it needs."""
+        row = self._rows[i]
+        return row if isinstance(row, str) else None
+
 
 def _unit_of(row: dict[str, Any]) -> Unit:
     """A unit from its cache row: the row's dict is taken over as its attributes (20x
