@@ -54,9 +54,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-# 10: combining marks in terms; 9: terms of any script; 8: postings, rows + columns; 7: vectors
-# (dim, n)
-CACHE_VERSION = 11
+# 12: ß folded to "ss" in terms; 10: combining marks in terms; 9: terms of any script;
+# 8: postings, rows + columns; 7: vectors (dim, n)
+CACHE_VERSION = 12
 _FILE = "index.npz"
 
 
