@@ -115,6 +115,7 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
 _PLAIN_OK = re.compile(r"[A-Za-z0-9_/(][^\t]*\Z")  # no indicator character first
 _PLAIN_ASCII = re.compile(r"[A-Za-z0-9_./(][\x20-\x7e]*\Z")  # what the fast writer emits
+_YAML_BREAK = re.compile("[\x85\u2028\u2029]")  # line breaks to YAML besides \n and \r
 
 
 @functools.cache
@@ -143,6 +144,10 @@ def _plain_is_str(raw: str) -> bool:
 @functools.lru_cache(maxsize=1 << 16)  # keywords and headings recur across thousands of files
 def _simple_scalar(raw: str) -> tuple[bool, Any]:
     """(understood, value) of one scalar in the simple subset (values are immutable)."""
+    if _YAML_BREAK.search(raw):
+        # A line break to YAML though not to this line split: YAML writes a value holding
+        # U+2028 or U+2029 quoted over two lines ('A\u2028  B' is "A\u2028B"). YAML reads it.
+        return False, None
     if raw == "null" or raw == "~":
         return True, None
     if _INT.match(raw):

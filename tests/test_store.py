@@ -273,3 +273,15 @@ def test_any_edit_of_a_written_chunk_file_is_seen(data: st.DataObject) -> None:
         edited = file[:at] + new + file[at + 1 :]
     assume(edited.replace(b"\r\n", b"\n") != file)  # a CR before a LF is a CRLF checkout
     assert not is_written(edited, bare, 8)
+
+
+def test_values_with_a_yaml_line_break_read_back_as_written() -> None:
+    # U+2028, U+2029 and U+0085 are line breaks to YAML: it writes a value holding one
+    # quoted over two lines (or escaped), which only YAML itself reads back right.
+    from ncx.store import dump_frontmatter, parse_frontmatter
+
+    for sep in ("\u2028", "\u2029", "\x85"):
+        meta = {"title": f"A{sep}B", "source_section": ["Guide", f"Use{sep}it", f"x{sep}"]}
+        text = dump_frontmatter(meta, "body\n")
+        assert parse_frontmatter(text, path="x.md")[0] == meta, repr(sep)
+        assert yaml.safe_load(text.split("---\n")[1]) == meta

@@ -468,3 +468,24 @@ def test_two_blocks_of_one_text_hash_with_different_vectors_are_rewritten(repo: 
     assert vec(found["docs/guide.md#guide--usage"]) == vec(found["docs/guide.md#guide--usage-2"])
     ncx("check")
     assert "nothing written" in ncx("sync").stderr
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\u2029", "\x85"])
+def test_a_heading_with_a_unicode_line_break_round_trips(repo: Path, sep: str) -> None:
+    """U+2028, U+2029 and U+0085 are line breaks to YAML, not to markdown: YAML writes
+    such a heading in the trail quoted over two lines (U+0085 escaped), and the cache
+    reads it back as it was (the fast reader read the second line's indent into it)."""
+    write(repo, "docs/guide.md", doc("Install", f"Use{sep}it", "Deploy"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    ncx("check")
+    commit_all(repo, "ncx")
+    assert "nothing written" in ncx("sync").stderr
+    ncx("check")
+    assert git(repo, "status", "--porcelain") == ""
+    from ncx.query.cache import load_index
+
+    assert [u.section for u in load_index(repo).units if u.id.endswith("#guide--useit")] == [
+        ["Guide", f"Use{sep}it"]
+    ]
