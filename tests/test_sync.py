@@ -289,8 +289,11 @@ def test_docs_chunked_in_worker_processes_give_the_same_bytes(
     shutil.rmtree(repo / ".neocortex/chunks")
     shutil.rmtree(repo / ".neocortex/cache", ignore_errors=True)
     monkeypatch.setattr(sync_mod, "_PARALLEL_DOCS", 1)
-    out = ncx("sync", ok=False)
-    assert "bad.md" in out.stderr
+    # A first sync: the workers that chunk embed too, and chunk files are written as they come.
+    out = ncx("sync", "--json", ok=False)
+    assert "bad.md" in out.stdout + out.stderr
+    report = json.loads(out.stdout)
+    assert report["embedded"] == report["chunks"] == 8
     pooled = {
         p.relative_to(repo).as_posix(): p.read_bytes()
         for p in (repo / ".neocortex/chunks").rglob("*")

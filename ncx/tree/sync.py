@@ -342,7 +342,7 @@ def _sync(
     # (below), so the worker that chunks a doc embeds its new texts too. One pass over the
     # CPUs instead of two, and no text travels to a second pool and back.
     spec = None
-    if not dry_run and len(jobs) >= _PARALLEL_DOCS and (reembed or not chunks_dir(root).is_dir()):
+    if not dry_run and len(jobs) >= _PARALLEL_DOCS and (reembed or _no_chunk_file(root)):
         spec = getattr(model.get(), "worker_spec", lambda: None)()
     chunked = _chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress, spec)
     planned: list[tuple[str, _Compared]] = []
@@ -556,6 +556,16 @@ def _chunk_and_embed(
             at += len(c.missing)
             done[k] = replace(c, blocks=blocks, missing=[], bare={}, embedded=len(c.missing))
     return done
+
+
+def _no_chunk_file(root: Path) -> bool:
+    """Whether the tree has no chunk file yet (`ncx init` leaves only a .gitkeep): a first
+    sync."""
+    try:
+        with os.scandir(chunks_dir(root)) as entries:
+            return all(e.name == ".gitkeep" for e in entries)
+    except FileNotFoundError:
+        return True
 
 
 def _write_chunk_file(out: _Out, rel_file: str, blocks: list[bytes], entry: dict[str, Any]) -> None:
