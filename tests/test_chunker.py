@@ -205,7 +205,13 @@ def _tokens_by_rule(text: str) -> int:
     )
 
 
-@given(st.text(alphabet=st.sampled_from([*"abcdefXYZ 0123456789\n\t.-_(){}é中😀٣۵\u00a0"])))
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [*"abcdefXYZ 0123456789\n\t\r\x0b\x1c.-_(){}~é中😀٣۵\u00a0\u2003\ud800"]
+        )
+    )
+)
 def test_token_count_follows_its_rule(text: str) -> None:
     assert count_tokens(text) == _tokens_by_rule(text)
     assert count_tokens(text * 3 + "abcdefghijklm 1234567") == _tokens_by_rule(
