@@ -188,9 +188,11 @@ def keywords(text: str, trail: tuple[str, ...] = (), n: int = 6) -> list[str]:
         counts = Counter(_WORD.findall(text.lower()))
     else:
         counts = Counter(" ".join(_WORD.findall(text)).lower().split())
-    for t in trail:
-        for w in " ".join(_WORD.findall(t)).lower().split():
-            counts[w] += 2
+    # Heading words count double: added twice by Counter's C loop. A word never spans two
+    # headings, as the space that joins them ends it.
+    heading = " ".join(_WORD.findall(" ".join(trail))).lower().split()
+    counts.update(heading)
+    counts.update(heading)
     for w in STOPWORDS.intersection(counts):
         del counts[w]
     # Count descending, then word ascending: two stable sorts with C keys (heapq.nsmallest
