@@ -115,6 +115,7 @@ _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
 _PLAIN_OK = re.compile(r"[A-Za-z0-9_/(][^\t]*\Z")  # no indicator character first
 _PLAIN_ASCII = re.compile(r"[A-Za-z0-9_./(][\x20-\x7e]*\Z")  # what the fast writer emits
+_YAML_BREAK = re.compile("[\x85\u2028\u2029]")  # line breaks to YAML besides \n and \r
 
 
 @functools.cache
@@ -143,6 +144,10 @@ def _plain_is_str(raw: str) -> bool:
 @functools.lru_cache(maxsize=1 << 16)  # keywords and headings recur across thousands of files
 def _simple_scalar(raw: str) -> tuple[bool, Any]:
     """(understood, value) of one scalar in the simple subset (values are immutable)."""
+    if _YAML_BREAK.search(raw):
+        # A line break to YAML though not to this line split: YAML writes a value holding
+        # U+2028 or U+2029 quoted over two lines ('A\u2028  B' is "A\u2028B"). YAML reads it.
+        return False, None
     if raw == "null" or raw == "~":
         return True, None
     if _INT.match(raw):
@@ -683,11 +688,15 @@ def with_inline_vec(block: bytes, b64: bytes) -> bytes:
 def is_written(data: bytes, bare: list[bytes], dim: int) -> bool:
     """Whether a chunk file's bytes are these blocks (as rendered, no `vec` line) each with
     a vector retrieval can use as its last key: byte for byte what sync would write. No
-    split, no regex: each block's length on disk is known from its bare bytes."""
+    split, no regex: each block's length on disk is known from its bare bytes.
+
+    Blocks of one text hash (identical sections) must carry one vector: sync keeps vectors
+    by text hash, so it would rewrite a file where a hand edit gave them two."""
     data = lf(data)
     prefix = b"vec: " + VEC_PREFIX.encode()
     line = len(prefix) + 4 * ((2 * dim + 2) // 3) + 1  # the vec line: base64 of 2*dim bytes
     pos = 0
+    seen: dict[bytes, bytes] = {}  # text hash line -> its vec line
     for b in bare:
         end = b.find(b"\n---\n", 3) + 1
         if end == 0 or data[pos : pos + end] != b[:end]:
@@ -697,7 +706,11 @@ def is_written(data: bytes, bare: list[bytes], dim: int) -> bool:
             return False
         if data[at : at + len(prefix)] != prefix or data[at + line - 1 : at + line] != b"\n":
             return False
-        if usable_vec(data[at + len(prefix) : at + line - 1], dim) is None:
+        vec = data[at + len(prefix) : at + line - 1]
+        if usable_vec(vec, dim) is None:
+            return False
+        h = b.find(b"\nhash: ", 0, end)
+        if h >= 0 and seen.setdefault(b[h : b.find(b"\n", h + 1)], vec) != vec:
             return False
         pos = at + line + len(b) - end
     return pos == len(data) and bool(bare)

@@ -354,3 +354,61 @@ def test_a_section_of_the_page_asked_about_comes_before_a_passing_mention() -> N
     )
     hits = retrieve(index, "where is the signing key kept", None, k=4)
     assert [h.unit for h in hits[:3]] == [0, 1, 4]
+
+
+_HEADINGS = [
+    "Why should we not do this?",
+    "WHY NOT",
+    'The "quoted" why',
+    "Back\\slash do",
+    "Über uns, warum nicht",
+    "\u212aelvin key",  # KELVIN SIGN: lowered, the ASCII "k"
+    "Section of note",
+]
+
+
+@pytest.fixture
+def headed_tree(repo: Path) -> Path:
+    """Docs whose headings share query words in every way a cache row can hold them, and
+    many that share none."""
+    filler = "Servers start, stop and restart on request from the operator console. " * 4
+    for i, head in enumerate(_HEADINGS):
+        write(repo, f"docs/h{i}.md", f"# Doc {i}\n\n{filler}\n\n## {head}\n\n{filler}\n")
+    for i in range(20):
+        write(repo, f"docs/plain{i}.md", f"# Plain {i}\n\n{filler}\n\n## Topic {i}\n\n{filler}\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    return repo
+
+
+def test_heading_words_decode_only_the_rows_that_may_match(headed_tree: Path) -> None:
+    """The heading-word match of a query BM25F cannot score gives what it gave when every
+    row was decoded, and decodes only the rows whose heading trail may hold its words."""
+    from ncx.query.cache import Units, load_index
+    from ncx.query.rank import _WORD, _heading_words, retrieve
+
+    load_index(headed_tree)  # built; each load below reads its rows from the file
+    matched = 0
+    queries = ["why should we not do this?", "Why not", "über", "do", "key", "section", "of"]
+    for query in [*queries, "quoted", "nothing matches", "?"]:
+        index = load_index(headed_tree)
+        units = index.units
+        assert isinstance(units, Units) and all(
+            units.unread(i) is not None for i in range(len(units))
+        )
+        got = _heading_words(index, query)
+        decoded = [i for i in range(len(units)) if units.unread(i) is None]
+        q = frozenset(_WORD.findall(query.lower()))
+        want = np.zeros(len(units), dtype=np.float32)
+        for u, unit in enumerate(load_index(headed_tree).units):  # every row, as before
+            words = frozenset(_WORD.findall(unit.section[-1].lower())) if unit.section else set()
+            if q & words:
+                want[u] = len(q & words) / max(len(q), len(words))
+        assert got.tolist() == want.tolist(), query
+        assert len(decoded) < 20 <= len(units) - 20  # the 20 plain docs' rows stay text
+        assert set(np.flatnonzero(want).tolist()) <= set(decoded)
+        matched += int(np.count_nonzero(want))
+    assert matched >= 12  # each kind of heading met some query
+    hits = retrieve(load_index(headed_tree), "why not?", None, k=1)
+    assert [h.section[-1] for h in hits] == ["WHY NOT"]

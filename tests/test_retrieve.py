@@ -322,6 +322,26 @@ def test_docs_in_other_scripts_are_found_by_their_words(repo: Path) -> None:
     assert results("deploy to a server", "--k", "1")[0]["source_path"] == "docs/en.md"
 
 
+def test_sharp_s_and_ss_are_one_letter_pair_on_both_sides(repo: Path) -> None:
+    # German writes "Straße", Swiss German and a keyboard without ß "Strasse": a query in
+    # one spelling finds a doc in the other (ß, and capital ẞ, fold to "ss" as the index
+    # and the query lower their words).
+    write(repo, "docs/de.md", "# Verkehr\n\n## Sperrung\n\nDie Straße zum Bahnhof ist gesperrt.\n")
+    write(repo, "docs/ch.md", "# Wetter\n\n## Regen\n\nAuf der Strasse liegt viel Regen.\n")
+    write(repo, "docs/caps.md", "# Schilder\n\n## Gross\n\nDAS SCHILD SAGT: GROẞE BAUSTELLE.\n")
+    write(repo, "docs/en.md", "# Guide\n\n## Deploy\n\nBuild the service, then deploy it.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    for query in ("strasse", "STRASSE", "Straße"):
+        found = results(query, "--k", "2")
+        assert {r["source_path"] for r in found} == {"docs/de.md", "docs/ch.md"}, query
+        assert all(r["confidence"] == 1.0 for r in found), query
+    for query in ("große baustelle", "grosse Baustelle"):
+        top = results(query, "--k", "1")[0]
+        assert top["source_path"] == "docs/caps.md" and top["confidence"] == 1.0, query
+
+
 def test_docs_in_scripts_without_spaces_are_found_by_their_words(repo: Path) -> None:
     # Thai (like Lao, Khmer and Myanmar) writes no space between words: a sentence was one
     # term, so no query met it. Its runs are character pairs, as Han and kana are.

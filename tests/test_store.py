@@ -225,6 +225,27 @@ def test_a_written_chunk_file_is_known_without_splitting_it() -> None:
     assert not is_written(_chunk_file(n_vec_nan=1)[0], bare, 8)  # NaN: embedded again
 
 
+def test_blocks_of_one_text_hash_are_written_only_with_one_vector() -> None:
+    # Vectors are kept by text hash: sync gives two identical sections one vector, so a
+    # file where they carry two is not what it writes (the full comparison rewrites it).
+    import numpy as np
+
+    from ncx.config import ChunkSettings
+    from ncx.store import is_written, vec_b64, with_inline_vec
+    from ncx.tree.chunkfile import chunk_blocks, load_doc
+
+    text = "The service reads its settings from the config file at start. " * 6
+    doc = f"# Guide\n\n{text}\n\n## Use\n\n{text}\n\n## Use\n\n{text}\n"
+    blocks = chunk_blocks(load_doc("docs/guide.md", doc.encode(), None), ChunkSettings())
+    assert [b.name for b in blocks] == ["guide", "guide--use", "guide--use-2"]
+    assert blocks[1].hash == blocks[2].hash
+    a, b = (vec_b64(np.full(8, x, dtype=np.float16)) for x in (0.5, 0.25))
+    bare = [x.data for x in blocks]
+    assert is_written(b"".join(with_inline_vec(x, v) for x, v in zip(bare, [a, b, b])), bare, 8)
+    assert not is_written(b"".join(with_inline_vec(x, v) for x, v in zip(bare, [a, a, b])), bare, 8)
+    assert not is_written(b"".join(with_inline_vec(x, v) for x, v in zip(bare, [a, b, a])), bare, 8)
+
+
 @given(st.data())
 @settings(max_examples=300, deadline=None)
 def test_any_edit_of_a_written_chunk_file_is_seen(data: st.DataObject) -> None:
@@ -252,3 +273,15 @@ def test_any_edit_of_a_written_chunk_file_is_seen(data: st.DataObject) -> None:
         edited = file[:at] + new + file[at + 1 :]
     assume(edited.replace(b"\r\n", b"\n") != file)  # a CR before a LF is a CRLF checkout
     assert not is_written(edited, bare, 8)
+
+
+def test_values_with_a_yaml_line_break_read_back_as_written() -> None:
+    # U+2028, U+2029 and U+0085 are line breaks to YAML: it writes a value holding one
+    # quoted over two lines (or escaped), which only YAML itself reads back right.
+    from ncx.store import dump_frontmatter, parse_frontmatter
+
+    for sep in ("\u2028", "\u2029", "\x85"):
+        meta = {"title": f"A{sep}B", "source_section": ["Guide", f"Use{sep}it", f"x{sep}"]}
+        text = dump_frontmatter(meta, "body\n")
+        assert parse_frontmatter(text, path="x.md")[0] == meta, repr(sep)
+        assert yaml.safe_load(text.split("---\n")[1]) == meta

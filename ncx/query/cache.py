@@ -54,9 +54,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-# 10: combining marks in terms; 9: terms of any script; 8: postings, rows + columns; 7: vectors
-# (dim, n)
-CACHE_VERSION = 11
+# 12: ß folded to "ss" in terms; 10: combining marks in terms; 9: terms of any script;
+# 8: postings, rows + columns; 7: vectors (dim, n)
+CACHE_VERSION = 12
 _FILE = "index.npz"
 
 
@@ -150,6 +150,12 @@ class Units(Sequence[Unit]):
         """Unit i's JSON row as stored (as it was read, for a unit read since)."""
         row = self._rows[i]
         return row if isinstance(row, str) else json.dumps(row.to_json())
+
+    def unread(self, i: int) -> str | None:
+        """Unit i's JSON row as stored while it has not been decoded, else None: a scan of
+        every unit can look at the text and decode only the rows it needs."""
+        row = self._rows[i]
+        return row if isinstance(row, str) else None
 
 
 def _unit_of(row: dict[str, Any]) -> Unit:

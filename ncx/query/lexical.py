@@ -151,15 +151,24 @@ def _word_terms(raw: str) -> tuple[str, ...]:
     pieces = _pieces(raw)
     out: list[str] = []
     if len(pieces) > 1:
-        compound = raw.lower().strip("_")
+        compound = _lower(raw).strip("_")
         if compound not in STOPWORDS:
             out.append(compound)
     for piece in pieces:
-        w = piece.lower()
+        w = _lower(piece)
         if w in STOPWORDS or (len(w) < 2 and not w.isdigit()):
             continue
         out.append(_stems(w))
     return tuple(out)
+
+
+def _lower(word: str) -> str:
+    """A word's letters as terms hold them, for the index and the query alike: lower case,
+    and German ß (ẞ lowers to it) as "ss", the spelling of Swiss German and of a keyboard
+    without it ("Straße" and "strasse" are one word). After the identifier split: "ss"
+    inside "GROẞE" would cut it into camelCase pieces."""
+    w = word.lower()
+    return w.replace("ß", "ss") if "ß" in w else w
 
 
 def _pieces(raw: str) -> list[str]:
