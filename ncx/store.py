@@ -305,24 +305,33 @@ def _str_text(value: str) -> str | None:
     return "'" + value.replace("'", "''") + "'"
 
 
+@functools.lru_cache(maxsize=256)
+def _plain_key(key: str) -> bool:
+    return bool(_KEY.match(key)) and _plain_ascii(key)
+
+
 def dump_simple_frontmatter(meta: Mapping[str, Any]) -> str | None:
     """The YAML block yaml.dump writes for `meta`, or None when it is not simple enough."""
+    # Called once per chunk of a tree (40,000 times): the common values (strings, and lists
+    # of strings) go straight to the cached _str_text, the rest through _simple_scalar_text.
     out: list[str] = []
     for key, value in meta.items():
-        if not (isinstance(key, str) and _KEY.match(key) and _plain_ascii(key)):
+        if not (isinstance(key, str) and _plain_key(key)):
             return None
         if isinstance(value, list):
             if not value:
                 out.append(f"{key}: []")
                 continue
-            out.append(f"{key}:")
-            for item in value:
-                text = _simple_scalar_text(item)
-                if text is None:
-                    return None
-                out.append(f"- {text}")
+            if set(map(type, value)) == {str}:
+                # Keywords and heading trails: mapped in C onto the cached renderings.
+                texts: list[str | None] = list(map(_str_text, value))
+            else:
+                texts = list(map(_simple_scalar_text, value))
+            if None in texts:
+                return None
+            out.append(f"{key}:\n- " + "\n- ".join(texts))  # type: ignore[arg-type]
             continue
-        text = _simple_scalar_text(value)
+        text = _str_text(value) if type(value) is str else _simple_scalar_text(value)
         if text is None:
             return None
         out.append(f"{key}: {text}")

@@ -205,7 +205,13 @@ def _tokens_by_rule(text: str) -> int:
     )
 
 
-@given(st.text(alphabet=st.sampled_from([*"abcdefXYZ 0123456789\n\t.-_(){}é中😀٣۵\u00a0"])))
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [*"abcdefXYZ 0123456789\n\t\r\x0b\x1c.-_(){}~é中😀٣۵\u00a0\u2003\ud800"]
+        )
+    )
+)
 def test_token_count_follows_its_rule(text: str) -> None:
     assert count_tokens(text) == _tokens_by_rule(text)
     assert count_tokens(text * 3 + "abcdefghijklm 1234567") == _tokens_by_rule(
@@ -263,3 +269,13 @@ def test_chunk_token_counts_on_real_docs() -> None:
         for path in docs:
             for chunk in chunk_markdown(path.read_text(encoding="utf-8"), settings=cfg):
                 assert chunk.tokens == count_tokens(chunk.text), (path, chunk.name)
+
+
+def test_keywords_order_by_count_then_word() -> None:
+    from ncx.tree.chunkfile import keywords
+
+    text = "zeta beta beta alpha gamma gamma delta epsilon omega kappa"
+    # heading words count double; ties fall to alphabetical order
+    assert keywords(text, ("Omega",)) == ["omega", "beta", "gamma", "alpha", "delta", "epsilon"]
+    # a non-ASCII letter that lowers to ASCII (the Kelvin sign) does not make a word
+    assert keywords("\u212aey keys keys") == ["keys"]

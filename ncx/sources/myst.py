@@ -17,6 +17,9 @@ from ncx.sources.view import Line, View, build, closes, copy_fence, dedent, numb
 _DIRECTIVE = re.compile(r"^(\s{0,3})(`{3,}|:{3,})\{([A-Za-z][\w:+.-]*)\}\s*(.*)$")
 _ANY_DIRECTIVE = re.compile(r"^\s{0,3}(?:`{3,}|:{3,})\{", re.MULTILINE)
 _LABEL = re.compile(r"^\s{0,3}\(([^()\s]+)\)=\s*$")
+# The first visible character of every line the loop below rewrites, drops or fences
+# (_DIRECTIVE, a code fence, _LABEL); a line without one and without a role ("}`") is copied.
+_LEADS = frozenset("`:~(")
 
 
 def is_myst(text: str) -> bool:
@@ -36,6 +39,10 @@ def render_myst(lines: list[Line]) -> list[Line]:
     i = 0
     while i < n:
         t, ln = lines[i]
+        if t.lstrip()[:1] not in _LEADS and "}`" not in t:
+            out.append(lines[i])  # most lines: three regexes and the role pass skipped
+            i += 1
+            continue
         d = _DIRECTIVE.match(t)
         if d:
             fence = d.group(2)
