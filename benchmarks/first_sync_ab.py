@@ -34,6 +34,7 @@ def timed(cmd: list[str], cwd: Path, src: str | None = None) -> tuple[float, flo
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = src
+    os.sync()  # the last copy's dirty pages are flushed now, not during the timed command
     before = os.times()
     t = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
