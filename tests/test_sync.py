@@ -492,3 +492,41 @@ def test_a_heading_with_a_unicode_line_break_round_trips(repo: Path, sep: str) -
     assert [u.section for u in load_index(repo).units if u.id.endswith("#guide--useit")] == [
         ["Guide", f"Use{sep}it"]
     ]
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_reembed_that_cannot_replace_a_chunk_file_leaves_no_old_vectors(
+    repo: Path, other_model: Path, monkeypatch: pytest.MonkeyPatch, pooled: bool
+) -> None:
+    """A re-embed records the new model in the manifest. A chunk file the disk refused to
+    replace still holds the old model's vectors, of the same size: left there, every later
+    sync took it for right and its doc was never embedded by the new model."""
+    from ncx.tree import sync as sync_mod
+
+    for i in range(6):
+        write(
+            repo, f"docs/d{i}.md", f"# Doc {i}\n\nIntro {i}.\n\n## Part\n\nThe part of doc {i}.\n"
+        )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    old = (repo / ".neocortex/chunks/docs/d3.md").read_bytes()
+    monkeypatch.setenv("NCX_EMBEDDING_MODEL", str(other_model))
+    if pooled:
+        monkeypatch.setattr(sync_mod, "_PARALLEL_DOCS", 1)
+    real = sync_mod.write_atomic
+
+    def refuse(path: str, data: bytes, **kw: bool) -> None:
+        if path.endswith("d3.md"):
+            raise OSError(28, "No space left on device")
+        real(path, data, **kw)
+
+    monkeypatch.setattr(sync_mod, "write_atomic", refuse)
+    out = ncx("sync", "--reembed", "--json", ok=False)
+    assert "docs/d3.md" in out.stdout + out.stderr
+    monkeypatch.setattr(sync_mod, "write_atomic", real)
+    again = json.loads(ncx("sync", "--json").stdout)
+    assert again["written"] == [".neocortex/chunks/docs/d3.md"] and again["embedded"] == 1
+    new = (repo / ".neocortex/chunks/docs/d3.md").read_bytes()
+    assert new != old and blocks(new).keys() == blocks(old).keys()
+    assert json.loads(ncx("sync", "--json").stdout)["written"] == []

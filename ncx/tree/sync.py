@@ -368,7 +368,7 @@ def _sync(
         }
         if compared.blocks is not None and spec is not None:
             # Embedded where it was chunked: written now, while the workers go on.
-            _write_chunk_file(out, rel_file, _filled(compared, []), docs_state[path])
+            _write_chunk_file(out, rel_file, _filled(compared, []), docs_state[path], stale=reembed)
         elif compared.blocks is not None:
             planned.append((rel_file, compared))
             written_by[rel_file] = path
@@ -443,7 +443,9 @@ def _sync(
     for rel_file, compared in planned:
         blocks = _filled(compared, vectors[at : at + len(compared.missing)])
         at += len(compared.missing)
-        _write_chunk_file(out, rel_file, blocks, docs_state[written_by[rel_file]])
+        _write_chunk_file(
+            out, rel_file, blocks, docs_state[written_by[rel_file]], stale=reembed or model.switched
+        )
     _write_pending(out, pending, vectors[at:])
     if reembed or model.switched:
         manifest = replace(manifest, model=model.get().info.as_manifest())
@@ -568,9 +570,12 @@ def _no_chunk_file(root: Path) -> bool:
         return True
 
 
-def _write_chunk_file(out: _Out, rel_file: str, blocks: list[bytes], entry: dict[str, Any]) -> None:
+def _write_chunk_file(
+    out: _Out, rel_file: str, blocks: list[bytes], entry: dict[str, Any], *, stale: bool = False
+) -> None:
     """Write a doc's chunk file (remove it for a doc with no chunk any more) and record the
-    file written in its state `entry`."""
+    file written in its state `entry`. `stale`: the file on disk holds another model's
+    vectors (a re-embed), so one that cannot be replaced is removed."""
     path = str(out.root / rel_file)
     try:
         if blocks:
@@ -582,6 +587,12 @@ def _write_chunk_file(out: _Out, rel_file: str, blocks: list[bytes], entry: dict
     except OSError as exc:  # one doc the disk refuses does not stop the others
         # (Its entry keeps no file: the file on disk is not what was planned.)
         out.report.problems.append(_os_problem(out.root, rel_file, exc))
+        if stale and blocks:
+            # Left, it would pass for right under the manifest's new model (its blocks and
+            # vector sizes match), and no later sync would embed it again: removed, the doc
+            # is planned again by the next one.
+            with contextlib.suppress(OSError):
+                out.remove_file(path)
 
 
 def _filled(compared: _Compared, vectors: Any) -> list[bytes]:
