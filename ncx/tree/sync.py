@@ -368,7 +368,13 @@ def _sync(
         }
         if compared.blocks is not None and spec is not None:
             # Embedded where it was chunked: written now, while the workers go on.
-            _write_chunk_file(out, rel_file, _filled(compared, []), docs_state[path], stale=reembed)
+            _write_chunk_file(
+                out,
+                rel_file,
+                _filled(compared, []),
+                docs_state[path],
+                stale=reembed or model.switched,
+            )
         elif compared.blocks is not None:
             planned.append((rel_file, compared))
             written_by[rel_file] = path
@@ -533,10 +539,12 @@ def _chunk_docs(
     size = max(8, len(jobs) // (workers() * 16))
     batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
     work = functools.partial(_chunk_and_embed, step, model)
-    for i, batch in enumerate(ordered_imap(work, batches, at_least=2, chunksize=1)):
-        if progress and i:
-            progress(f"chunked and embedded {i * size}/{len(jobs)} docs")
+    done = 0
+    for batch in ordered_imap(work, batches, at_least=2, chunksize=1):
         yield from batch
+        done += len(batch)
+        if progress and done < len(jobs):
+            progress(f"chunked and embedded {done}/{len(jobs)} docs")
 
 
 def _chunk_and_embed(
