@@ -361,3 +361,25 @@ def test_docs_in_scripts_without_spaces_are_found_by_their_words(repo: Path) -> 
     ncx("sync")
     assert results("สำรองข้อมูล", "--k", "1")[0]["source_path"] == "docs/backup.md"
     assert results("ติดตั้งโปรแกรม", "--k", "1")[0]["source_path"] == "docs/install.md"
+
+
+def test_json_output_keeps_one_record_per_line_whatever_line_breaks_a_doc_holds(
+    repo: Path,
+) -> None:
+    """U+2028, U+2029 and U+0085 are line breaks to str.splitlines (and to other line
+    readers) that JSON leaves raw inside a string: printed escaped, each hit stays one line
+    and reads back as the doc wrote it."""
+    text = "Rotate\u2028the\u2029backup\x85keys weekly."
+    write(repo, "docs/ops.md", f"# Ops\n\n{text}\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    out = ncx("retrieve", "rotate backup keys", "--json").stdout
+    lines = out.splitlines()
+    assert len(lines) == 1 and out.count("\n") == 1
+    assert text in json.loads(lines[0])["text"]
+    batch = ncx("retrieve", "--batch", "--json", input='{"qid": "q", "query": "rotate"}\n').stdout
+    assert len(batch.splitlines()) == 1
+    assert text in json.loads(batch)["results"][0]["text"]
+    frame = ncx("assemble", "--task", "rotate the backup keys", "--format", "json").stdout
+    assert "\u2028" not in frame and text in json.dumps(json.loads(frame), ensure_ascii=False)

@@ -219,5 +219,16 @@ def _after_one_query(root: Path, cold: bool) -> None:
         )
 
 
+# Line breaks to str.splitlines that JSON leaves raw inside a string (text stays readable,
+# ensure_ascii=False): escaped, so a JSON line holding a doc's U+2028 is still one line to a
+# tool that splits the output into lines.
+_RAW_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_text(data: Any, *, indent: int | None = None) -> str:
+    """`data` as the JSON ncx prints: UTF-8 text, one line unless `indent`."""
+    return json.dumps(data, indent=indent, ensure_ascii=False).translate(_RAW_BREAKS)
+
+
 def _json_out(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(data, indent=2) + "\n")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ncx.cli.app import _config, _root, _say, app, command
+from ncx.cli.app import _config, _json_out, _root, _say, app, command
 from ncx.query.warm import warm_in_background
 
 hook_app = typer.Typer(
@@ -183,7 +182,7 @@ def review(
     if out is not None:
         out.write_text(render_markdown(rev), encoding="utf-8")
     if as_json or fmt == "json":
-        sys.stdout.write(json.dumps(rev.as_json(), indent=2, ensure_ascii=False) + "\n")
+        _json_out(rev.as_json())
     else:
         sys.stdout.write(render_markdown(rev, limit=limit or None))
     if fail_on_problems and rev.problems:

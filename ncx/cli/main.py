@@ -23,6 +23,7 @@ from ncx.cli.app import (
     _say,
     app,
     command,
+    json_text,
 )
 
 if TYPE_CHECKING:
@@ -392,7 +393,7 @@ def retrieve(
             results = [searcher.hit_json(h, explain=explain) for h in hits]
             ms = (time.perf_counter() - t) * 1000
             out = {"qid": req.get("qid"), "results": results, "latency_ms": round(ms, 3)}
-            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_text(out) + "\n")
         return
     if not query:
         raise typer.BadParameter("give a query, or --batch to read queries from stdin")
@@ -402,9 +403,7 @@ def retrieve(
     _after_one_query(root, cold)
     if as_json:
         for h in hits:
-            sys.stdout.write(
-                json.dumps(searcher.hit_json(h, explain=explain), ensure_ascii=False) + "\n"
-            )
+            sys.stdout.write(json_text(searcher.hit_json(h, explain=explain)) + "\n")
         return
     if not hits:
         _say("ncx: no match")
@@ -529,11 +528,7 @@ def assemble(
     )
     frame = build_frame(root, cfg, req)
     _after_one_query(root, cold)
-    text = (
-        frame.markdown
-        if fmt == "markdown"
-        else json.dumps(frame.as_json(), indent=2, ensure_ascii=False) + "\n"
-    )
+    text = frame.markdown if fmt == "markdown" else json_text(frame.as_json(), indent=2) + "\n"
     if out is not None:
         out.write_text(text, encoding="utf-8")
     else:
