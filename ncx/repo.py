@@ -115,7 +115,8 @@ def _grep(root: Path, args: list[str], pathspecs: Sequence[str]) -> subprocess.P
 
 def _grep_lines(proc: subprocess.Popen[bytes]) -> Iterator[tuple[str, int, str]]:
     data, _ = proc.communicate()
-    for rec in data.decode("utf-8", "surrogateescape").splitlines():
+    # A record ends at "\n" only: str.splitlines would also cut a line at U+2028 or U+0085.
+    for rec in data.decode("utf-8", "surrogateescape").split("\n"):
         path, _, rest = rec.partition("\0")
         line, _, text = rest.partition("\0")
         if line.isdigit():
@@ -152,7 +153,9 @@ def staged_sizes(root: Path, paths: Iterable[str]) -> dict[str, int]:
     req = "".join(f":{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
     out = git(root, "cat-file", "--batch-check", input=req).decode("utf-8", "replace")
     sizes: dict[str, int] = {}
-    for p, line in zip(wanted, out.splitlines(), strict=False):
+    # One line per path, ended by "\n" only (splitlines would also cut at a U+2028 in the
+    # echoed path of a missing one, and every later path would take another's size).
+    for p, line in zip(wanted, out.split("\n"), strict=False):
         parts = line.split()
         if len(parts) == 3 and parts[2].isdigit():
             sizes[p] = int(parts[2])

@@ -576,6 +576,17 @@ def lf(data: bytes) -> bytes:
 # line, a quoted frontmatter); blocks depend only on their own section (invariant 2).
 
 
+def text_lines(text: str) -> list[str]:
+    """`text`'s lines as git and editors number them: cut at newlines only (str.splitlines
+    also cuts at U+2028, U+0085, a vertical tab, a form feed and U+001C-U+001E, and numbers
+    every line after one wrong), a carriage return before the newline dropped, and no empty
+    line after a final newline."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
 def body_lines(body: str) -> int:
     """The `lines` of a block: the lines dump_frontmatter writes after the closing fence."""
     body = body if body.endswith("\n") else body + "\n"

@@ -401,3 +401,12 @@ def test_a_never_line_is_its_own_memory_not_the_previous_ones_context() -> None:
     for p in got:
         others = [q.text for q in got if q is not p]
         assert not any(o in p.context for o in others), (p.text, p.context)
+
+
+def test_source_lines_count_newlines_only() -> None:
+    """Line numbers are the ones git and an editor show: a U+2028 or U+0085 inside a line
+    (pasted from a web page) does not start a new line, and CRLF notes number as LF ones."""
+    notes = "Went\u2028over the logs\x85today.\n\nRemember this: the staging API returns 204.\n"
+    want = [((3, 3), "explicit", "factual", "high", "the staging API returns 204.")]
+    assert summary(notes) == want
+    assert summary(notes.replace("\n", "\r\n")) == want

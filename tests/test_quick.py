@@ -14,7 +14,7 @@ from conftest import commit_all, git, ncx, write
 from ncx.config import load_config
 from ncx.query import cache
 from ncx.query.search import Searcher
-from ncx.repo import grep_hits
+from ncx.repo import grep_fixed, grep_hits
 
 TOPICS = {
     "billing": "Invoices are issued monthly; a failed card payment retries three times.",
@@ -149,6 +149,16 @@ def test_grep_hits(repo: Path) -> None:
     assert got[0] == {"a b/ünï.md": [1, 1, 1], "new.md": [1]}  # whole word, any case, untracked
     assert got[1] == {"a b/ünï.md": [2, 2]}
     assert got[2] == {}
+
+
+def test_grep_lines_hold_unicode_line_breaks(repo: Path) -> None:
+    """git grep ends a record at "\n" only: a line holding U+2028 or U+0085 is one line,
+    not two records (the second of which would read as a path)."""
+    write(repo, "a.md", "head\nlines: 1\u2028 and\x85 more\nlines: 2\n")
+    commit_all(repo)
+    assert grep_fixed(repo, "lines: ", ["*.md"])() == {
+        "a.md": [(2, "lines: 1\u2028 and\x85 more"), (3, "lines: 2")]
+    }
 
 
 LONG = " ".join(["Each warehouse keeps its own stock ledger, reconciled every night."] * 8)

@@ -371,3 +371,13 @@ def test_moving_a_format_1_tree_embeds_a_vector_of_the_wrong_size_again(synced: 
     }
     assert got == want
     ncx("check")
+
+
+def test_staged_sizes_pair_each_path_with_its_own_line(repo: Path) -> None:
+    """`git cat-file --batch-check` echoes a missing path; one holding U+2028 is still one
+    line, so the paths after it keep their own sizes."""
+    from ncx.repo import staged_sizes
+
+    write(repo, "docs/real.md", "# Real\n\nText.\n")
+    git(repo, "add", "docs/real.md")
+    assert staged_sizes(repo, ["docs/gone\u2028x.md", "docs/real.md"]) == {"docs/real.md": 14}

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from ncx.store import text_lines
 from ncx.words import STOPWORDS
 
 __all__ = ["Confidence", "MemoryType", "Proposal", "Trigger", "propose_memories"]
@@ -80,7 +81,7 @@ def _clean(raw: str) -> str:
 def _read(notes: str) -> list[_Line]:
     lines: list[_Line] = []
     in_code = False
-    for number, raw in enumerate(notes.splitlines(), start=1):
+    for number, raw in enumerate(text_lines(notes), start=1):
         if _FENCE.match(raw):
             in_code = not in_code
             lines.append(_Line(number, raw, "", True, False, False))

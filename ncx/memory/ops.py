@@ -37,7 +37,7 @@ from ncx.memory.file import (
 )
 from ncx.paths import check_write, memory_ref
 from ncx.secrets import SecretFinding, find_secrets
-from ncx.store import remove_unit, write_atomic
+from ncx.store import remove_unit, text_lines, write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
@@ -521,7 +521,7 @@ def _without_secret_lines(context: str) -> str:
 def _secret_reason(notes: str, span: tuple[int, int], exc: SecretRefused) -> str:
     """Say where in the notes the secret is (the proposal's own text is a cleaned copy)."""
     first, last = span
-    lines = notes.splitlines()[first - 1 : last]
+    lines = text_lines(notes)[first - 1 : last]
     found = find_secrets("\n".join(lines))
     if found:
         f = found[0]
