@@ -419,7 +419,9 @@ class SegmentTokenizer:
         return ids, at, size
 
 
-_LOADED: dict[tuple[str, str, str], StaticEmbedder] = {}  # a worker's model, loaded once
+# Models by worker_spec: a worker's, loaded once; this process's own, registered by
+# worker_spec (so a pool that falls back to running here embeds with it, not a second load).
+_LOADED: dict[tuple[str, str, str], StaticEmbedder] = {}
 
 
 def embed_share(spec: tuple[str, str, str], texts: Sequence[str]) -> NDArray[np.float32]:

@@ -21,7 +21,13 @@ from typing import Any
 
 from ncx import repo
 from ncx.config import Config
-from ncx.embedder import Embedder, check_tree_model, load_tree_model, model_mismatch
+from ncx.embedder import (
+    Embedder,
+    StaticEmbedder,
+    check_tree_model,
+    load_tree_model,
+    model_mismatch,
+)
 from ncx.errors import BadSource, NcxError
 from ncx.layout import (
     FORMAT_VERSION,
@@ -343,7 +349,9 @@ def _sync(
     # CPUs instead of two, and no text travels to a second pool and back.
     spec = None
     if not dry_run and len(jobs) >= _PARALLEL_DOCS and (reembed or _no_chunk_file(root)):
-        spec = getattr(model.get(), "worker_spec", lambda: None)()
+        loaded = model.get()
+        if isinstance(loaded, StaticEmbedder):  # (a model handed in may not load elsewhere)
+            spec = loaded.worker_spec()
     chunked = _chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress, spec)
     planned: list[tuple[str, _Compared]] = []
     written_by: dict[str, str] = {}  # a planned chunk file -> its doc
