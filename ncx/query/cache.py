@@ -96,6 +96,9 @@ class Unit:
 
 
 _UNIT_FIELDS = tuple(f.name for f in dataclasses.fields(Unit))
+# A row is a unit's fields in field order (Unit.to_json): where its heading trail stands.
+_SECTION_KEY = '"section": '
+_AFTER_SECTION_KEY = f'"{_UNIT_FIELDS[_UNIT_FIELDS.index("section") + 1]}": '
 _UNIT_KEYS = frozenset(_UNIT_FIELDS)
 
 
@@ -156,6 +159,18 @@ class Units(Sequence[Unit]):
         every unit can look at the text and decode only the rows it needs."""
         row = self._rows[i]
         return row if isinstance(row, str) else None
+
+    def unread_section(self, i: int) -> str | None:
+        """The JSON text of unit i's heading trail in its undecoded row (between its key and
+        the next field's, as rows are written; the whole row if they are not found), else
+        None. The keys' quotes are found only as keys: inside a JSON string a quote is
+        escaped."""
+        row = self.unread(i)
+        if row is None:
+            return None
+        at = row.find(_SECTION_KEY)
+        end = row.find(_AFTER_SECTION_KEY, at) if at >= 0 else -1
+        return row[at + len(_SECTION_KEY) : end] if end >= 0 else row
 
 
 def _unit_of(row: dict[str, Any]) -> Unit:

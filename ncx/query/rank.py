@@ -44,7 +44,6 @@ HIDDEN_STATUSES = frozenset({"superseded", "deprecated", "proposed"})
 # short to hold a question's terms), and those miss the top 10 twice as often (SUITE.md).
 WEAK_BELOW = 0.3
 _WORD = re.compile(r"\w+")  # a word of any script, for queries BM25F has no term of
-_SECTION_KEY = '"section": '  # a unit's heading trail in its cache row (ncx.query.cache)
 
 
 @dataclass(frozen=True)
@@ -311,15 +310,8 @@ def _may_share_words(units: Sequence[Unit], q: frozenset[str]) -> Iterator[int]:
     alt = "|".join(re.escape(w) for w in sorted(q))
     pattern = re.compile(f"(?<!\\w)(?:{alt})(?!\\w)")
     for u in range(len(units)):
-        row = units.unread(u)
-        if row is None:
-            yield u
-            continue
-        # The key's quotes are unescaped: inside a JSON string every quote is escaped.
-        at = row.find(_SECTION_KEY)
-        end = row.find('"doc_id": ', at)
-        sec = row[at + len(_SECTION_KEY) : end] if at >= 0 and end >= 0 else row
-        if not sec.isascii() or "\\" in sec or pattern.search(sec.lower()):
+        sec = units.unread_section(u)
+        if sec is None or not sec.isascii() or "\\" in sec or pattern.search(sec.lower()):
             yield u
 
 
