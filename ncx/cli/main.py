@@ -8,6 +8,7 @@ stdout carries data (reports, JSON, frames); stderr carries progress, warnings, 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -223,6 +224,8 @@ def sync(
                 f"ncx: {len(report.written)} written, {len(report.removed)} removed, "
                 f"{report.embedded} embedded ({docs} {report.chunks} chunks)"
             )
+        elif report.problems:  # not "up to date": something asked for was not done
+            _say(f"ncx: nothing written ({docs} {report.chunks} chunks); see the error above")
         else:
             _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
     if report.problems:
@@ -474,6 +477,7 @@ def assemble(
         list[str] | None,
         typer.Option("--path", help="Only knowledge from sources matching this glob (repeatable)."),
     ] = None,
+    words: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
 ) -> None:
     """Build a position-optimized context frame for a task, within a hard token budget.
 
@@ -485,6 +489,12 @@ def assemble(
 
     if fmt not in ("markdown", "json"):
         raise typer.BadParameter("use markdown or json", param_hint="--format")
+    if words:
+        # `ncx assemble "fix the login"`: the task given as an argument, as to `retrieve`
+        raise typer.BadParameter(
+            f"the task goes after --task: ncx assemble --task {shlex.quote(' '.join(words))}",
+            param_hint="TASK",
+        )
     crit = list(criteria or [])
     if task_file is not None:
         try:
