@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, ncx_proc, write
+from conftest import REPO, commit_all, git, ncx, ncx_proc, write
 
 AUTH = (
     "# Auth\n\nHow login works in the shop backend.\n\n"
@@ -113,3 +113,83 @@ def test_files_ncx_writes_respect_the_umask(repo: Path) -> None:
     (repo / "CLAUDE.md").write_text("# Notes\n")
     ncx("init", "--agent", "claude")
     assert stat.S_IMODE((repo / "CLAUDE.md").stat().st_mode) == 0o600
+
+
+# --- the PR review workflow finds the ncx a repository pins ------------------------------------
+
+
+def _readme_precommit_snippet() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## pre-commit hooks") :]
+    start = section.index("```yaml\n") + len("```yaml\n")
+    return section[start : section.index("```", start)]
+
+
+def _pin_step() -> str:
+    import yaml
+
+    wf = yaml.safe_load((REPO / "templates/github/ncx-review.yml").read_text(encoding="utf-8"))
+    steps = wf["jobs"]["review"]["steps"]
+    return next(s["run"] for s in steps if str(s.get("name", "")).startswith("Install the ncx"))
+
+
+def _run_pin_step(tmp_path: Path, config: str) -> subprocess.CompletedProcess[str]:
+    """The workflow's install step as GitHub runs it (bash -e), in a checkout holding
+    `config`; `python -m pip` and `ncx` are stand-ins that say what they were asked."""
+    work = tmp_path / "checkout"
+    work.mkdir(exist_ok=True)
+    (work / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "python"
+    shim.write_text(
+        '#!/bin/sh\nif [ "$1" = -m ] && [ "$2" = pip ]; then echo "PIP $*"; exit 0; fi\n'
+        f'exec {sys.executable} "$@"\n'
+    )
+    (bin_dir / "ncx").write_text("#!/bin/sh\necho ncx 0.1.0\n")
+    for f in (shim, bin_dir / "ncx"):
+        f.chmod(0o755)
+    return subprocess.run(
+        ["bash", "-e", "-c", _pin_step()],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
+    )
+
+
+@pytest.mark.parametrize("source", ["README.md", "templates/pre-commit-config.yaml"])
+def test_review_workflow_installs_the_pin_of_the_documented_snippet(
+    tmp_path: Path, source: str
+) -> None:
+    text = (
+        _readme_precommit_snippet()
+        if source == "README.md"
+        else (REPO / source).read_text(encoding="utf-8")
+    )
+    assert "    # " in text  # the snippet comments its repo: and rev: lines, as users keep them
+    filled = text.replace("<you>", "acme").replace("<tag or commit sha>", "v0.1.0")
+    ran = _run_pin_step(tmp_path, filled)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "PIP -m pip install --quiet git+https://github.com/acme/ncx@v0.1.0" in ran.stdout
+    # the snippet as printed (placeholders) is not a pin: the step says where to pin
+    ran = _run_pin_step(tmp_path, text)
+    assert ran.returncode == 1 and "pin ncx there" in ran.stdout
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        # quoted, flow style, rev before repo, another repo first, a fork not named ncx
+        "repos:\n- repo: https://github.com/pre-commit/pre-commit-hooks\n  rev: v4.0.0\n"
+        "  hooks: [{id: trailing-whitespace}]\n"
+        "- {rev: 'v0.1.0', repo: \"https://git.example/team/knowledge-tools\", "
+        "hooks: [{id: ncx-sync}, {id: ncx-check}]}\n",
+        "repos:\n  - rev: v0.1.0   # pinned\n    repo: https://git.example/team/knowledge-tools  # ours\n"
+        "    hooks:\n      - id: ncx-check\n",
+    ],
+)
+def test_review_workflow_reads_the_config_as_yaml(tmp_path: Path, config: str) -> None:
+    ran = _run_pin_step(tmp_path, config)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "git+https://git.example/team/knowledge-tools@v0.1.0" in ran.stdout
