@@ -193,3 +193,241 @@ def test_review_workflow_reads_the_config_as_yaml(tmp_path: Path, config: str) -
     ran = _run_pin_step(tmp_path, config)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "git+https://git.example/team/knowledge-tools@v0.1.0" in ran.stdout
+
+
+# --- one committed configuration: the launcher ------------------------------------------------
+
+LAUNCHER = ".neocortex/bin/ncx"
+AGENT_FILES = (
+    ".claude/settings.json",
+    ".mcp.json",
+    ".cursor/mcp.json",
+    ".codex/config.toml",
+    "CLAUDE.md",
+    "AGENTS.md",
+    ".cursor/rules/ncx.mdc",
+)
+BARE = {"PATH": "/usr/bin:/bin"}  # a shell where ncx is not on PATH (the README's install)
+
+
+def _machine(tmp_path: Path, name: str, *, ncx_home: bool) -> dict[str, str]:
+    """The environment of a teammate's machine: its own HOME, ncx not on PATH, and (with
+    `ncx_home`) ncx installed where the README puts it, ~/.ncx/bin/ncx."""
+    home = tmp_path / name
+    env = {**os.environ, "HOME": str(home), **BARE}
+    if ncx_home:
+        exe = home / ".ncx/bin/ncx"
+        exe.parent.mkdir(parents=True)
+        exe.write_text(f'#!/bin/sh\nexec {sys.executable} -m ncx "$@"\n')
+        exe.chmod(0o755)
+    else:
+        env.pop("PYTHONPATH", None)  # nothing to import ncx from either
+        home.mkdir(parents=True)
+    return env
+
+
+@pytest.fixture
+def installed(tree: Path) -> Path:
+    """`ncx init --agent all` run where ncx is not on PATH (a venv nobody activated), the
+    result committed as a team would."""
+    out = ncx_proc("init", "--agent", "all", cwd=tree, env=BARE)
+    # the launcher finds no ncx on this machine: said, with what to do
+    assert f"warning: `{LAUNCHER} --version` found no ncx on this machine" in out.stderr
+    assert "the agents cannot start ncx here until you install ncx" in out.stderr
+    own = str(Path(sys.executable).parent / "ncx")
+    out = ncx_proc("init", "--agent", "all", cwd=tree, env={**BARE, "NCX_BIN": own})
+    assert f"checked: `{LAUNCHER} --version` -> ncx " in out.stderr, out.stderr
+    assert "already installed; nothing to do" in out.stderr
+    commit_all(tree, "agents")
+    return tree
+
+
+def test_committed_agent_files_name_no_machine_path(installed: Path) -> None:
+    import json
+
+    tomllib = pytest.importorskip("tomllib")
+    for rel in AGENT_FILES:
+        text = (installed / rel).read_text()
+        for machine in (sys.executable, str(Path(sys.executable).parent), os.environ["HOME"]):
+            assert machine not in text, (rel, machine)
+    settings = json.loads((installed / ".claude/settings.json").read_text())
+    for groups in settings["hooks"].values():
+        for group in groups:
+            for hook in group["hooks"]:
+                assert f"/{LAUNCHER} agent-hook " in hook["command"]
+    for rel in (".mcp.json", ".cursor/mcp.json"):
+        entry = json.loads((installed / rel).read_text())["mcpServers"]["ncx"]
+        assert entry["command"].endswith(LAUNCHER) and entry["args"][0] == "mcp"
+    codex = tomllib.loads((installed / ".codex/config.toml").read_text())
+    assert codex["mcp_servers"]["ncx"] == {"command": LAUNCHER, "args": ["mcp"]}
+    mode = (installed / LAUNCHER).stat().st_mode
+    assert mode & 0o111 == 0o111
+    assert git(installed, "ls-files", "-s", LAUNCHER).startswith("100755 ")
+    # ncx's own tree is still right with the launcher in it
+    ncx("check")
+
+
+def _hook_commands(root: Path) -> dict[str, str]:
+    import json
+
+    settings = json.loads((root / ".claude/settings.json").read_text())
+    return {event: groups[0]["hooks"][0]["command"] for event, groups in settings["hooks"].items()}
+
+
+def test_a_teammate_s_hooks_run_through_the_committed_launcher(
+    installed: Path, tmp_path: Path
+) -> None:
+    clone = tmp_path / "teammate"
+    git(installed, "clone", "-q", str(installed), str(clone))
+    env = {**_machine(tmp_path, "home2", ncx_home=True), "CLAUDE_PROJECT_DIR": str(clone)}
+    hooks = _hook_commands(clone)
+    ran = subprocess.run(
+        ["/bin/sh", "-c", hooks["UserPromptSubmit"]],
+        cwd=clone / "docs",  # Claude Code runs hooks from the session's cwd, maybe a subfolder
+        input='{"prompt": "why does the API answer 401 after the token refresh", "cwd": "'
+        + str(clone)
+        + '"}',
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "docs/auth.md:" in ran.stdout, ran.stderr
+    start = subprocess.run(
+        ["/bin/sh", "-c", hooks["SessionStart"]],
+        cwd=clone,
+        input="{}",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert start.returncode == 0 and f"`{LAUNCHER} assemble --task" in start.stdout, start.stderr
+
+
+def test_a_machine_without_ncx_gets_one_clear_line_and_hooks_fail_open(
+    installed: Path, tmp_path: Path
+) -> None:
+    env = {**_machine(tmp_path, "bare", ncx_home=False), "CLAUDE_PROJECT_DIR": str(installed)}
+    for command in _hook_commands(installed).values():
+        ran = subprocess.run(
+            ["/bin/sh", "-c", command],
+            cwd=installed,
+            input="{}",
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert ran.returncode == 0 and ran.stdout == ""
+        assert "ncx is not installed on this machine" in ran.stderr
+        assert "~/.ncx/bin/pip install" in ran.stderr
+    ran = subprocess.run(
+        [str(installed / LAUNCHER), "status"], capture_output=True, text=True, env=env
+    )
+    assert ran.returncode == 127 and "ncx is not installed" in ran.stderr
+    # NCX_BIN: a machine's own ncx, wherever it is
+    ran = subprocess.run(
+        [str(installed / LAUNCHER), "--version"],
+        capture_output=True,
+        text=True,
+        env={**env, "NCX_BIN": str(Path(sys.executable).parent / "ncx"), "PYTHONPATH": str(REPO)},
+    )
+    assert ran.returncode == 0 and ran.stdout.startswith("ncx "), ran.stderr
+
+
+def _backticked_commands(text: str) -> list[str]:
+    import re
+
+    return [m for m in re.findall(r"`([^`\n]+)`", text) if re.match(r"(\S*/)?ncx \w", m)]
+
+
+def test_every_command_agents_are_told_to_run_runs(installed: Path, tmp_path: Path) -> None:
+    import shlex
+
+    env = _machine(tmp_path, "home3", ncx_home=True)
+    told: list[str] = []
+    for rel in ("CLAUDE.md", "AGENTS.md", ".cursor/rules/ncx.mdc"):
+        told += _backticked_commands((installed / rel).read_text())
+    wakeup = subprocess.run(
+        [LAUNCHER, "wakeup"], cwd=installed, capture_output=True, text=True, env=env
+    )
+    assert wakeup.returncode == 0, wakeup.stderr
+    told += _backticked_commands(wakeup.stdout.splitlines()[-1])  # its "Next:" line
+    frame = subprocess.run(
+        [LAUNCHER, "assemble", "--task", "fix the token refresh", "--budget", "800"],
+        cwd=installed,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    told += _backticked_commands(frame.stdout)
+    hint = subprocess.run(
+        [LAUNCHER, "sync", "docs/nosuch.rst"],
+        cwd=installed,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    told += _backticked_commands(hint.stderr)
+    assert len(told) >= 10 and any("wakeup" not in c for c in told)
+    for command in told:
+        argv = shlex.split(command.replace("<", "").replace(">", ""))
+        assert argv[0] == LAUNCHER, command  # never a bare `ncx`, which is not on PATH here
+        sub = [a for a in argv[1:3] if not a.startswith(("-", '"')) and a.isidentifier()]
+        ran = subprocess.run(
+            [argv[0], *sub[:2], "--help"], cwd=installed, capture_output=True, text=True, env=env
+        )
+        assert ran.returncode == 0, (command, ran.stderr)
+
+
+def test_readme_next_steps_run_after_the_readme_install() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("Then, in your repository:") :]
+    block = section[
+        section.index("```sh\n") + 6 : section.index("```", section.index("```sh\n") + 6)
+    ]
+    lines = [ln for ln in block.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert lines
+    for line in lines:
+        assert line.startswith(("~/.ncx/bin/ncx ", f"{LAUNCHER} ")), line
+
+
+# --- .codex/config.toml -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        '[mcp_servers]\nncx = { command = "/opt/ncx", args = ["mcp"] }\n',
+        'mcp_servers.ncx.command = "/opt/ncx"\nmcp_servers.ncx.args = ["mcp"]\n',
+        'mcp_servers = { ncx = { command = "/opt/ncx", args = ["mcp"] } }\n',
+        '[mcp_servers."ncx"]\ncommand = "/opt/ncx"\n',
+        '[mcp_servers.ncx.env]\nK = "v"\n',
+    ],
+)
+def test_codex_server_defined_in_any_toml_form_is_left_alone(repo: Path, user: str) -> None:
+    tomllib = pytest.importorskip("tomllib")
+    write(repo, ".codex/config.toml", 'model = "o4"\n' + user)
+    out = ncx("init", "--agent", "codex")
+    text = (repo / ".codex/config.toml").read_text()
+    assert text == 'model = "o4"\n' + user
+    tomllib.loads(text)
+    assert "already defines the MCP server ncx" in out.stderr
+
+
+@pytest.mark.parametrize(
+    ("user", "said"),
+    [
+        ('model = "o4"\n[mcp_servers.docs\ncommand = "x"\n', "is not valid TOML"),
+        ('mcp_servers = { docs = { command = "docs-mcp" } }\n', "cannot be added to"),
+    ],
+)
+def test_codex_config_ncx_cannot_extend_is_refused_untouched(
+    repo: Path, user: str, said: str
+) -> None:
+    write(repo, ".codex/config.toml", user)
+    out = ncx("init", "--agent", "codex", ok=False)
+    assert out.returncode == 1 and said in out.stderr, out.stderr
+    assert ".codex/config.toml" in out.stderr
+    assert (repo / ".codex/config.toml").read_text() == user

@@ -160,10 +160,12 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
             # A fresh clone: the wakeup needs the whole cache, which can take longer than
             # the hook may. Start building it now, so the session's prompts find it ready.
             warm_in_background(root)
+            from ncx.layout import ncx_command_name
+
             return (
                 "<!-- ncx wakeup -->\nThis clone's ncx search cache is being built in the "
-                "background; until it is ready, `ncx assemble --task ...` and the prompt hook "
-                "search only the sections that share the task's words.\n"
+                f"background; until it is ready, `{ncx_command_name(root)} assemble --task ...` "
+                "and the prompt hook search only the sections that share the task's words.\n"
             )
         return session_context(root, _config(), tokens)
 

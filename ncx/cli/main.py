@@ -103,10 +103,16 @@ def init(
 def _install_agents(
     root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
 ) -> None:
-    from ncx.agents.install import apply_plan, diff_text, ncx_command, plan_install, verify_command
+    from ncx.agents.install import (
+        apply_plan,
+        diff_text,
+        ncx_command,
+        plan_install,
+        verify_command,
+    )
+    from ncx.layout import LAUNCHER
 
-    command = ncx_command()
-    plan = plan_install(root, agents, workflow=len(agents) == 3, command=command)
+    plan = plan_install(root, agents, workflow=len(agents) == 3)
     if dry_run:
         for change in plan.changes:
             sys.stdout.write(diff_text(change))
@@ -126,17 +132,23 @@ def _install_agents(
         if written
         else f"ncx: {who}: already installed; nothing to do"
     )
-    if not dry_run:  # the agents will start ncx this way: prove it starts
-        import shlex
-
-        worked, said = verify_command(command)
-        shown = shlex.join([*command, "--version"])
-        _say(
-            f"ncx: checked: `{shown}` -> {said}"
-            if worked
-            else f"ncx: warning: `{shown}` failed ({said}); the agents cannot start ncx "
-            "this way: install ncx with pipx or uv tool, then re-run `ncx init --agent`"
-        )
+    if not dry_run:  # the agents start ncx through the launcher: prove it finds one here
+        worked, said = verify_command([str(root / LAUNCHER)])
+        if worked:
+            _say(f"ncx: checked: `{LAUNCHER} --version` -> {said}")
+        else:
+            own = ncx_command()
+            fix = (
+                f"export NCX_BIN={shlex.quote(own[0])} (in your shell profile)"
+                if len(own) == 1
+                else "install ncx as the README's Set-up does (~/.ncx), or with pipx or uv tool"
+            )
+            _say(
+                f"ncx: warning: `{LAUNCHER} --version` found no ncx on this machine ({said}); "
+                f"the agents cannot start ncx here until you {fix}"
+            )
+    if LAUNCHER in written and not dry_run:
+        _say(f"ncx: commit {LAUNCHER} with the agents' files: they start ncx through it")
     if tree:
         _say("next: `ncx sync` to chunk and embed your docs")
 
