@@ -431,3 +431,51 @@ def test_codex_config_ncx_cannot_extend_is_refused_untouched(
     assert out.returncode == 1 and said in out.stderr, out.stderr
     assert ".codex/config.toml" in out.stderr
     assert (repo / ".codex/config.toml").read_text() == user
+
+
+# --- ncx review ---------------------------------------------------------------------------------
+
+SEC = " ".join(["Every request is authenticated by the gateway before it reaches a service."] * 6)
+
+
+def _ops(monitor: str) -> str:
+    return (
+        f"# Ops\n\n{SEC}\n\n## Deploy\n\n{SEC}\n\n## Monitor\n\n{monitor}\n\n## Alerts\n\n{SEC}\n"
+    )
+
+
+def test_review_says_a_section_merged_into_a_neighbour_was_merged(repo: Path) -> None:
+    write(repo, "docs/ops.md", _ops(SEC))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    write(repo, "docs/ops.md", _ops("Short now."))
+    ncx("sync")
+    commit_all(repo, "shrink")
+    out = ncx("review", "HEAD~1..HEAD")
+    row = next(ln for ln in out.stdout.splitlines() if ln.startswith("| `docs/ops.md`"))
+    assert "Ops > Monitor (merged into Ops > " in row, row
+    assert row.endswith("| — |"), row  # nothing removed
+    import json
+
+    doc = json.loads(ncx("review", "HEAD~1..HEAD", "--json").stdout)["docs"][0]
+    assert doc["removed"] == [] and doc["merged"]["Ops > Monitor"].startswith("Ops > ")
+    # a section really removed is still "removed"
+    write(repo, "docs/ops.md", f"# Ops\n\n{SEC}\n\n## Deploy\n\n{SEC}\n\n## Alerts\n\n{SEC}\n")
+    ncx("sync")
+    commit_all(repo, "drop")
+    row = next(
+        ln for ln in ncx("review", "HEAD~2..HEAD").stdout.splitlines() if "`docs/ops.md`" in ln
+    )
+    assert row.endswith("| Ops > Monitor |"), row  # from when it had its own chunk
+
+
+def test_review_of_reflog_ranges(tree: Path) -> None:
+    write(tree, ".neocortex/memories/x.txt", "")  # any change; reflog entries are what counts
+    commit_all(tree, "more")
+    out = ncx("review", "HEAD@{1}..HEAD")
+    assert out.stdout.startswith("## ncx knowledge review `HEAD@{1}..HEAD`")
+    out = ncx("review", "HEAD@{99}..HEAD", ok=False)
+    assert out.returncode == 2 and "unknown git revision 'HEAD@{99}'" in out.stderr
+    assert "internal error" not in out.stderr
