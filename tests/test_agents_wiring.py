@@ -479,3 +479,60 @@ def test_review_of_reflog_ranges(tree: Path) -> None:
     out = ncx("review", "HEAD@{99}..HEAD", ok=False)
     assert out.returncode == 2 and "unknown git revision 'HEAD@{99}'" in out.stderr
     assert "internal error" not in out.stderr
+
+
+# --- the same learning, another context ----------------------------------------------------------
+
+LEARNING = "The refresh endpoint allows ten calls per minute per user."
+
+
+def test_the_same_learning_with_another_context_is_a_duplicate(tree: Path) -> None:
+    ncx("memory", "add", LEARNING, "--context", "found while fixing the login retry loop")
+    again = ncx(
+        "memory",
+        "add",
+        "the refresh endpoint allows ten calls per minute, per user",
+        "--context",
+        "seen in the gateway logs during the outage review of the payment service last week",
+        ok=False,
+    )
+    assert again.returncode == 1 and "already remembered" in again.stderr, again.stderr
+    # another learning under the same context is not a duplicate
+    ncx("memory", "add", "Logout deletes the session row.", "--context", "found while fixing")
+    assert len(list((tree / ".neocortex/memories").glob("*.md"))) == 2
+
+
+@pytest.mark.e2e
+def test_mcp_remember_judges_duplicates_on_the_learning(tree: Path) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from conftest import NCX_CMD
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(tree), env=dict(os.environ)
+    )
+    seen: dict[str, object] = {}
+
+    async def session() -> None:
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write_),
+                ClientSession(read, write_) as s,
+            ):
+                await s.initialize()
+                seen["first"] = await s.call_tool(
+                    "remember", {"learning": LEARNING, "context": "from the auth session"}
+                )
+                seen["again"] = await s.call_tool(
+                    "remember",
+                    {
+                        "learning": LEARNING,
+                        "context": "noticed again by another agent while load testing checkout",
+                    },
+                )
+
+    anyio.run(session)
+    assert not seen["first"].is_error  # type: ignore[attr-defined]
+    again = seen["again"]
+    assert again.is_error and "already remembered" in again.content[0].text  # type: ignore[attr-defined]
