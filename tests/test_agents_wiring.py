@@ -536,3 +536,30 @@ def test_mcp_remember_judges_duplicates_on_the_learning(tree: Path) -> None:
     assert not seen["first"].is_error  # type: ignore[attr-defined]
     again = seen["again"]
     assert again.is_error and "already remembered" in again.content[0].text  # type: ignore[attr-defined]
+
+
+# --- weak evidence --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question", ["kubernetes values", "Which values does the Kubernetes autoscaler take?"]
+)
+def test_one_shared_word_does_not_hide_weak_evidence(tree: Path, question: str) -> None:
+    import json
+
+    write(tree, "docs/config.md", "# Config\n\nSettings read their values from the environment.\n")
+    commit_all(tree)
+    ncx("sync")
+    hits = [json.loads(ln) for ln in ncx("retrieve", question, "--json").stdout.splitlines()]
+    assert hits[0]["source_path"] == "docs/config.md" and hits[0]["weak"], hits[0]
+    frame = ncx("assemble", "--task", question, "--budget", "800").stdout
+    assert "Weak evidence" in frame
+    # in scope: the same one word, asked about what the tree holds, is not weak
+    hits = [
+        json.loads(ln) for ln in ncx("retrieve", "environment values", "--json").stdout.splitlines()
+    ]
+    assert hits[0]["source_path"] == "docs/config.md" and not hits[0]["weak"]
+    frame = ncx(
+        "assemble", "--task", "refresh token rotation after a 401", "--budget", "800"
+    ).stdout
+    assert "Weak evidence" not in frame
