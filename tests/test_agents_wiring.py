@@ -563,3 +563,32 @@ def test_one_shared_word_does_not_hide_weak_evidence(tree: Path, question: str) 
         "assemble", "--task", "refresh token rotation after a 401", "--budget", "800"
     ).stdout
     assert "Weak evidence" not in frame
+
+
+# --- MCP over stdio: what is not JSON-RPC gets an answer ------------------------------------------
+
+
+@pytest.mark.e2e
+def test_mcp_answers_what_is_not_json_rpc(tree: Path) -> None:
+    pytest.importorskip("mcp")
+    import json
+
+    from conftest import NCX_CMD
+
+    lines = [
+        '{"foo": 1}',  # JSON, not a JSON-RPC message
+        "not json at all",
+        '{"jsonrpc": "2.0", "id": 7, "method": "ping"}',  # still served after both
+    ]
+    ran = subprocess.run(
+        [*NCX_CMD, "mcp"],
+        cwd=tree,
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    replies = [json.loads(ln) for ln in ran.stdout.splitlines()]
+    assert [r.get("error", {}).get("code") for r in replies] == [-32600, -32700, None], replies
+    assert replies[0]["id"] is None and replies[1]["id"] is None
+    assert replies[2] == {"jsonrpc": "2.0", "id": 7, "result": {}}

@@ -206,7 +206,7 @@ def mcp(
         _say(f"  hint: {shlex.join([sys.executable, '-m', 'pip', 'install', 'ncx[mcp]'])}")
         _say("  (an install made with pipx: pipx inject ncx mcp)")
         raise typer.Exit(code=1) from None
-    from ncx.agents.mcp_server import build_server
+    from ncx.agents.mcp_server import build_server, serve_stdio
     from ncx.errors import NcxError
     from ncx.repo import find_root
 
@@ -237,4 +237,4 @@ def mcp(
         tree_root = where or Path.cwd()
         _say(f"ncx: warning: {exc}")
     _say(f"ncx: MCP server for {tree_root} on stdio")
-    build_server(tree_root, _config(), problem=problem).run("stdio")
+    serve_stdio(build_server(tree_root, _config(), problem=problem))
