@@ -592,3 +592,45 @@ def test_mcp_answers_what_is_not_json_rpc(tree: Path) -> None:
     assert [r.get("error", {}).get("code") for r in replies] == [-32600, -32700, None], replies
     assert replies[0]["id"] is None and replies[1]["id"] is None
     assert replies[2] == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
+# --- one doc edit, two hooks, one piece of advice -------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_one_doc_edit_gets_one_piece_of_advice_from_both_hooks(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from test_hooks import PRE_COMMIT, local_config
+
+    if PRE_COMMIT is None:
+        pytest.skip("pre-commit is not installed")
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    write(tree, ".pre-commit-config.yaml", local_config())
+    commit_all(tree, "hooks")
+    subprocess.run([PRE_COMMIT, "install"], cwd=tree, check=True, capture_output=True)
+    write(tree, "docs/auth.md", AUTH.replace("one day", "two days"))
+    git(tree, "add", "docs/auth.md")
+    first = subprocess.run(
+        ["git", "commit", "-m", "edit"],
+        cwd=tree,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert first.returncode != 0
+    out = first.stdout
+    assert "ncx sync (re-chunk changed docs)" in out and "ncx check" in out
+    check = out[out.index("ncx check (validate .neocortex/)") :]
+    # ncx-sync already wrote the chunk file: running `ncx sync` again is needless advice
+    assert "ncx sync" not in check.replace("ncx sync (re-chunk", ""), check
+    assert "`git add docs/auth.md .neocortex`" in out
+    assert "`git add docs/auth.md .neocortex`" in check, check
+    git(tree, "add", "docs/auth.md", ".neocortex")
+    second = subprocess.run(
+        ["git", "commit", "-m", "edit"], cwd=tree, capture_output=True, text=True
+    )
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert shutil.which("git")
