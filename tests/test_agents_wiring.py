@@ -634,3 +634,54 @@ def test_one_doc_edit_gets_one_piece_of_advice_from_both_hooks(
     )
     assert second.returncode == 0, second.stdout + second.stderr
     assert shutil.which("git")
+
+
+@pytest.mark.e2e
+def test_each_agent_s_mcp_config_starts_the_server_on_a_teammate_s_machine(
+    installed: Path, tmp_path: Path
+) -> None:
+    """The committed MCP entries, expanded as each client does (Claude Code: ${VAR:-default};
+    Cursor: ${workspaceFolder}; Codex: as written, from the project folder), start a server
+    that answers, where ncx is only at ~/.ncx/bin/ncx."""
+    pytest.importorskip("mcp")
+    import json
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    tomllib = pytest.importorskip("tomllib")
+    clone = tmp_path / "teammate"
+    git(installed, "clone", "-q", str(installed), str(clone))
+    env = _machine(tmp_path, "home4", ncx_home=True)
+    claude = json.loads((clone / ".mcp.json").read_text())["mcpServers"]["ncx"]
+    cursor = json.loads((clone / ".cursor/mcp.json").read_text())["mcpServers"]["ncx"]
+    codex = tomllib.loads((clone / ".codex/config.toml").read_text())["mcp_servers"]["ncx"]
+
+    def claude_expand(s: str) -> str:
+        return s.replace("${CLAUDE_PROJECT_DIR:-.}", ".")  # no such variable: the default
+
+    def cursor_expand(s: str) -> str:
+        return s.replace("${workspaceFolder}", str(clone))
+
+    configs = {
+        "claude": (claude_expand(claude["command"]), [claude_expand(a) for a in claude["args"]]),
+        "cursor": (cursor_expand(cursor["command"]), [cursor_expand(a) for a in cursor["args"]]),
+        "codex": (codex["command"], codex["args"]),
+    }
+    seen: dict[str, object] = {}
+
+    async def session(name: str, command: str, args: list[str]) -> None:
+        params = StdioServerParameters(command=command, args=args, cwd=str(clone), env=env)
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write_),
+                ClientSession(read, write_) as s,
+            ):
+                await s.initialize()
+                seen[name] = await s.call_tool("status", {})
+
+    for name, (command, args) in configs.items():
+        anyio.run(session, name, command, args)
+        res = seen[name]
+        assert not res.is_error, (name, res)  # type: ignore[attr-defined]
+        assert res.structured_content["chunks"] >= 1, name  # type: ignore[attr-defined]
