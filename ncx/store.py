@@ -484,7 +484,10 @@ def write_if_changed(path: Path, data: bytes, *, mode: int = 0o666) -> bool:
             return False
     except OSError:
         pass
-    write_atomic(path, data, mode=mode)
+    if mode == 0o666:
+        write_atomic(path, data)
+    else:
+        write_atomic(path, data, mode=mode)
     return True
 
 

@@ -580,15 +580,25 @@ def test_mcp_answers_what_is_not_json_rpc(tree: Path) -> None:
         "not json at all",
         '{"jsonrpc": "2.0", "id": 7, "method": "ping"}',  # still served after both
     ]
-    ran = subprocess.run(
+    # stdin stays open until the three replies are read: at end of input the server stops,
+    # and a request still in flight then goes unanswered
+    proc = subprocess.Popen(
         [*NCX_CMD, "mcp"],
         cwd=tree,
-        input="\n".join(lines) + "\n",
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
-        timeout=60,
     )
-    replies = [json.loads(ln) for ln in ran.stdout.splitlines()]
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("\n".join(lines) + "\n")
+        proc.stdin.flush()
+        got = [proc.stdout.readline() for _ in lines]
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    replies = [json.loads(ln) for ln in got if ln.strip()]
     assert [r.get("error", {}).get("code") for r in replies] == [-32600, -32700, None], replies
     assert replies[0]["id"] is None and replies[1]["id"] is None
     assert replies[2] == {"jsonrpc": "2.0", "id": 7, "result": {}}
