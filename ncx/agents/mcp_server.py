@@ -264,3 +264,49 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         "(run `ncx check`).",
     )
     return server
+
+
+def serve_stdio(server: Any) -> None:
+    """Run `server` over stdio, answering what is not a JSON-RPC message.
+
+    The SDK's stdio transport drops such a line without a word, so a client that sent it
+    waits forever; JSON-RPC 2.0 wants an error with id null: -32700 for text that is not
+    JSON, -32600 for JSON that is not a request, notification or response."""
+    import anyio
+
+    anyio.run(_serve_stdio, server)
+
+
+async def _serve_stdio(server: Any) -> None:
+    import anyio
+    from mcp import types
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves too
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def forward() -> None:
+            async with send:
+                async for item in read_stream:
+                    if not isinstance(item, Exception):
+                        await send.send(item)
+                        continue
+                    not_json = any(
+                        e.get("type") == "json_invalid"
+                        for e in getattr(item, "errors", lambda: [])()
+                    )
+                    error = types.ErrorData(
+                        code=types.PARSE_ERROR if not_json else types.INVALID_REQUEST,
+                        message="Parse error: not JSON"
+                        if not_json
+                        else "Invalid Request: not a JSON-RPC 2.0 request, notification or "
+                        "response",
+                    )
+                    reply = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
+                    await write_stream.send(SessionMessage(reply))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(forward)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())

@@ -1,4 +1,4 @@
-"""cli_agent: `ncx agent-hook …` (what agents' hooks run; hidden) and `ncx mcp` (the MCP server).
+"""cli_agent: `ncx agent-hook …` (what agents' hooks run) and `ncx mcp` (the MCP server).
 
 A hook must never block or break the agent: it runs under a hard deadline, and on any error
 or timeout it prints one warning line on stderr and exits 0 with nothing on stdout (an exit
@@ -8,6 +8,7 @@ of 2 would make Claude Code drop the user's prompt).
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -27,7 +28,7 @@ hook_app = typer.Typer(
     "Reads the hook's JSON on stdin; never fails: errors and timeouts are one warning line.",
     no_args_is_help=True,
 )
-app.add_typer(hook_app, name="agent-hook", hidden=True)
+app.add_typer(hook_app, name="agent-hook")
 
 TimeoutOpt = Annotated[
     str | None,
@@ -159,10 +160,12 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
             # A fresh clone: the wakeup needs the whole cache, which can take longer than
             # the hook may. Start building it now, so the session's prompts find it ready.
             warm_in_background(root)
+            from ncx.layout import ncx_command_name
+
             return (
                 "<!-- ncx wakeup -->\nThis clone's ncx search cache is being built in the "
-                "background; until it is ready, `ncx assemble --task ...` and the prompt hook "
-                "search only the sections that share the task's words.\n"
+                f"background; until it is ready, `{ncx_command_name(root)} assemble --task ...` "
+                "and the prompt hook search only the sections that share the task's words.\n"
             )
         return session_context(root, _config(), tokens)
 
@@ -198,14 +201,27 @@ def mcp(
         import mcp  # noqa: F401  (the optional extra; heavy, so only here)
     except ImportError:
         _say("ncx: error: `ncx mcp` needs the MCP Python SDK, which is not installed")
-        _say("  hint: pip install 'ncx[mcp]'  (with pipx: pipx inject ncx mcp)")
+        # the pip of the interpreter running ncx: the `pip` on PATH belongs to another
+        # Python after the README's install (~/.ncx) or a pipx one
+        _say(f"  hint: {shlex.join([sys.executable, '-m', 'pip', 'install', 'ncx[mcp]'])}")
+        _say("  (an install made with pipx: pipx inject ncx mcp)")
         raise typer.Exit(code=1) from None
-    from ncx.agents.mcp_server import build_server
+    from ncx.agents.mcp_server import build_server, serve_stdio
     from ncx.errors import NcxError
     from ncx.repo import find_root
 
     # Cursor expands ${workspaceFolder} in mcp.json; a client that does not passes it verbatim.
     where = root if root is not None and "${" not in str(root) else None
+    if where is not None:
+        # A --root the config names is a typo or a moved checkout: refused now, where the
+        # client's log shows it, rather than a server whose every tool answers an error.
+        if not where.is_dir():
+            raise NcxError(
+                "--root is not a folder",
+                path=where,
+                hint="give the repository's path in the MCP config's \"--root\" argument",
+            )
+        find_root(where)
     try:
         tree_root = find_root(where) if where is not None else _root()
         problem: NcxError | None = None
@@ -221,4 +237,4 @@ def mcp(
         tree_root = where or Path.cwd()
         _say(f"ncx: warning: {exc}")
     _say(f"ncx: MCP server for {tree_root} on stdio")
-    build_server(tree_root, _config(), problem=problem).run("stdio")
+    serve_stdio(build_server(tree_root, _config(), problem=problem))

@@ -82,13 +82,20 @@ def clean(text: str) -> str:
 
 
 class _Clean:
-    """A text stream that strips terminal controls from everything written through it."""
+    """A text stream that strips terminal controls from everything written through it.
 
-    def __init__(self, inner: TextIO):
+    `ncx`: how to name ncx in the commands the text quotes (`ncx sync`), where that is not
+    `ncx` (started by the committed launcher, whose hints must be runnable the same way)."""
+
+    def __init__(self, inner: TextIO, ncx: str = "ncx"):
         self._inner = inner
+        self._ncx = ncx
 
     def write(self, text: str) -> int:
-        self._inner.write(clean(text))
+        out = clean(text)
+        if self._ncx != "ncx":
+            out = out.replace("`ncx ", f"`{self._ncx} ")
+        self._inner.write(out)
         return len(text)
 
     def __getattr__(self, name: str) -> Any:
@@ -99,8 +106,11 @@ class _Clean:
 def _clean_streams() -> Iterator[None]:
     # The CLI edge: every line ncx prints (reports, frames, memory text, error messages)
     # passes here, so a heading or task holding `ESC ]` cannot drive the user's terminal.
+    from ncx.config import command_name
+
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Clean(out), _Clean(err)
+    # stderr is talk, hints included; stdout is data (frames name ncx by the tree's files)
+    sys.stdout, sys.stderr = _Clean(out), _Clean(err, command_name())
     try:
         yield
     finally:

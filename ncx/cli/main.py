@@ -8,6 +8,7 @@ stdout carries data (reports, JSON, frames); stderr carries progress, warnings, 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -102,10 +103,16 @@ def init(
 def _install_agents(
     root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
 ) -> None:
-    from ncx.agents.install import apply_plan, diff_text, ncx_command, plan_install, verify_command
+    from ncx.agents.install import (
+        apply_plan,
+        diff_text,
+        ncx_command,
+        plan_install,
+        verify_command,
+    )
+    from ncx.layout import LAUNCHER
 
-    command = ncx_command()
-    plan = plan_install(root, agents, workflow=len(agents) == 3, command=command)
+    plan = plan_install(root, agents, workflow=len(agents) == 3)
     if dry_run:
         for change in plan.changes:
             sys.stdout.write(diff_text(change))
@@ -125,17 +132,23 @@ def _install_agents(
         if written
         else f"ncx: {who}: already installed; nothing to do"
     )
-    if not dry_run:  # the agents will start ncx this way: prove it starts
-        import shlex
-
-        worked, said = verify_command(command)
-        shown = shlex.join([*command, "--version"])
-        _say(
-            f"ncx: checked: `{shown}` -> {said}"
-            if worked
-            else f"ncx: warning: `{shown}` failed ({said}); the agents cannot start ncx "
-            "this way: install ncx with pipx or uv tool, then re-run `ncx init --agent`"
-        )
+    if not dry_run:  # the agents start ncx through the launcher: prove it finds one here
+        worked, said = verify_command([str(root / LAUNCHER)])
+        if worked:
+            _say(f"ncx: checked: `{LAUNCHER} --version` -> {said}")
+        else:
+            own = ncx_command()
+            fix = (
+                f"export NCX_BIN={shlex.quote(own[0])} (in your shell profile)"
+                if len(own) == 1
+                else "install ncx as the README's Set-up does (~/.ncx), or with pipx or uv tool"
+            )
+            _say(
+                f"ncx: warning: `{LAUNCHER} --version` found no ncx on this machine ({said}); "
+                f"the agents cannot start ncx here until you {fix}"
+            )
+    if LAUNCHER in written and not dry_run:
+        _say(f"ncx: commit {LAUNCHER} with the agents' files: they start ncx through it")
     if tree:
         _say("next: `ncx sync` to chunk and embed your docs")
 
@@ -223,6 +236,8 @@ def sync(
                 f"ncx: {len(report.written)} written, {len(report.removed)} removed, "
                 f"{report.embedded} embedded ({docs} {report.chunks} chunks)"
             )
+        elif report.problems:  # not "up to date": something asked for was not done
+            _say(f"ncx: nothing written ({docs} {report.chunks} chunks); see the error above")
         else:
             _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
     if report.problems:
@@ -474,6 +489,7 @@ def assemble(
         list[str] | None,
         typer.Option("--path", help="Only knowledge from sources matching this glob (repeatable)."),
     ] = None,
+    words: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
 ) -> None:
     """Build a position-optimized context frame for a task, within a hard token budget.
 
@@ -485,6 +501,12 @@ def assemble(
 
     if fmt not in ("markdown", "json"):
         raise typer.BadParameter("use markdown or json", param_hint="--format")
+    if words:
+        # `ncx assemble "fix the login"`: the task given as an argument, as to `retrieve`
+        raise typer.BadParameter(
+            f"the task goes after --task: ncx assemble --task {shlex.quote(' '.join(words))}",
+            param_hint="TASK",
+        )
     crit = list(criteria or [])
     if task_file is not None:
         try:

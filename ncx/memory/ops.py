@@ -10,6 +10,7 @@ discovery writes into the new memory alone, and only supersede touches two files
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -56,6 +57,8 @@ DUPLICATE_COS = 0.92
 RELATED_COS = 0.7
 RELATED_MAX = 5
 _LIVE = frozenset({"active", "proposed"})  # what a new memory may duplicate
+# Live memories near a new one (as learning + context) whose learnings are compared alone.
+_SAME_LEARNING_CANDIDATES = 20
 _USEFUL_STEP = 0.1
 _DEFAULT_USEFULNESS = 0.5
 
@@ -277,11 +280,7 @@ def add_memory(
     # Both uses below stop at their own threshold.
     neighbours = _neighbours(root, vec, min(DUPLICATE_COS, RELATED_COS))
     if not force:
-        for unit, sim in neighbours:
-            if sim < DUPLICATE_COS:
-                break
-            if unit.kind == "memory" and (unit.status or "active") in _LIVE:
-                raise DuplicateMemory(unit.id, sim, Path(unit.file))
+        _refuse_duplicate(root, learning, neighbours, embedder)
     related = _related(neighbours, mid)
     meta: dict[str, Any] = {
         "id": mid,
@@ -304,6 +303,46 @@ def add_memory(
     memory = Memory(mid, learning, context, meta, _related_lines(related))
     written = write_memory(root, memory, vec)
     return Added(memory, tuple(p.relative_to(root).as_posix() for p in written), related)
+
+
+def _refuse_duplicate(
+    root: Path, learning: str, neighbours: Sequence[tuple[Unit, float]], embedder: Embedder
+) -> None:
+    """DuplicateMemory when a live memory holds the same learning. Judged on the learning
+    itself: the same fact saved with another context (two sessions, two tasks) scored 0.87
+    as learning + context, under DUPLICATE_COS. Neighbours of that vector (>= RELATED_COS)
+    are the candidates; their learnings alone are compared, text first, then by cosine."""
+    import numpy as np
+
+    mine: Any = None
+    candidates = 0
+    for unit, sim in neighbours:
+        if unit.kind != "memory" or (unit.status or "active") not in _LIVE:
+            continue
+        if sim >= DUPLICATE_COS:
+            raise DuplicateMemory(unit.id, sim, Path(unit.file))
+        candidates += 1
+        if candidates > _SAME_LEARNING_CANDIDATES:
+            break
+        try:
+            other = read_memory(root / unit.file).learning
+        except (NcxError, OSError):
+            continue  # a broken file is `ncx check`'s to report, not a reason to refuse
+        if _words(other) == _words(learning):
+            raise DuplicateMemory(unit.id, 1.0, Path(unit.file), same=True)
+        if mine is None:
+            mine = embedder.embed([_embed_text(learning, "")])[0]
+        theirs = embedder.embed([_embed_text(other, "")])[0]
+        same = float(np.dot(mine, theirs)) / (
+            float(np.linalg.norm(mine) * np.linalg.norm(theirs)) or 1.0
+        )
+        if same >= DUPLICATE_COS:
+            raise DuplicateMemory(unit.id, same, Path(unit.file))
+
+
+def _words(text: str) -> list[str]:
+    """A learning's words, case and punctuation aside: the same fact typed twice."""
+    return re.findall(r"\w+", text.casefold())
 
 
 def _embed_text(learning: str, context: str) -> str:

@@ -251,6 +251,12 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
         idx = _try_load(root, path, check=not stale_ok)
         if idx is not None:
             return idx
+    if not cache_dir(root).parent.is_dir():
+        # No tree here (a hook in a repository without ncx): fail before the lock below
+        # creates .neocortex/cache/, an untracked folder in someone else's repository.
+        from ncx.manifest import load_manifest
+
+        load_manifest(root)
     with _lock(cache_dir(root)):
         if not rebuild:  # another process may have rebuilt it while we waited
             idx = _try_load(root, path)

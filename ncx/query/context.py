@@ -14,7 +14,7 @@ from pathlib import Path
 from ncx import repo
 from ncx.config import DEFAULT_TOKEN_BUDGET, Config
 from ncx.errors import NcxError, UsageError
-from ncx.layout import NCX_DIR, ncx_dir
+from ncx.layout import NCX_DIR, ncx_command_name, ncx_dir
 from ncx.query import assembler
 from ncx.query.assembler import (
     Frame,
@@ -78,7 +78,7 @@ def build_frame(
         knowledge=tuple(items),
         learnings=tuple(_item(s, h) for h in memories),
         state=tuple(git_state(root) + _state_note(root, req.state_file)),
-        instructions=INSTRUCTIONS,
+        instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
         weak=bool(knowledge) and knowledge[0].weak,
         quick=s.index.quick,
     )
@@ -204,6 +204,7 @@ def _state_note(root: Path, given: Path | None) -> list[str]:
 
 def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
     """The session-start frame: identity, domains and their main docs, key memories."""
+    ncx = ncx_command_name(root)  # the command that runs here (the launcher, if any)
     from ncx.query.cache import load_index
 
     index = load_index(root)
@@ -244,7 +245,8 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
             out.append(f"- {first[:200]} ({u.id})")
     out += [
         "",
-        'Next: `ncx assemble --task "..."` for a task; `ncx retrieve "..."` to look things up.',
+        f'Next: `{ncx} assemble --task "..."` for a task; `{ncx} retrieve "..."` to look '
+        "things up.",
     ]
     text = "\n".join(out) + "\n"
     while count_tokens(text) > budget and len(out) > 4:
@@ -263,6 +265,11 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _RELEASE = re.compile(
     r"^\[?v?\d+\.\d+[\w.+-]*\]?\s*(?:$|[-–—(:{])|^\d{4}-\d{2}-\d{2}\b|^unreleased\b", re.I
 )
+
+
+def _named(lines: tuple[str, ...], ncx: str) -> tuple[str, ...]:
+    """`lines` naming ncx as the command that runs in this tree (see ncx_command_name)."""
+    return lines if ncx == "ncx" else tuple(ln.replace("`ncx ", f"`{ncx} ") for ln in lines)
 
 
 def _is_log(path: str) -> bool:

@@ -400,15 +400,29 @@ def _coverage(index: Index, q_terms: list[str], units: list[int]) -> list[float]
     us = np.asarray(units, dtype=np.int32)
     total = 0.0
     got = np.zeros(len(units), dtype=np.float64)
+    shared = np.zeros(len(units), dtype=np.int32)  # how many of the query's terms each holds
+    unseen = False
     for t in qset:
         col = lx.vocab.get(t)
         if col is None:
             total += unknown
+            unseen = True
             continue
         w = float(lx.idf[col])
         total += w
-        got += w * _contains(lx, col, us)
-    return (got / total).tolist() if total > 0 else [0.0] * len(units)
+        has = _contains(lx, col, us)
+        got += w * has
+        shared += has.astype(np.int32)
+    if total <= 0:
+        return [0.0] * len(units)
+    conf = got / total
+    if unseen and len(qset) >= 2:
+        # Trigger: the question names something no unit of the tree uses, and a unit shares
+        # one word of it. Why: in a small tree any word is rare, so that one word's idf
+        # ("values" in 1 of 4 units) outweighed the unseen subject's and hid the weak
+        # evidence. Outcome: one shared word is weak evidence for such a question.
+        conf = np.where(shared <= 1, np.minimum(conf, WEAK_BELOW / 2), conf)
+    return [float(c) for c in conf]
 
 
 def _hit(index: Index, u: int, score: float, lex: float, dense: float, prior: float) -> Hit:

@@ -172,10 +172,44 @@ def hook_check(
 
         findings = check_tree(root, cfg)
         where = f"{NCX_DIR}/"
+    if staged:
+        findings = _staged_in_working_tree(root, findings)
     summarise([str(p) for p in findings], out)
     if findings:
         say(f"ncx: {len(findings)} problem(s) in {where}")
     return 1 if findings else 0
+
+
+def _staged_in_working_tree(
+    root: Path, findings: Sequence[Finding | object]
+) -> list[Finding | object]:
+    """The findings, with "run `ncx sync`" replaced by "stage it" where the working tree
+    already holds the chunk file the commit lacks. Trigger: ncx-sync, the hook before,
+    wrote it a moment ago. Why: the same doc edit got two pieces of advice, one of them
+    needless (and, for an agent without ncx on PATH, not runnable). Outcome: both hooks
+    name the same `git add`."""
+    import shlex
+
+    paths = sorted({f.path for f in findings if isinstance(f, Finding) and f.syncable and f.doc})
+    if not paths:
+        return list(findings)
+    raw = repo.git(root, "diff", "--name-only", "-z", "--", *paths)
+    differs = set(raw.decode("utf-8", "surrogateescape").split("\0"))
+    differs |= set(repo.untracked_files(root, paths))
+    fixed: list[Finding | object] = []
+    for f in findings:
+        cut = f.message.find("; run `ncx sync ") if isinstance(f, Finding) else -1
+        if not isinstance(f, Finding) or f.doc is None or f.path not in differs or cut < 0:
+            fixed.append(f)
+            continue
+        stage = (
+            f"git add {shlex.quote(f.doc)} {NCX_DIR}"
+            if (root / f.doc).exists()
+            else f"git add -A {NCX_DIR}"
+        )
+        how = f"; the working tree has it right (ncx-sync wrote it): stage it, `{stage}`"
+        fixed.append(Finding(f.path, f.message[:cut] + how, f.doc, f.syncable))
+    return fixed
 
 
 def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: str) -> int:

@@ -34,6 +34,7 @@ from ncx.layout import (
     cache_dir,
     chunk_file_paths,
     chunks_dir,
+    doc_chunk_dir,
     is_inside_ncx,
     manifest_path,
     memories_dir,
@@ -274,6 +275,17 @@ def _sync(
             if p in wanted or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
         ]
         gone_scope = {w for w in wanted if w not in set(sources) and rel_problem(w) is None}
+        for w in sorted(wanted):
+            if _names_nothing(root, w, in_scope, tracked):
+                # A typo (`docs/nosuch.rst`) is not "up to date": said, and the run fails.
+                report.problems.append(
+                    BadSource(
+                        "no such doc: not a file here, not tracked, and no chunks of it",
+                        path=w,
+                        hint="check the path (relative to the current folder), or run `ncx sync` "
+                        "without paths",
+                    )
+                )
     else:
         in_scope, gone_scope = sources, set()
     report.docs = len(in_scope)
@@ -742,6 +754,18 @@ def _format_name(path: str) -> str:
 def _count(counts: dict[str, int], path: str, n: int) -> None:
     name = _format_name(path)
     counts[name] = counts.get(name, 0) + n
+
+
+def _names_nothing(root: Path, rel: str, in_scope: Sequence[str], tracked: Sequence[str]) -> bool:
+    """A path given to sync that names no doc, no file, nothing git tracks, and no chunks."""
+    if rel in ("", ".") or any(p == rel or p.startswith(rel + "/") for p in in_scope):
+        return False
+    if os.path.lexists(root / rel):
+        return False
+    if any(t == rel or t.startswith(rel + "/") for t in tracked):
+        return False
+    chunks = root / doc_chunk_dir(rel)
+    return not (os.path.lexists(f"{chunks}.md") or os.path.isdir(chunks))
 
 
 def _norm(root: Path, p: str) -> str:
