@@ -1,0 +1,195 @@
+"""ncx eval: the team's questions about its knowledge as regression tests, through the real
+CLI on real git history; and `--at REV`, the knowledge of a commit without a checkout."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import commit_all, git, ncx, write
+
+AUTH = """# Auth
+
+How login works for users of the api.
+
+## Refresh
+
+A refresh token renews the session cookie before the timeout; the client sends the
+refresh token to the auth server and gets a new session.
+
+## Password
+
+A user changes the password on the settings page; every session is closed after it.
+"""
+DEPLOY = """# Deploy
+
+## Release
+
+Build the release, tag the version, deploy to the server with the deploy hook.
+
+## Rollback
+
+A rollback deploys the previous release version to the server again.
+"""
+EVALS = """questions:
+  - id: refresh
+    ask: how does the client refresh the session token
+    expect:
+      - doc: docs/auth.md
+        section: Refresh
+  - id: rollback
+    ask: rollback a release on the server
+    expect:
+      - doc: docs/deploy.md
+        section: Rollback
+"""
+
+
+def _tree(root: Path, evals: str = EVALS) -> None:
+    write(root, "docs/auth.md", AUTH)
+    write(root, "docs/deploy.md", DEPLOY)
+    commit_all(root, "docs")
+    ncx("init", "-q")
+    write(root, ".neocortex/evals.yaml", evals)
+    ncx("sync", "-q")
+    commit_all(root, "docs")
+
+
+def _eval(
+    *args: str, ok: bool = True, env: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    proc = ncx("eval", "--json", *args, ok=ok, env=env)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _passed(report: dict[str, Any]) -> dict[str, bool]:
+    return {q["id"]: q["passed"] for q in report["questions"]}
+
+
+def _change(root: Path, edit: Any, msg: str) -> None:
+    edit()
+    ncx("sync", "-q")
+    commit_all(root, msg)
+
+
+def test_questions_pass_with_rank_and_frame_and_the_report_is_deterministic(repo: Path) -> None:
+    _tree(repo)
+    code, report = _eval()
+    assert code == 0 and _passed(report) == {"refresh": True, "rollback": True}
+    refresh = report["questions"][0]
+    assert refresh["rank"] == 1 and refresh["in_frame"] is True
+    md1 = ncx("eval").stdout
+    md2 = ncx("eval").stdout
+    assert md1 == md2 and "| `refresh` | pass | 1 | yes | docs/auth.md#Refresh |" in md1
+    assert ncx("eval", "--json").stdout == ncx("eval", "--json").stdout
+    assert git(repo, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["doc renamed", "section split", "heading reworded", "doc deleted"],
+)
+def test_a_change_that_loses_the_answer_fails_the_eval_since_the_base(
+    repo: Path, change: str
+) -> None:
+    _tree(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    auth = repo / "docs/auth.md"
+    if change == "doc renamed":
+        git(repo, "mv", "docs/auth.md", "docs/login.md")
+    elif change == "section split":
+        # the section's text goes to two new sections; `## Refresh` is no more
+        auth.write_text(
+            AUTH.replace(
+                "## Refresh\n\nA refresh token renews the session cookie before the timeout; "
+                "the client sends the\n",
+                "## Session renewal\n\nA refresh token renews the session cookie before the "
+                "timeout.\n\n## Token exchange\n\nThe client sends the\n",
+            )
+        )
+    elif change == "heading reworded":
+        auth.write_text(AUTH.replace("## Refresh", "## Renewing a session"))
+    else:
+        git(repo, "rm", "-q", "docs/auth.md")
+    ncx("sync", "-q")
+    commit_all(repo, change)
+    code, report = _eval("--since", base, ok=False)
+    assert code == 1, report
+    assert report["broken"] == ["refresh"] and _passed(report)["rollback"] is True
+    refresh = report["questions"][0]
+    assert refresh["change"] == "BROKEN" and refresh["base"]["passed"] is True
+    md = ncx("eval", "--since", base, ok=False)
+    assert "Broken since commit" in md.stdout and "`refresh`" in md.stdout
+    assert "1 question(s) broken since" in md.stderr and "refresh" in md.stderr
+
+
+def test_without_since_any_failing_question_fails_and_since_forgives_old_failures(
+    repo: Path,
+) -> None:
+    evals = (
+        EVALS + "  - id: missing\n    ask: rate limits\n    expect:\n      - doc: docs/rates.md\n"
+    )
+    _tree(repo, evals)
+    code, report = _eval(ok=False)
+    assert code == 1 and _passed(report)["missing"] is False
+    # failed on the base too: not a regression
+    write(repo, "docs/deploy.md", DEPLOY + "\nMore words on the deploy hook.\n")
+    ncx("sync", "-q")
+    commit_all(repo, "edit")
+    code, report = _eval("--since", "HEAD~1")
+    assert (
+        code == 0 and report["broken"] == [] and report["questions"][2]["change"] == "still fails"
+    )
+
+
+def test_a_superseded_memory_fails_its_question(repo: Path) -> None:
+    _tree(repo)
+    mid = ncx(
+        "memory", "add", "The deploy hook needs the release token in the server config"
+    ).stdout.strip()
+    new = ncx(
+        "memory", "add", "Deploy reads the release version from the build, not the token"
+    ).stdout.strip()
+    write(
+        repo,
+        ".neocortex/evals.yaml",
+        EVALS
+        + f"  - id: hook\n    ask: deploy hook release token\n    expect:\n      - memory: {mid}\n",
+    )
+    commit_all(repo, "memories")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    assert _eval()[0] == 0
+    ncx("memory", "evolve", mid, "--supersede-by", new)
+    commit_all(repo, "supersede")
+    code, report = _eval("--since", base, ok=False)
+    assert code == 1 and report["broken"] == ["hook"]
+
+
+def test_a_model_switch_that_reorders_the_answers_fails_a_top_question(
+    repo: Path, other_model: Path
+) -> None:
+    # No shared word between the question and the docs: only the embedding ranks them.
+    for i, words in enumerate(("alpha fix bug", "merge branch commit", "vector chunk index")):
+        write(repo, f"notes/n{i}.md", f"# Note {i}\n\n{words} {words}\n")
+    write(repo, "README.md", "# Project\n\nNotes.\n")
+    commit_all(repo, "notes")
+    ncx("init", "-q")
+    ncx("sync", "-q")
+    ask = "speed performance slow fast"
+    first = json.loads(ncx("retrieve", ask, "--json", "--k", "1").stdout.splitlines()[0])
+    write(
+        repo,
+        ".neocortex/evals.yaml",
+        f"questions:\n  - id: q\n    ask: {ask}\n    top: 1\n    expect:\n"
+        f"      - doc: {first['source_path']}\n",
+    )
+    commit_all(repo, "tree")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    assert _eval()[0] == 0
+    ncx("model", "use", str(other_model), env={"NCX_EMBEDDING_MODEL": str(other_model)})
+    commit_all(repo, "switch model")
+    code, report = _eval("--since", base, ok=False, env={"NCX_EMBEDDING_MODEL": str(other_model)})
+    assert code == 1 and report["broken"] == ["q"]
