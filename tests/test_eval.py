@@ -4,12 +4,11 @@ CLI on real git history; and `--at REV`, the knowledge of a commit without a che
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import _WORDS, SHARED, commit_all, git, ncx, write
 
 AUTH = """# Auth
 
@@ -193,3 +192,102 @@ def test_a_model_switch_that_reorders_the_answers_fails_a_top_question(
     commit_all(repo, "switch model")
     code, report = _eval("--since", base, ok=False, env={"NCX_EMBEDDING_MODEL": str(other_model)})
     assert code == 1 and report["broken"] == ["q"]
+
+
+# --- --at REV: the knowledge of a commit, byte for byte what a checkout of it gives ----------
+
+REAL = SHARED / "bench-data/repo-cisagov-manage.get.gov/corpus/all"
+
+
+def _docs() -> list[tuple[str, str]]:
+    """A real tree's docs when the shared data is there, else a generated one."""
+    if REAL.is_dir():
+        files = sorted(p for p in REAL.rglob("*.md") if p.is_file())
+        return [(p.relative_to(REAL).as_posix(), p.read_text(encoding="utf-8")) for p in files]
+    words = [w for w in _WORDS if len(w) > 3]
+    return [
+        (
+            f"docs/d{i:02}.md",
+            f"# Doc {i}\n\n## {words[i % len(words)]}\n\n"
+            + " ".join(words[(i * 7 + j) % len(words)] for j in range(60))
+            + f"\n\n## {words[(i + 5) % len(words)]} notes\n\n"
+            + " ".join(words[(i * 3 + j) % len(words)] for j in range(40))
+            + "\n",
+        )
+        for i in range(40)
+    ]
+
+
+def _history(root: Path, commits: int) -> list[str]:
+    """`commits` commits: docs added, edited, renamed and deleted, memories added and
+    superseded, each synced; returns their shas, oldest first."""
+    docs = _docs()
+    shas: list[str] = []
+    first = max(3, len(docs) // 3)
+    for rel, text in docs[:first]:
+        write(root, rel, text)
+    commit_all(root, "docs")
+    ncx("init", "-q")
+    ncx("sync", "-q")
+    commit_all(root, "ncx")
+    shas.append(git(root, "rev-parse", "HEAD").strip())
+    todo = docs[first:]
+    mems: list[str] = []
+    for i in range(1, commits):
+        present = sorted(git(root, "ls-files", "*.md", ":!.neocortex").split())
+        step = i % 5
+        if step == 0 and todo:
+            for rel, text in todo[:4]:
+                write(root, rel, text)
+            del todo[:4]
+        elif step == 1:
+            p = root / present[i % len(present)]
+            p.write_text(p.read_text(encoding="utf-8") + f"\n## Added {i}\n\nThe cache note {i}.\n")
+        elif step == 2 and len(present) > 3:
+            (root / "moved").mkdir(exist_ok=True)
+            git(root, "mv", present[i % len(present)], f"moved/m{i}.md")
+        elif step == 3 and len(present) > 3:
+            git(root, "rm", "-q", present[(i * 3) % len(present)])
+        else:
+            mems.append(
+                ncx(
+                    "memory",
+                    "add",
+                    f"The deploy hook reads the release {_WORDS[i * 5]} {_WORDS[i * 7]}",
+                    "--force",
+                ).stdout.strip()
+            )
+            if len(mems) > 1:
+                ncx("memory", "evolve", mems[-2], "--supersede-by", mems[-1])
+        commit_all(root, f"step {i}")
+        ncx("sync", "-q")
+        if git(root, "status", "--porcelain"):
+            commit_all(root, f"sync {i}")
+        shas.append(git(root, "rev-parse", "HEAD").strip())
+    return shas
+
+
+def test_at_rev_equals_a_checkout_of_rev_for_every_commit(repo: Path, tmp_path: Path) -> None:
+    shas = _history(repo, 10)
+    clone = tmp_path / "clone"
+    git(repo, "clone", "-q", str(repo), str(clone))
+    task = "how do I deploy the release and configure the cache"
+    for sha in shas:
+        at = ncx("assemble", "--task", task, "--budget", "3000", "--at", sha)
+        hits = ncx("retrieve", task, "--json", "--k", "8", "--at", sha).stdout
+        git(clone, "checkout", "-q", "--detach", sha)
+        there = ncx("assemble", "--task", task, "--budget", "3000", cwd=clone)
+        assert at.stdout == there.stdout, sha
+        assert hits == ncx("retrieve", task, "--json", "--k", "8", cwd=clone).stdout, sha
+        # the frame id names the commit, and the model and options are said with it
+        assert f"at {sha[:12]} (model " in at.stderr and "budget 3000" in at.stderr
+    # a commit's knowledge is materialised once, under its tree id, and reused
+    trees = {git(repo, "rev-parse", f"{s}^{{tree}}").strip() for s in shas}
+    assert {p.name for p in (repo / ".neocortex/cache/at").iterdir()} == trees
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_at_an_unknown_rev_names_it(repo: Path) -> None:
+    _tree(repo)
+    bad = ncx("assemble", "--task", "x y z", "--at", "no-such-branch", ok=False)
+    assert bad.returncode == 2 and "'no-such-branch' is not a commit" in bad.stderr
