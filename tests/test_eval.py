@@ -291,3 +291,43 @@ def test_at_an_unknown_rev_names_it(repo: Path) -> None:
     _tree(repo)
     bad = ncx("assemble", "--task", "x y z", "--at", "no-such-branch", ok=False)
     assert bad.returncode == 2 and "'no-such-branch' is not a commit" in bad.stderr
+
+
+def test_review_shows_the_eval_delta_and_a_broken_question_is_a_problem(repo: Path) -> None:
+    _tree(repo)
+    git(repo, "checkout", "-q", "-b", "feature")
+    (repo / "docs/auth.md").write_text(AUTH.replace("## Refresh", "## Renewing a session"))
+    ncx("sync", "-q")
+    commit_all(repo, "reword")
+    out = ncx("review", "main..feature", "--fail-on-problems", ok=False)
+    assert out.returncode == 1
+    assert "### ncx eval: 1 of 2 question(s) pass; 1 broken, 0 fixed" in out.stdout
+    assert "question `refresh` passed on commit" in out.stdout
+    data = json.loads(ncx("review", "main..feature", "--json").stdout)
+    assert data["evals"]["broken"] == ["refresh"]
+
+
+def test_a_base_before_init_answers_nothing_and_breaks_nothing(repo: Path) -> None:
+    write(repo, "README.md", "# P\n")
+    commit_all(repo, "start")
+    _tree(repo)
+    code, report = _eval("--since", "HEAD~2")
+    assert code == 0 and report["fixed"] == ["refresh", "rollback"]
+
+
+def test_suggest_proposes_headings_and_memories_that_pass(repo: Path) -> None:
+    _tree(repo)
+    mid = ncx("memory", "add", "The deploy hook needs the release token").stdout.strip()
+    text = ncx("eval", "--suggest").stdout
+    assert text == ncx("eval", "--suggest").stdout
+    assert 'section: "Refresh"' in text and f'memory: "{mid}"' in text
+    write(repo, "suggested.yaml", text)
+    code, report = _eval("--file", "suggested.yaml")
+    assert code == 0 and report["passed"] == len(report["questions"]) >= 5
+
+
+def test_a_bad_questions_file_names_the_question_and_the_fix(repo: Path) -> None:
+    _tree(repo, "questions:\n  - id: a\n    expect:\n      - doc: x.md\n")
+    bad = ncx("eval", ok=False)
+    assert bad.returncode == 1 and "question 1: `ask:`" in bad.stderr
+    assert "docs/formats.md" in bad.stderr

@@ -57,12 +57,12 @@ def eval_command(
 
         sys.stdout.write(make(root, limit=limit))
         return
-    from ncx.eval.run import regressions, report_json, report_markdown
+    from ncx.eval.run import ask_commit, regressions, report_json, report_markdown
     from ncx.eval.spec import EVALS_PATH, load_evals
 
     evals = load_evals(file if file is not None else root / EVALS_PATH)
     now = evaluate_worktree(root, cfg, evals)
-    base = evaluate_commit(root, cfg, evals, since) if since is not None else None
+    base = ask_commit(root, cfg, evals, since) if since is not None else None
     if as_json:
         _json_out(report_json(now, base))
     else:
@@ -86,17 +86,3 @@ def evaluate_worktree(root: Path, cfg: Config, evals: Evals) -> Report:
     head = repo.head_info(root).head
     at = f"working tree at {head}" if head else "working tree"
     return run_evals(root, cfg, evals, git_lines=git_state(root), at=at)
-
-
-def evaluate_commit(root: Path, cfg: Config, evals: Evals, rev: str) -> Report:
-    import dataclasses
-
-    from ncx.eval.at import materialise
-    from ncx.eval.run import run_evals
-    from ncx.query.context import git_state
-
-    commit = materialise(root, rev)
-    at = f"commit {commit.sha[:12]}"
-    # The base is asked with its own model (its manifest's), not one this run names.
-    cfg = dataclasses.replace(cfg, model=None)
-    return run_evals(commit.root, cfg, evals, git_lines=git_state(root, commit.sha), at=at)

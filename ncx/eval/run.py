@@ -285,3 +285,23 @@ def report_markdown(now: Report, base: Report | None = None, *, heading: str = "
                 )
             out.append("| " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
+
+
+def ask_commit(root: Path, cfg: Config, evals: Evals, rev: str) -> Report:
+    """The questions asked of commit `rev`'s knowledge, built from its own files (ncx.eval.at)
+    with its own model; a commit before `ncx init` answers none of them."""
+    from ncx.eval.at import materialise
+    from ncx.layout import manifest_path
+    from ncx.query.context import git_state
+
+    commit = materialise(root, rev)
+    at = f"commit {commit.sha[:12]}"
+    if not manifest_path(commit.root).is_file():
+        return Report(
+            at,
+            tuple(
+                Result(q, tuple(Found(x, None, False) for x in q.expect)) for q in evals.questions
+            ),
+        )
+    cfg = dataclasses.replace(cfg, model=None)  # its manifest's model, not one this run names
+    return run_evals(commit.root, cfg, evals, git_lines=git_state(root, commit.sha), at=at)

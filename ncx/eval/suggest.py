@@ -11,6 +11,7 @@ from ncx.eval.spec import EVALS_PATH
 
 PER_DOC = 2  # headings asked per doc: the first sections say what a doc is for
 _SLUG = re.compile(r"[^a-z0-9]+")
+_HEADING = re.compile(r"^ {0,3}#{2,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 
 
 def _slug(text: str) -> str:
@@ -38,11 +39,17 @@ def suggest(root: Path, *, limit: int = 100) -> str:
                 learning = " ".join((body_sections(body).get("learning") or body).split())
                 if learning:
                     memories.append((u.id, learning))
-        elif u.kind == "chunk" and len(u.section) >= 2 and not _is_log(u.source_path):
-            trail = tuple(u.section)
+        elif u.kind == "chunk" and u.section and not _is_log(u.source_path):
             got = per_doc.setdefault(u.source_path, [])
-            if len(got) < PER_DOC and trail[-1] not in {t[-1] for t in got}:
-                got.append(trail)
+            if len(got) >= PER_DOC:
+                continue
+            # A chunk may hold several short sections: its trail names the first, its
+            # body's headings the others (read only while the doc needs more).
+            title = str(u.section[0])
+            heads = list(u.section[1:]) + [h for h in _HEADING.findall(index.body(i)) if h != title]
+            for h in heads:
+                if len(got) < PER_DOC and h not in {t[-1] for t in got}:
+                    got.append((title, h))
     picks: list[tuple[str, str, list[str]]] = []  # (id, ask, expect lines)
     for path in sorted(per_doc):
         for trail in per_doc[path]:
