@@ -42,6 +42,12 @@ def eval_command(
     limit: Annotated[
         int, typer.Option("--limit", min=1, help="With --suggest: at most this many.")
     ] = 100,
+    if_present: Annotated[
+        bool,
+        typer.Option(
+            "--if-present", help="Do nothing (exit 0) when there is no questions file (hooks)."
+        ),
+    ] = False,
 ) -> None:
     """Ask the questions of .neocortex/evals.yaml through the ranking and the frames agents get.
 
@@ -60,7 +66,10 @@ def eval_command(
     from ncx.eval.run import ask_commit, regressions, report_json, report_markdown
     from ncx.eval.spec import EVALS_PATH, load_evals
 
-    evals = load_evals(file if file is not None else root / EVALS_PATH)
+    path = file if file is not None else root / EVALS_PATH
+    if if_present and not path.is_file():
+        return
+    evals = load_evals(path)
     now = evaluate_worktree(root, cfg, evals)
     base = ask_commit(root, cfg, evals, since) if since is not None else None
     if as_json:
