@@ -289,6 +289,9 @@ def test_at_rev_equals_a_checkout_of_rev_for_every_commit(repo: Path, tmp_path: 
     trees = {git(repo, "rev-parse", f"{s}^{{tree}}").strip() for s in shas}
     assert {p.name for p in (repo / ".neocortex/cache/at").iterdir()} == trees
     assert git(repo, "status", "--porcelain") == ""
+    # the commits' files under the cache are nobody's docs, chunks or memories
+    assert "tree OK" in ncx("check").stderr
+    assert "nothing written" in ncx("sync").stderr
 
 
 def test_at_an_unknown_rev_names_it(repo: Path) -> None:
