@@ -179,6 +179,9 @@ def review(
             from ncx.tree.staged import verify_range
 
             rev.problems = [str(f) for f in verify_range(root, _config(), base, head).findings]
+    from ncx.eval.review import eval_delta
+
+    eval_delta(root, _config(), rev, base, head)
     if out is not None:
         out.write_text(render_markdown(rev), encoding="utf-8")
     if as_json or fmt == "json":

@@ -28,6 +28,8 @@ from ncx.cli.app import (
 )
 
 if TYPE_CHECKING:
+    from ncx.config import Config
+    from ncx.query.context import FrameRequest
     from ncx.query.rank import Filters
 
 
@@ -380,6 +382,15 @@ def retrieve(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show the score parts of each result.")
     ] = False,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            metavar="REV",
+            help="Answer from the knowledge of commit REV, without checking it out (the "
+            "bytes a checkout of REV gives).",
+        ),
+    ] = None,
 ) -> None:
     """Find the chunks and memories that best match a query (BM25F + static embeddings).
 
@@ -391,6 +402,10 @@ def retrieve(
 
     filters = _filters(kind, domain, path, include_superseded)
     root = _root()
+    if at is not None:
+        from ncx.eval.at import materialise
+
+        root = materialise(root, at).root  # its own cache, built there once
     if batch:
         searcher = Searcher.open(root, _config())
         for line in sys.stdin:
@@ -412,7 +427,7 @@ def retrieve(
         return
     if not query:
         raise typer.BadParameter("give a query, or --batch to read queries from stdin")
-    cfg, cold = _one_query_config(root)
+    cfg, cold = _one_query_config(root) if at is None else (_config(), False)
     searcher = Searcher.open(root, cfg, query=query)
     hits = searcher.search(query, k=k, filters=filters)
     _after_one_query(root, cold)
@@ -489,6 +504,15 @@ def assemble(
         list[str] | None,
         typer.Option("--path", help="Only knowledge from sources matching this glob (repeatable)."),
     ] = None,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            metavar="REV",
+            help="Answer from the knowledge of commit REV, without checking it out (the "
+            "bytes a checkout of REV gives).",
+        ),
+    ] = None,
     words: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
 ) -> None:
     """Build a position-optimized context frame for a task, within a hard token budget.
@@ -540,7 +564,7 @@ def assemble(
             f"{out.parent} is not a folder; create it first", param_hint="--out"
         )
     root = _root()
-    cfg, cold = _one_query_config(root)
+    cfg, cold = _one_query_config(root) if at is None else (_config(), False)
     req = FrameRequest(
         task=task,
         criteria=tuple(crit),
@@ -548,17 +572,38 @@ def assemble(
         state_file=state,
         filters=_filters(None, domain, path, False),
     )
-    frame = build_frame(root, cfg, req)
+    named = ""
+    if at is not None:
+        from ncx.eval.at import materialise
+        from ncx.query.context import git_state
+
+        commit = materialise(root, at)
+        frame = build_frame(commit.root, cfg, req, git_lines=git_state(root, commit.sha))
+        named = f" at {commit.sha[:12]} ({_frame_options(commit.root, cfg, req)})"
+    else:
+        frame = build_frame(root, cfg, req)
     _after_one_query(root, cold)
     text = frame.markdown if fmt == "markdown" else json_text(frame.as_json(), indent=2) + "\n"
     if out is not None:
         out.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    _say(f"ncx: frame {frame.id}: {frame.tokens}/{frame.budget} tokens")
+    _say(f"ncx: frame {frame.id}{named}: {frame.tokens}/{frame.budget} tokens")
     if explain:
         for d in frame.decisions:
             _say(f"  {d.outcome:<10} {d.zone:<10} {d.score:7.3f}  {d.id}")
+
+
+def _frame_options(root: Path, cfg: Config, req: FrameRequest) -> str:
+    """The model and options a frame was built with, to replay it (`--at`)."""
+    from ncx.embedder import tree_model_id
+    from ncx.manifest import load_manifest
+
+    model, _ = tree_model_id(cfg.model, load_manifest(root).model)
+    opts = [f"model {model}", f"budget {req.budget}"]
+    opts += [f"--domain {d}" for d in sorted(req.filters.domains)]
+    opts += [f"--path {g}" for g in req.filters.path_globs]
+    return ", ".join(opts)
 
 
 @command()
@@ -582,6 +627,7 @@ def wakeup(
 # them here, explicitly, so `ncx --help` lists every command.
 import ncx.cli.agent  # noqa: E402
 import ncx.cli.bench  # noqa: E402
+import ncx.cli.eval  # noqa: E402
 import ncx.cli.hooks  # noqa: E402
 import ncx.cli.memory  # noqa: E402
 import ncx.cli.migrate  # noqa: E402

@@ -54,8 +54,15 @@ class FrameRequest:
 
 
 def build_frame(
-    root: Path, cfg: Config, req: FrameRequest, searcher: Searcher | None = None
+    root: Path,
+    cfg: Config,
+    req: FrameRequest,
+    searcher: Searcher | None = None,
+    *,
+    git_lines: list[str] | None = None,
 ) -> Frame:
+    """The frame for `req` from the tree at `root`; `git_lines` replace git_state(root) (a
+    commit's own, for `--at`; computed once for many frames by `ncx eval`)."""
     if req.budget < MIN_BUDGET:
         raise UsageError(
             f"a budget of {req.budget} tokens is too small for a frame",
@@ -77,7 +84,10 @@ def build_frame(
         criteria=req.criteria,
         knowledge=tuple(items),
         learnings=tuple(_item(s, h) for h in memories),
-        state=tuple(git_state(root) + _state_note(root, req.state_file)),
+        state=tuple(
+            (git_state(root) if git_lines is None else git_lines)
+            + _state_note(root, req.state_file)
+        ),
         instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
         weak=bool(knowledge) and knowledge[0].weak,
         quick=s.index.quick,
@@ -150,9 +160,17 @@ def _learning(body: str) -> str:
     return text
 
 
-def git_state(root: Path) -> list[str]:
-    """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible."""
+def git_state(root: Path, rev: str | None = None) -> list[str]:
+    """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible.
+
+    With `rev`, what a clean checkout of that commit says (detached: branch `HEAD`)."""
     try:
+        if rev is not None:
+            short = repo.git(root, "rev-parse", "--short", rev).decode().strip()
+            out = repo.git(root, "log", "-5", "--format=%h %s", rev, "--")
+            return [f"- branch `HEAD` at `{short}`", "- recent commits:"] + [
+                f"  - {ln}" for ln in out.decode("utf-8", "replace").splitlines()
+            ]
         info = repo.head_info(root)
         if not info.head:
             return ["- git: no commits yet"]

@@ -55,6 +55,8 @@ class Review:
     tree: list[str] = field(default_factory=list)  # manifest and model changes
     reembedded: int = 0  # units whose vector changed while their text did not
     problems: list[str] = field(default_factory=list)
+    evals: dict[str, Any] | None = None  # the eval delta (ncx.eval), when the head has questions
+    evals_markdown: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +68,7 @@ class Review:
             "tree": self.tree,
             "reembedded": self.reembedded,
             "problems": self.problems,
+            **({"evals": self.evals} if self.evals is not None else {}),
         }
 
 
@@ -356,6 +359,8 @@ def render_markdown(review: Review, *, limit: int | None = None) -> str:
         out[0] += f" ({review.base}..{review.head})"
     if not (review.memories or review.docs or review.problems or review.tree or review.reembedded):
         out.append("No change to `.neocortex/` in this range.")
+        if review.evals_markdown:
+            out += ["", review.evals_markdown.rstrip()]
         return "\n".join(out) + "\n"
     counts: dict[str, int] = {}
     for m in review.memories:
@@ -411,6 +416,8 @@ def render_markdown(review: Review, *, limit: int | None = None) -> str:
         if len(shown_docs) < len(review.docs):
             out += ["", more.format(n=len(review.docs) - len(shown_docs), what="docs")]
         out.append("")
+    if review.evals_markdown:
+        out += [review.evals_markdown.rstrip(), ""]
     if review.problems:
         probs = review.problems if limit is None else review.problems[:limit]
         out += ["### Problems", ""] + [f"- {p}" for p in probs]
