@@ -27,7 +27,12 @@ from ncx.cli.app import (
 )
 
 if TYPE_CHECKING:
+    from typing import Any
+
+    from ncx.code.rank import CodeHit
+    from ncx.code.search import CodeSearcher
     from ncx.query.rank import Filters
+    from ncx.query.search import Searcher
 
 
 @command()
@@ -315,10 +320,10 @@ def _filters(
     from ncx.query.rank import Filters
 
     kinds = frozenset(kind or [])
-    bad = kinds - {"chunk", "memory"}
+    bad = kinds - {"chunk", "memory", "code"}
     if bad:
         raise typer.BadParameter(
-            f"unknown kind {sorted(bad)[0]!r}; use chunk or memory", param_hint="--kind"
+            f"unknown kind {sorted(bad)[0]!r}; use chunk, memory or code", param_hint="--kind"
         )
     return Filters(
         kinds=kinds,
@@ -347,7 +352,8 @@ def retrieve(
         ),
     ] = False,
     kind: Annotated[
-        list[str] | None, typer.Option("--kind", help="chunk or memory (repeatable).")
+        list[str] | None,
+        typer.Option("--kind", help="chunk, memory or code (repeatable) [default: all three]."),
     ] = None,
     domain: Annotated[
         list[str] | None, typer.Option("--domain", help="Only these domains (repeatable).")
@@ -366,16 +372,24 @@ def retrieve(
         bool, typer.Option("--explain", help="Show the score parts of each result.")
     ] = False,
 ) -> None:
-    """Find the chunks and memories that best match a query (BM25F + static embeddings).
+    """Find the chunks, memories and code that best match a query.
+
+    Docs and memories are ranked by BM25F + static embeddings; code (definitions in the
+    tracked source files) by BM25F over names, signatures and docstrings, and the files'
+    reference graph. A code hit names path:lines and the symbol.
 
     Example: ncx retrieve "how do I rotate the signing key" --k 5 --json
+    Example: ncx retrieve "where are retries configured" --kind code
     """
     import time
 
+    from ncx.code.search import CodeSearcher
     from ncx.query.search import Searcher
 
     filters = _filters(kind, domain, path, include_superseded)
     root = _root()
+    want_code, want_docs = _wanted(filters)
+    code = CodeSearcher(root)
     if batch:
         searcher = Searcher.open(root, _config())
         for line in sys.stdin:
@@ -389,26 +403,42 @@ def retrieve(
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
             t = time.perf_counter()
-            hits = searcher.search(q, k=qk, filters=filters)
-            results = [searcher.hit_json(h, explain=explain) for h in hits]
+            results = _results(searcher, code, q, qk, filters, explain, want_docs, want_code)
             ms = (time.perf_counter() - t) * 1000
             out = {"qid": req.get("qid"), "results": results, "latency_ms": round(ms, 3)}
             sys.stdout.write(json_text(out) + "\n")
         return
     if not query:
         raise typer.BadParameter("give a query, or --batch to read queries from stdin")
+    if not want_docs:
+        _print_code(code, query, k, filters, as_json, explain)
+        return
     cfg, cold = _one_query_config(root)
     searcher = Searcher.open(root, cfg, query=query)
-    hits = searcher.search(query, k=k, filters=filters)
-    _after_one_query(root, cold)
     if as_json:
-        for h in hits:
-            sys.stdout.write(json_text(searcher.hit_json(h, explain=explain)) + "\n")
+        for r in _results(searcher, code, query, k, filters, explain, want_docs, want_code):
+            sys.stdout.write(json_text(r) + "\n")
+        _after_one_query(root, cold)
         return
-    if not hits:
+    hits = searcher.search(query, k=k, filters=_docs_only(filters))
+    _after_one_query(root, cold)
+    code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
+    if not hits and not code_hits:
         _say("ncx: no match")
         return
-    for rank, h in enumerate(hits, 1):
+    from ncx.code.search import interleave
+
+    rows = interleave(
+        [(h.score, h.confidence, h) for h in hits],
+        [(c.file_score, c.confidence, c) for c in _best_per_file(code_hits)],
+        k,
+    )
+    from ncx.code.rank import CodeHit
+
+    for rank, h in enumerate(rows, 1):
+        if isinstance(h, CodeHit):
+            _print_code_hit(rank, h, explain)
+            continue
         where = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
         where += f" (cell {h.cell})" if h.cell else ""
         print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
@@ -417,11 +447,87 @@ def retrieve(
             print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
         snippet = " ".join(searcher.text(h).split())[:160]
         print(f"      {snippet}")
-    if hits[0].weak:
+    if hits and hits[0].weak and not code_hits:
         _say(
             f"ncx: weak evidence: the best match has {hits[0].confidence:.0%} of the query's "
-            "terms; the answer may not be in the docs (look in the code)"
+            "terms; the answer may not be in the docs"
         )
+
+
+def _wanted(filters: Filters) -> tuple[bool, bool]:
+    """(code, docs-or-memories): what a --kind list asks for; none asks for all."""
+    kinds = filters.kinds
+    return (not kinds or "code" in kinds), (not kinds or bool(kinds - {"code"}))
+
+
+def _docs_only(filters: Filters) -> Filters:
+    import dataclasses
+
+    return dataclasses.replace(filters, kinds=filters.kinds - {"code"})
+
+
+def _best_per_file(hits: list[CodeHit]) -> list[CodeHit]:
+    seen: set[str] = set()
+    out = []
+    for h in hits:
+        if h.path not in seen:
+            seen.add(h.path)
+            out.append(h)
+    return out
+
+
+def _results(
+    searcher: Searcher,
+    code: CodeSearcher,
+    query: str,
+    k: int,
+    filters: Filters,
+    explain: bool,
+    want_docs: bool,
+    want_code: bool,
+) -> list[dict[str, Any]]:
+    """One query's results as JSON objects: docs and memories, code, or both interleaved."""
+    from ncx.code.search import interleave
+
+    hits = searcher.search(query, k=k, filters=_docs_only(filters)) if want_docs else []
+    code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
+    if not want_docs:
+        return [code.hit_json(h, explain=explain) for h in code_hits]
+    rows = interleave(
+        [(h.score, h.confidence, searcher.hit_json(h, explain=explain)) for h in hits],
+        [
+            (c.file_score, c.confidence, code.hit_json(c, explain=explain))
+            for c in _best_per_file(code_hits)
+        ],
+        k,
+    )
+    return rows
+
+
+def _print_code(
+    code: CodeSearcher, query: str, k: int, filters: Filters, as_json: bool, explain: bool
+) -> None:
+    hits = code.search(query, files=k, path_globs=filters.path_globs)
+    if as_json:
+        for h in hits:
+            sys.stdout.write(json_text(code.hit_json(h, explain=explain)) + "\n")
+        return
+    if not hits:
+        _say("ncx: no match in the code")
+        return
+    for rank, h in enumerate(_best_per_file(hits), 1):
+        _print_code_hit(rank, h, explain)
+
+
+def _print_code_hit(rank: int, h: CodeHit, explain: bool) -> None:
+    from ncx.code.search import describe
+
+    sym = f"{h.kind} {h.qualname}" if h.qualname else "module"
+    print(f"{rank:>2}. {h.file_score:.3f}  {h.path}:{h.start}-{h.end}  [code] {sym}")
+    if explain:
+        parts = [f"{k}={v}" for k, v in h.why.items()]
+        print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
+    print(f"      {' '.join(describe(h).split())[:160]}")
 
 
 @command()

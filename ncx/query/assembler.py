@@ -1,6 +1,7 @@
 """assembler: pack ranked material into a position-optimized frame under a hard budget. Pure.
 
-Zones, in order: task (primacy) → relevant knowledge → background (the weak middle) →
+Zones, in order: task (primacy) → relevant knowledge → code to open → background (the weak
+middle) →
 past learnings → current state → instructions (recency, with the task restated). The
 frame never exceeds the budget: items that do not fit are trimmed at a paragraph
 boundary (never inside a fenced code block) or left out. Same input, same bytes; the
@@ -21,6 +22,7 @@ from ncx.tokens import count_tokens
 SHARES = {
     "task": 0.10,
     "relevant": 0.45,
+    "code": 0.25,  # of what the fixed zones leave; unused, it flows to knowledge
     "background": 0.17,
     "learnings": 0.12,
     "state": 0.10,
@@ -29,6 +31,7 @@ SHARES = {
 ZONE_TITLES = {
     "task": "CRITICAL: Task",
     "relevant": "Relevant Knowledge",
+    "code": "Code to Open",
     "background": "Background",
     "learnings": "Past Learnings",
     "state": "Current State",
@@ -54,7 +57,7 @@ class Item:
     """One piece of retrieved material offered to the frame."""
 
     id: str
-    kind: str  # chunk | memory
+    kind: str  # chunk | memory | code
     source_path: str
     start_line: int | None
     end_line: int | None
@@ -147,6 +150,7 @@ class FrameInput:
     learnings: tuple[Item, ...] = ()  # memories, best first
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
     instructions: tuple[str, ...] = ()
+    code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.code.zone)
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
     quick: bool = False  # answered by a quick search (no cache yet): say so in the frame
 
@@ -162,7 +166,8 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
 
     learn_cap = min(room, int(budget * SHARES["learnings"]))
     learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
-    knowledge_room = room - used_l
+    code, used_c = _pack("code", inp.code, int((room - used_l) * SHARES["code"]), decisions)
+    knowledge_room = room - used_l - used_c
     rel_cap = int(knowledge_room * SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"]))
     relevant, used_r = _pack("relevant", inp.knowledge, rel_cap, decisions)
     rest = [it for it in inp.knowledge if it.id not in {p.item.id for p in relevant}]
@@ -175,6 +180,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     zones = {
         "task": [],
         "relevant": relevant,
+        "code": code,
         "background": background,
         "learnings": learnings,
         "state": [],
@@ -412,7 +418,7 @@ def _cut(text: str, max_tokens: int) -> str:
 
 def _weakest(zones: dict[str, list[Placed]]) -> tuple[str, int] | None:
     best: tuple[float, str, int] | None = None
-    for zone in ("background", "learnings", "relevant"):
+    for zone in ("background", "learnings", "relevant", "code"):
         for i, p in enumerate(zones[zone]):
             key = (p.item.score, zone, i)
             if best is None or key[0] < best[0]:
@@ -424,7 +430,7 @@ def _render(
     task: str, zones: dict[str, list[Placed]], state: str, tail: str, note: str = ""
 ) -> str:
     out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
-    for zone in ("relevant", "background", "learnings"):
+    for zone in ("relevant", "code", "background", "learnings"):
         if not zones[zone]:
             continue
         out += [f"## {ZONE_TITLES[zone]}", ""]

@@ -73,6 +73,7 @@ def build_frame(
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
     items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
     inp = FrameInput(
+        code=tuple(code_items(root, query, req.filters.path_globs)),
         task=req.task,
         criteria=req.criteria,
         knowledge=tuple(items),
@@ -83,6 +84,39 @@ def build_frame(
         quick=s.index.quick,
     )
     return assemble(inp, req.budget)
+
+
+def code_items(root: Path, query: str, path_globs: tuple[str, ...] = ()) -> list[Item]:
+    """The frame's code to open: the best files' definitions (ncx.code.zone), cited
+    path:lines with the symbol; the best definition with its body when it is short."""
+    from ncx.code.search import CodeSearcher
+    from ncx.code.zone import item_text, pick
+
+    hits = pick(CodeSearcher(root).search(query, files=10, path_globs=path_globs))
+    items = []
+    for i, h in enumerate(hits):
+        lines = _source_lines(root, h.path) if i == 0 else None
+        items.append(
+            Item(
+                id=f"{h.path}:{h.qualname}" if h.qualname else h.path,
+                kind="code",
+                source_path=h.path,
+                start_line=h.start,
+                end_line=h.end,
+                section=(h.qualname,) if h.qualname else (),
+                doc_id=None,
+                score=h.file_score,
+                text=item_text(h, lines, with_body=i == 0),
+            )
+        )
+    return items
+
+
+def _source_lines(root: Path, rel: str) -> list[str] | None:
+    from ncx.code.store import _read
+
+    data = _read(root / rel)
+    return None if data is None else data.decode("utf-8", "replace").splitlines()
 
 
 def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit]:
