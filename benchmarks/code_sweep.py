@@ -72,19 +72,36 @@ def score(files: list[str], gold: list[str]) -> dict[str, float]:
     return out
 
 
+def frame_files(zone: object, hits: list, cap: int) -> tuple[set[str], int]:
+    """The files the frame's code zone cites when packed to `cap` tokens (bodies left out:
+    the tree's files are not read here), and the tokens it used."""
+    from ncx.query.assembler import Item, _pack
+
+    items = [
+        Item(h.path + h.qualname, "code", h.path, h.start, h.end, (h.qualname,), None, h.file_score, zone.item_text(h, None, with_body=False))  # type: ignore[attr-defined]
+        for h in zone.pick(hits)  # type: ignore[attr-defined]
+    ]
+    placed, used = _pack("code", items, cap, [])
+    return {p.item.source_path for p in placed}, used
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", type=Path, default=Path("/tmp/code-trees"))
     ap.add_argument("--set", action="append", default=[], help="NAME=VALUE for ncx.code.rank")
     ap.add_argument("--grid", action="append", default=[], help="NAME=v1,v2,... (all combinations)")
     ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--frame-cap", type=int, default=0, help="also score the code zone packed to this many tokens")
     a = ap.parse_args()
-    from ncx.code import rank
+    from ncx.code import rank, zone
     from ncx.code.index import load_code_index
+
+    def param(name: str) -> object:
+        return zone if hasattr(zone, name) else rank
 
     for kv in a.set:
         name, v = kv.split("=")
-        setattr(rank, name, type(getattr(rank, name))(float(v)))
+        setattr(param(name), name, type(getattr(param(name), name))(float(v)))
     trees: dict[str, list[tuple[dict, object]]] = {}
     for name in a.sets.split(","):
         repo_git = SHARED / "bench-data" / name / "repo.git"
@@ -110,16 +127,23 @@ def main() -> None:
     print("| " + " | ".join([*names, *a.sets.split(","), "macro R@5", "macro MRR"]) + " |")
     for combo in itertools.product(*[g[1] for g in grid]) if grid else [()]:
         for n, v in zip(names, combo, strict=True):
-            setattr(rank, n, type(getattr(rank, n))(v))
+            setattr(param(n), n, type(getattr(param(n), n))(v))
         cells, r5s, mrrs = [], [], []
         for rows in trees.values():
-            agg = {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0}
+            agg = {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0, "FR": 0.0, "Ftok": 0.0}
             for t, idx in rows:
                 hits = rank.search_code(idx, t["task"], files=10)
                 files = list(dict.fromkeys(h.path for h in hits))
                 for k2, v2 in score(files, t["gold"]).items():
                     agg[k2] += v2 / len(rows)
-            cells.append(f"{agg['R@1']:.3f}/{agg['R@5']:.3f}/{agg['R@10']:.3f}/{agg['MRR']:.3f}")
+                if a.frame_cap:
+                    cited, used = frame_files(zone, hits, a.frame_cap)
+                    agg["FR"] += len(cited & set(t["gold"])) / len(t["gold"]) / len(rows)
+                    agg["Ftok"] += used / len(rows)
+            cell = f"{agg['R@1']:.3f}/{agg['R@5']:.3f}/{agg['R@10']:.3f}/{agg['MRR']:.3f}"
+            if a.frame_cap:
+                cell += f" F {agg['FR']:.3f}@{agg['Ftok']:.0f}"
+            cells.append(cell)
             r5s.append(agg["R@5"])
             mrrs.append(agg["MRR"])
         print(

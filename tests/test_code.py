@@ -266,31 +266,63 @@ def test_frame_has_a_code_zone_citing_path_lines(repo: Path) -> None:
     assert git(repo, "status", "--porcelain") == ""  # the code index lives in the ignored cache
 
 
-def test_code_index_follows_the_work_tree_and_reuses_blobs(repo: Path) -> None:
+def _same_index(a: object, b: object) -> None:
+    import numpy as np
+
+    for name in ("file_of", "start", "end", "kind", "text", "text_at", "name_hashes", "name_units"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for name in ("hashes", "indptr", "indices", "data", "idf"):
+        assert getattr(a.lex, name).tobytes() == getattr(b.lex, name).tobytes(), name
+    for name in ("src", "dst", "weight"):
+        assert getattr(a.graph, name).tobytes() == getattr(b.graph, name).tobytes(), name
+    assert a.files == b.files
+
+
+def test_code_index_follows_the_work_tree_and_a_patch_equals_a_build(repo: Path) -> None:
+    from ncx.code.index import build, load_code_index
+    from ncx.code.store import listing, parse_sources
+
     _code_repo(repo)
     ncx("retrieve", "--kind", "code", "backoff")
-    records = repo / ".neocortex/cache/code/records.json"
-    kept = json.loads(records.read_text())["files"]
-    blob = git(repo, "rev-parse", "HEAD:pkg/sessions.py").strip()
-    assert blob in kept  # keyed by git's own blob id
-    # an unstaged edit is seen at once, keyed by the blob id git would give it
+    # an unstaged edit is seen at once: only that file is read again, the rest patched in
     new = SESSION.replace("def backoff_delay(attempt):", "def jitter_delay(attempt):")
     write(repo, "pkg/sessions.py", new)
-    rows = [
-        json.loads(x)
-        for x in ncx("retrieve", "--kind", "code", "--json", "jitter delay").stdout.splitlines()
-    ]
+    write(repo, "pkg/extra.py", "def pool_size_hint():\n    return 4\n")
+    git(repo, "add", "pkg/extra.py")
+    (repo / "web/client.ts").unlink()
+    rows = [json.loads(x) for x in ncx("retrieve", "--kind", "code", "--json", "jitter delay").stdout.splitlines()]
     assert rows[0]["symbol"] == "jitter_delay"
-    assert git_blob_id(new.encode()) in json.loads(records.read_text())["files"]
-    # back to the committed content: the old record is reused, not parsed again
-    git(repo, "checkout", "--", "pkg/sessions.py")
-    before = records.stat().st_mtime_ns
-    rows = [
-        json.loads(x)
-        for x in ncx("retrieve", "--kind", "code", "--json", "backoff delay").stdout.splitlines()
-    ]
-    assert rows[0]["symbol"] == "backoff_delay"
-    assert records.stat().st_mtime_ns == before
+    assert "web/client.ts" not in {r["source_path"] for r in rows}
+    sources = listing(repo)
+    assert {s.path: s.blob for s in sources}["pkg/sessions.py"] == git_blob_id(new.encode())
+    patched = load_code_index(repo)
+    _same_index(patched, build(sources, parse_sources(repo, sources)))
+
+
+def test_a_branch_switch_back_parses_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ncx.code import store
+
+    parsed: list[str] = []
+    real = store.parse_sources
+
+    def counting(root: Path, sources: list[store.Source]) -> dict:
+        parsed.extend(s.path for s in sources)
+        return real(root, sources)
+
+    monkeypatch.setattr(store, "parse_sources", counting)
+    _code_repo(repo)
+    ncx("retrieve", "--kind", "code", "backoff")
+    assert sorted(parsed) == ["pkg/adapters.py", "pkg/sessions.py", "tests/test_sessions.py", "web/client.ts"]
+    git(repo, "checkout", "-q", "-b", "other")
+    write(repo, "pkg/adapters.py", ADAPTERS.replace("pool_manager", "connection_pool"))
+    commit_all(repo, "rename")
+    parsed.clear()
+    assert "connection_pool" in ncx("retrieve", "--kind", "code", "connection pool").stdout
+    assert parsed == ["pkg/adapters.py"]  # only the file the branch changed
+    parsed.clear()
+    git(repo, "checkout", "-q", "main")  # back: the spare blocks hold main's version
+    assert "pool_manager" in ncx("retrieve", "--kind", "code", "pool manager").stdout
+    assert parsed == []
 
 
 def test_untracked_ignored_and_special_files_are_not_code(repo: Path) -> None:

@@ -107,13 +107,16 @@ def search_code(
     unit = idx.lex.score(q, k1=K1)
     named = named_identifiers(query)
     best = float(unit.max()) if len(unit) else 0.0
-    named_units = [u for n in named for u in idx.names.get(n, ())]
+    named_units = [u for n in named for u in idx.defining(n)]
     if named_units and best > 0:
         unit[np.array(named_units, dtype=np.int64)] += NAMED_BONUS * best
-    file_of = np.fromiter((u.file for u in idx.units), dtype=np.int64, count=len(idx.units))
+    file_of = idx.file_of.astype(np.int64)
     fscore = _file_scores(unit, file_of, len(idx.files))
-    tests = np.fromiter((is_test_path(p) for p in idx.files), dtype=bool, count=len(idx.files))
-    fscore[tests] *= TEST_PRIOR
+    # only scored files are asked whether they are tests: a path regex per file of a large
+    # tree would cost more than the query
+    for f in np.flatnonzero(fscore > 0).tolist():
+        if is_test_path(idx.files[f]):
+            fscore[f] *= TEST_PRIOR
     if path_globs:
         import fnmatch
 
@@ -133,11 +136,11 @@ def search_code(
     conf = _coverage(idx, q, file_of, order)
     hits: list[CodeHit] = []
     for rank, f in enumerate(order, start=1):
-        mine = np.flatnonzero(file_of == f)
+        mine = np.flatnonzero(idx.file_of == f)
         ranked = sorted(mine.tolist(), key=lambda u: (-float(unit[u]), u))
         picked = [u for u in ranked if unit[u] > 0][:per_file] or ranked[:1]
         for u in picked:
-            cu = idx.units[u]
+            cu = idx.unit(u)
             hits.append(
                 CodeHit(
                     unit=u,
@@ -221,11 +224,11 @@ def _coverage(
 
     lx = idx.lex
     qs = [t for t in dict.fromkeys(q)]
-    total = sum(float(lx.idf[lx.vocab[t]]) if t in lx.vocab else 1.0 for t in qs) or 1.0
+    cols = {t: lx.term_id(t) for t in qs}
+    total = sum(float(lx.idf[c]) if c is not None else 1.0 for c in cols.values()) or 1.0
     want = np.array(files, dtype=np.int64)
     got = np.zeros(len(files))
-    for t in qs:
-        col = lx.vocab.get(t)
+    for col in cols.values():
         if col is None:
             continue
         holders = np.unique(file_of[lx.indices[lx.indptr[col] : lx.indptr[col + 1]]])

@@ -1,4 +1,4 @@
-"""store: which files are code, and their CodeFile records, kept in cache/ by git blob id.
+"""store: which tracked files are code, the blob id of their current content, and reading them.
 
 The listing is git's own: `git ls-files -s` gives every tracked file's blob id from the index
 in one call (a fresh clone: HEAD's), and `git diff-files` the few a work tree has changed,
@@ -10,18 +10,12 @@ change costs the files it touched (docs/decisions.md §29).
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ncx import repo
 from ncx.code.langs import MAX_CODE_BYTES, language_of
 from ncx.code.model import CodeFile
-from ncx.layout import cache_dir
-
-RECORDS_VERSION = 1  # bump when a reader's output changes: every record is read again
-RECORDS_FILE = "code/records.json"
-PARALLEL_AT = 64  # files to parse before worker processes pay for their start
 
 
 @dataclass(frozen=True)
@@ -61,25 +55,9 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def records(root: Path, sources: list[Source]) -> dict[str, CodeFile]:
-    """blob id -> CodeFile for every source; the ones not kept yet are read and parsed
-    (in worker processes when there are many) and the store is written back."""
-    path = cache_dir(root) / RECORDS_FILE
-    kept = _load(path)
-    missing = [s for s in {s.blob: s for s in sources}.values() if s.blob not in kept]
-    if missing:
-        from ncx.parallel import ordered_map
-
-        jobs = [(str(root / s.path), s.language) for s in missing]
-        parsed = ordered_map(_parse_job, jobs, at_least=PARALLEL_AT)
-        fresh = {s.blob: rec for s, rec in zip(missing, parsed, strict=True)}
-        current = {s.blob for s in sources}
-        # keep what a branch switch would want back, up to the size of this tree again
-        old = [b for b in kept if b not in current][: len(current)]
-        kept = {**{b: kept[b] for b in old}, **{b: kept[b] for b in current if b in kept}}
-        kept.update(fresh)
-        _save(path, kept)
-    return kept
+def parse_sources(root: Path, sources: list[Source]) -> dict[str, CodeFile]:
+    """blob id -> CodeFile for a few sources, parsed here (a patch: the store is not read)."""
+    return {s.blob: _parse_job((str(root / s.path), s.language)) for s in sources}
 
 
 def _parse_job(job: tuple[str, str]) -> CodeFile:
@@ -105,23 +83,3 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
-
-
-def _load(path: Path) -> dict[str, CodeFile]:
-    try:
-        obj = json.loads(path.read_bytes())
-        if obj.get("version") != RECORDS_VERSION:
-            return {}
-        return {b: CodeFile.from_json(r) for b, r in obj["files"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}  # derived: a missing or broken store is read again from the files
-
-
-def _save(path: Path, kept: dict[str, CodeFile]) -> None:
-    from ncx.store import write_atomic
-
-    body = {"version": RECORDS_VERSION, "files": {b: kept[b].to_json() for b in sorted(kept)}}
-    try:
-        write_atomic(path, json.dumps(body, separators=(",", ":")).encode())
-    except OSError:
-        pass  # a read-only cache: answer from memory, keep nothing

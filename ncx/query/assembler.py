@@ -28,6 +28,8 @@ SHARES = {
     "state": 0.10,
     "instructions": 0.06,
 }
+CODE_SHARE_ALONE = 0.7
+
 ZONE_TITLES = {
     "task": "CRITICAL: Task",
     "relevant": "Relevant Knowledge",
@@ -40,6 +42,10 @@ ZONE_TITLES = {
 WEAK_NOTE = (
     "> Weak evidence: the best match shares few of the task's terms; the answer may not "
     "be in the docs (look in the code)."
+)
+WEAK_NOTE_CODE = (
+    "> Weak evidence: the best match shares few of the task's terms; the answer may not "
+    "be in the docs: see Code to Open."
 )
 QUICK_NOTE = (
     "> Quick search: the search cache of this clone is still being built, so only the "
@@ -166,7 +172,10 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
 
     learn_cap = min(room, int(budget * SHARES["learnings"]))
     learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
-    code, used_c = _pack("code", inp.code, int((room - used_l) * SHARES["code"]), decisions)
+    # Code takes its share beside the docs; where the docs have little to say (none, or weak
+    # evidence) the code is what the task is about, and takes the share they leave.
+    code_share = SHARES["code"] if inp.knowledge and not inp.weak else CODE_SHARE_ALONE
+    code, used_c = _pack("code", inp.code, int((room - used_l) * code_share), decisions)
     knowledge_room = room - used_l - used_c
     rel_cap = int(knowledge_room * SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"]))
     relevant, used_r = _pack("relevant", inp.knowledge, rel_cap, decisions)
@@ -186,7 +195,8 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         "state": [],
         "instructions": [],
     }
-    notes = [WEAK_NOTE if inp.weak and relevant else "", QUICK_NOTE if inp.quick else ""]
+    weak_note = WEAK_NOTE_CODE if code else WEAK_NOTE
+    notes = [weak_note if inp.weak and relevant else "", QUICK_NOTE if inp.quick else ""]
     note = "\n\n".join(n for n in notes if n)
     body = _render(task_block, zones, state_block, tail, note)
     # The zone estimates are sums; the rendered whole is authoritative. Drop the weakest
