@@ -182,6 +182,10 @@ def sync(
         dry_run=dry_run,
         progress=None if quiet or as_json else lambda m: _say(f"ncx: {m}"),
     )
+    if not staged and not dry_run and not paths:
+        # The moment a person runs sync is the one to read the code too: the code index is
+        # derived (cache/, keyed by git blob ids), so this writes nothing a commit holds.
+        _warm_code(quiet or as_json)
     if as_json:
         _json_out(
             {
@@ -452,6 +456,18 @@ def retrieve(
             f"ncx: weak evidence: the best match has {hits[0].confidence:.0%} of the query's "
             "terms; the answer may not be in the docs"
         )
+
+
+def _warm_code(quiet: bool) -> None:
+    from ncx.code.index import load_code_index
+
+    def said(n: int) -> None:
+        if not quiet:
+            _say(f"ncx: reading {n} source files for the code index (cache/, not committed)")
+
+    idx = load_code_index(_root(), on_read=said)
+    if not quiet and len(idx):
+        _say(f"ncx: code: {len(idx.files)} source files, {len(idx)} definitions")
 
 
 def _wanted(filters: Filters) -> tuple[bool, bool]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -201,7 +202,11 @@ _BLOCK_ARRAYS = (
 )  # fmt: skip
 
 
-def load_code_index(root: Path) -> CodeIndex:
+def has_code_index(root: Path) -> bool:
+    return (cache_dir(root) / INDEX_FILE).is_file()
+
+
+def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) -> CodeIndex:
     """The code index of the tree as it is now. Loaded when the listing is unchanged; else
     the saved blocks are patched: a file whose (path, blob) the index or its spare blocks
     hold is taken as it is, and only the others are parsed (in worker processes when there
@@ -216,6 +221,8 @@ def load_code_index(root: Path) -> CodeIndex:
     kept = [b for b in (_load_blocks(folder / SPARE_FILE), _load_blocks(folder / INDEX_FILE)) if b]
     have = {(p, blob) for b in kept for p, blob in zip(b.files, b.blobs, strict=True)}
     fresh = [s for s in sources if (s.path, s.blob) not in have]
+    if on_read is not None and len(fresh) >= PARALLEL_AT:
+        on_read(len(fresh))  # progress: a first build reads every file
     parts = [*kept, read_blocks(root, fresh)]
     blocks = merge(sources, parts)
     idx = index_of(blocks)

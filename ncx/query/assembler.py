@@ -51,6 +51,10 @@ QUICK_NOTE = (
     "> Quick search: the search cache of this clone is still being built, so only the "
     "sections sharing the task's words were searched; the next query searches everything."
 )
+CODE_PENDING_NOTE = (
+    "> Code: this clone's code index is being built in the background; the next query also "
+    "names the code to open."
+)
 _MIN_ITEM_TOKENS = 40
 # Background items are quoted by their lead only: past the strongest results, a pointer
 # and an opening line serve more questions per token than whole chunks (frame_recall.py).
@@ -157,6 +161,7 @@ class FrameInput:
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
     instructions: tuple[str, ...] = ()
     code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.code.zone)
+    code_pending: bool = False  # the code index is being built: say so in the frame
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
     quick: bool = False  # answered by a quick search (no cache yet): say so in the frame
 
@@ -196,7 +201,11 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         "instructions": [],
     }
     weak_note = WEAK_NOTE_CODE if code else WEAK_NOTE
-    notes = [weak_note if inp.weak and relevant else "", QUICK_NOTE if inp.quick else ""]
+    notes = [
+        weak_note if inp.weak and relevant else "",
+        QUICK_NOTE if inp.quick else "",
+        CODE_PENDING_NOTE if inp.code_pending else "",
+    ]
     note = "\n\n".join(n for n in notes if n)
     body = _render(task_block, zones, state_block, tail, note)
     # The zone estimates are sums; the rendered whole is authoritative. Drop the weakest
@@ -440,6 +449,8 @@ def _render(
     task: str, zones: dict[str, list[Placed]], state: str, tail: str, note: str = ""
 ) -> str:
     out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
+    if note and not zones["relevant"]:  # nothing to quote: the note still says why
+        out += [f"## {ZONE_TITLES['relevant']}", "", note, ""]
     for zone in ("relevant", "code", "background", "learnings"):
         if not zones[zone]:
             continue

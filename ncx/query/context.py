@@ -41,6 +41,9 @@ INSTRUCTIONS = (
     'correction: `ncx memory add "..." --type factual`.',
     'When you learn something worth keeping, save it: `ncx memory add "..." --context "..."`.',
 )
+# Source files a quick answer reads itself when the tree has no code index yet: about a
+# second of parsing on 2 cores; more are left to the background build (docs/decisions.md §29).
+QUICK_CODE_FILES = 150
 STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 
 
@@ -72,8 +75,10 @@ def build_frame(
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
     items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
+    code, pending = code_items(root, cfg, query, req.filters.path_globs)
     inp = FrameInput(
-        code=tuple(code_items(root, query, req.filters.path_globs)),
+        code=tuple(code),
+        code_pending=pending,
         task=req.task,
         criteria=req.criteria,
         knowledge=tuple(items),
@@ -86,12 +91,24 @@ def build_frame(
     return assemble(inp, req.budget)
 
 
-def code_items(root: Path, query: str, path_globs: tuple[str, ...] = ()) -> list[Item]:
+def code_items(
+    root: Path, cfg: Config, query: str, path_globs: tuple[str, ...] = ()
+) -> tuple[list[Item], bool]:
     """The frame's code to open: the best files' definitions (ncx.code.zone), cited
-    path:lines with the symbol; the best definition with its body when it is short."""
+    path:lines with the symbol; the best definition with its body when it is short. And
+    whether the code index is still to be built: a query that must answer quickly (a fresh
+    clone's first, an agent hook) on a tree of more than QUICK_CODE_FILES source files and
+    no code index yet leaves the code out, says so, and builds the index in the background."""
+    from ncx.code.index import has_code_index
     from ncx.code.search import CodeSearcher
+    from ncx.code.store import listing
     from ncx.code.zone import item_text, pick
 
+    if cfg.quick_cold and not has_code_index(root) and len(listing(root)) > QUICK_CODE_FILES:
+        from ncx.query.warm import warm_in_background
+
+        warm_in_background(root)
+        return [], True
     hits = pick(CodeSearcher(root).search(query, files=10, path_globs=path_globs))
     items = []
     for i, h in enumerate(hits):
@@ -109,7 +126,7 @@ def code_items(root: Path, query: str, path_globs: tuple[str, ...] = ()) -> list
                 text=item_text(h, lines, with_body=i == 0),
             )
         )
-    return items
+    return items, False
 
 
 def _source_lines(root: Path, rel: str) -> list[str] | None:
