@@ -290,7 +290,10 @@ def test_code_index_follows_the_work_tree_and_a_patch_equals_a_build(repo: Path)
     write(repo, "pkg/extra.py", "def pool_size_hint():\n    return 4\n")
     git(repo, "add", "pkg/extra.py")
     (repo / "web/client.ts").unlink()
-    rows = [json.loads(x) for x in ncx("retrieve", "--kind", "code", "--json", "jitter delay").stdout.splitlines()]
+    rows = [
+        json.loads(x)
+        for x in ncx("retrieve", "--kind", "code", "--json", "jitter delay").stdout.splitlines()
+    ]
     assert rows[0]["symbol"] == "jitter_delay"
     assert "web/client.ts" not in {r["source_path"] for r in rows}
     sources = listing(repo)
@@ -312,7 +315,12 @@ def test_a_branch_switch_back_parses_nothing(repo: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(store, "parse_sources", counting)
     _code_repo(repo)
     ncx("retrieve", "--kind", "code", "backoff")
-    assert sorted(parsed) == ["pkg/adapters.py", "pkg/sessions.py", "tests/test_sessions.py", "web/client.ts"]
+    assert sorted(parsed) == [
+        "pkg/adapters.py",
+        "pkg/sessions.py",
+        "tests/test_sessions.py",
+        "web/client.ts",
+    ]
     git(repo, "checkout", "-q", "-b", "other")
     write(repo, "pkg/adapters.py", ADAPTERS.replace("pool_manager", "connection_pool"))
     commit_all(repo, "rename")
@@ -350,3 +358,45 @@ def test_help_and_docs_queries_do_not_load_parsers(repo: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_a_fresh_clone_of_a_large_tree_answers_now_and_builds_the_code_index_behind(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from ncx.code import search
+
+    _code_repo(repo)
+    monkeypatch.setattr(
+        search, "QUICK_CODE_FILES", 2
+    )  # "large": more files than a quick answer reads
+    import shutil
+
+    shutil.rmtree(repo / ".neocortex/cache/code")  # as in a fresh clone: no code index
+    frame = ncx("assemble", "--task", "make Session.send refuse requests without a timeout").stdout
+    assert "## Code to Open" not in frame
+    assert "code index is being built in the background" in frame
+    index = repo / ".neocortex/cache/code/index.npz"
+    for _ in range(200):  # the background build (`ncx agent-hook warm`, its own process)
+        if index.exists():
+            break
+        time.sleep(0.1)
+    assert index.exists()
+    time.sleep(0.5)
+    frame = ncx("assemble", "--task", "make Session.send refuse requests without a timeout").stdout
+    assert "## Code to Open" in frame and "pkg/sessions.py:14-20" in frame
+
+
+@pytest.mark.e2e
+def test_prompt_hook_and_mcp_frames_carry_the_code(repo: Path) -> None:
+    from conftest import ncx_proc
+
+    _code_repo(repo)
+    payload = {"prompt": "make Session.send refuse requests without a timeout", "cwd": str(repo)}
+    out = ncx_proc(
+        "agent-hook", "prompt", input=json.dumps(payload), env={"NCX_HOOK_TIMEOUT": "60"}
+    )
+    assert (
+        "## Code to Open" in out.stdout and "`pkg/sessions.py:14-20` — Session.send" in out.stdout
+    )

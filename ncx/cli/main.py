@@ -27,12 +27,9 @@ from ncx.cli.app import (
 )
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from ncx.code.rank import CodeHit
     from ncx.code.search import CodeSearcher
     from ncx.query.rank import Filters
-    from ncx.query.search import Searcher
 
 
 @command()
@@ -385,9 +382,10 @@ def retrieve(
     Example: ncx retrieve "how do I rotate the signing key" --k 5 --json
     Example: ncx retrieve "where are retries configured" --kind code
     """
+    import dataclasses
     import time
 
-    from ncx.code.search import CodeSearcher
+    from ncx.code.search import CodeSearcher, best_per_file, combined, interleave
     from ncx.query.search import Searcher
 
     filters = _filters(kind, domain, path, include_superseded)
@@ -407,7 +405,7 @@ def retrieve(
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
             t = time.perf_counter()
-            results = _results(searcher, code, q, qk, filters, explain, want_docs, want_code)
+            results = combined(searcher, code, q, qk, filters, explain=explain)
             ms = (time.perf_counter() - t) * 1000
             out = {"qid": req.get("qid"), "results": results, "latency_ms": round(ms, 3)}
             sys.stdout.write(json_text(out) + "\n")
@@ -419,22 +417,27 @@ def retrieve(
         return
     cfg, cold = _one_query_config(root)
     searcher = Searcher.open(root, cfg, query=query)
+    if want_code and not code.ready_for_quick_answer():
+        # a fresh clone of a large tree: docs now, the code index built in the background
+        filters = dataclasses.replace(filters, kinds=filters.kinds | {"chunk", "memory"})
+        want_code = False
+        _say("ncx: no code index in this clone yet: building it in the background (docs only now)")
     if as_json:
-        for r in _results(searcher, code, query, k, filters, explain, want_docs, want_code):
+        for r in combined(searcher, code, query, k, filters, explain=explain):
             sys.stdout.write(json_text(r) + "\n")
         _after_one_query(root, cold)
         return
-    hits = searcher.search(query, k=k, filters=_docs_only(filters))
+    hits = searcher.search(
+        query, k=k, filters=dataclasses.replace(filters, kinds=filters.kinds - {"code"})
+    )
     _after_one_query(root, cold)
     code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
     if not hits and not code_hits:
         _say("ncx: no match")
         return
-    from ncx.code.search import interleave
-
     rows = interleave(
         [(h.score, h.confidence, h) for h in hits],
-        [(c.file_score, c.confidence, c) for c in _best_per_file(code_hits)],
+        [(c.file_score, c.confidence, c) for c in best_per_file(code_hits)],
         k,
     )
     from ncx.code.rank import CodeHit
@@ -476,53 +479,12 @@ def _wanted(filters: Filters) -> tuple[bool, bool]:
     return (not kinds or "code" in kinds), (not kinds or bool(kinds - {"code"}))
 
 
-def _docs_only(filters: Filters) -> Filters:
-    import dataclasses
-
-    return dataclasses.replace(filters, kinds=filters.kinds - {"code"})
-
-
-def _best_per_file(hits: list[CodeHit]) -> list[CodeHit]:
-    seen: set[str] = set()
-    out = []
-    for h in hits:
-        if h.path not in seen:
-            seen.add(h.path)
-            out.append(h)
-    return out
-
-
-def _results(
-    searcher: Searcher,
-    code: CodeSearcher,
-    query: str,
-    k: int,
-    filters: Filters,
-    explain: bool,
-    want_docs: bool,
-    want_code: bool,
-) -> list[dict[str, Any]]:
-    """One query's results as JSON objects: docs and memories, code, or both interleaved."""
-    from ncx.code.search import interleave
-
-    hits = searcher.search(query, k=k, filters=_docs_only(filters)) if want_docs else []
-    code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
-    if not want_docs:
-        return [code.hit_json(h, explain=explain) for h in code_hits]
-    rows = interleave(
-        [(h.score, h.confidence, searcher.hit_json(h, explain=explain)) for h in hits],
-        [
-            (c.file_score, c.confidence, code.hit_json(c, explain=explain))
-            for c in _best_per_file(code_hits)
-        ],
-        k,
-    )
-    return rows
-
-
 def _print_code(
     code: CodeSearcher, query: str, k: int, filters: Filters, as_json: bool, explain: bool
 ) -> None:
+    from ncx.code.search import best_per_file
+
+    code.on_read = lambda n: _say(f"ncx: reading {n} source files for the code index (once)")
     hits = code.search(query, files=k, path_globs=filters.path_globs)
     if as_json:
         for h in hits:
@@ -531,7 +493,7 @@ def _print_code(
     if not hits:
         _say("ncx: no match in the code")
         return
-    for rank, h in enumerate(_best_per_file(hits), 1):
+    for rank, h in enumerate(best_per_file(hits), 1):
         _print_code_hit(rank, h, explain)
 
 

@@ -41,9 +41,6 @@ INSTRUCTIONS = (
     'correction: `ncx memory add "..." --type factual`.',
     'When you learn something worth keeping, save it: `ncx memory add "..." --context "..."`.',
 )
-# Source files a quick answer reads itself when the tree has no code index yet: about a
-# second of parsing on 2 cores; more are left to the background build (docs/decisions.md §29).
-QUICK_CODE_FILES = 150
 STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 
 
@@ -97,19 +94,16 @@ def code_items(
     """The frame's code to open: the best files' definitions (ncx.code.zone), cited
     path:lines with the symbol; the best definition with its body when it is short. And
     whether the code index is still to be built: a query that must answer quickly (a fresh
-    clone's first, an agent hook) on a tree of more than QUICK_CODE_FILES source files and
-    no code index yet leaves the code out, says so, and builds the index in the background."""
-    from ncx.code.index import has_code_index
+    clone's first, an agent hook) on a large tree with
+    no code index yet leaves the code out, says so, and builds the index in the background
+    (CodeSearcher.ready_for_quick_answer)."""
     from ncx.code.search import CodeSearcher
-    from ncx.code.store import listing
     from ncx.code.zone import item_text, pick
 
-    if cfg.quick_cold and not has_code_index(root) and len(listing(root)) > QUICK_CODE_FILES:
-        from ncx.query.warm import warm_in_background
-
-        warm_in_background(root)
+    code = CodeSearcher(root)
+    if cfg.quick_cold and not code.ready_for_quick_answer():
         return [], True
-    hits = pick(CodeSearcher(root).search(query, files=10, path_globs=path_globs))
+    hits = pick(code.search(query, files=10, path_globs=path_globs))
     items = []
     for i, h in enumerate(hits):
         lines = _source_lines(root, h.path) if i == 0 else None
