@@ -400,3 +400,36 @@ def test_prompt_hook_and_mcp_frames_carry_the_code(repo: Path) -> None:
     assert (
         "## Code to Open" in out.stdout and "`pkg/sessions.py:14-20` — Session.send" in out.stdout
     )
+
+
+def test_docs_and_memories_link_to_the_code_they_name(repo: Path) -> None:
+    _code_repo(repo)
+    # --explain shows the doc's links: `Session.send` names a definition
+    rows = [
+        json.loads(x)
+        for x in ncx(
+            "retrieve", "--json", "--explain", "--kind", "chunk", "timeouts"
+        ).stdout.splitlines()
+    ]
+    assert rows[0]["links"] == ["pkg/sessions.py:14-20 Session.send"]
+    # a memory naming a file and a helper links to both; a common word links to nothing
+    ncx(
+        "memory",
+        "add",
+        "The back-off in pkg/sessions.py is capped by `backoff_delay`; see the guide.",
+        "--context",
+        "incident",
+    )
+    mem = [
+        json.loads(x)
+        for x in ncx(
+            "retrieve", "--json", "--explain", "--kind", "memory", "back-off capped"
+        ).stdout.splitlines()
+    ]
+    assert mem[0]["links"] == ["pkg/sessions.py:1-29", "pkg/sessions.py:27-29 backoff_delay"]
+    # a frame lifts what its best sections name: the doc names Session.send, the task does not
+    frame = json.loads(
+        ncx("assemble", "--task", "every request needs a timeout", "--format", "json").stdout
+    )
+    code = next(z for z in frame["zones"] if z["name"] == "code")
+    assert code["items"][0]["id"] == "pkg/sessions.py:Session.send"

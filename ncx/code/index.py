@@ -151,6 +151,12 @@ class CodeIndex:
             int(self.file_of[i]),
         )
 
+    def file_unit(self, f: int) -> int:
+        """The module unit of file f (the first of its units)."""
+        import numpy as np
+
+        return int(np.searchsorted(self.file_of, f, side="left"))
+
     def defining(self, name: str) -> list[int]:
         """The units that define `name` (compared lowercased)."""
         import numpy as np

@@ -26,13 +26,14 @@ UNIT_POOL = 400  # best definitions grouped into files
 SECOND_SHARE = 0.5  # a file's second-best definition adds this share of its score
 THIRD_SHARE = 0.25
 NAMED_BONUS = 1.0  # times the best definition's score, for a definition the task names
+LINK_BONUS = 0.3  # times the best definition's score, for one the task's best docs name
 TEST_PRIOR = 0.15  # a test file's score is multiplied by this
 SEEDS = 20  # best files that personalise the graph walk
 W_GRAPH = 0.1
 DAMPING = 0.5
 WALK_STEPS = 12
 # An identifier as a task writes one: snake_case, camelCase, CamelCase, dotted or called.
-_IDENT = re.compile(
+IDENTIFIER = re.compile(
     r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\b"
     r"|\b[A-Za-z]+_[A-Za-z0-9_]+\b|\b_+[A-Za-z0-9_]+\b"
     r"|\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"
@@ -86,7 +87,7 @@ def is_test_path(path: str) -> bool:
 def named_identifiers(task: str) -> list[str]:
     """The identifiers a task writes out, last part of a dotted name, lowercased."""
     out = []
-    for m in _IDENT.finditer(task):
+    for m in IDENTIFIER.finditer(task):
         out.append(m.group(0).rsplit(".", 1)[-1].lower())
     return list(dict.fromkeys(out))
 
@@ -98,7 +99,11 @@ def search_code(
     files: int = 10,
     per_file: int = 3,
     path_globs: tuple[str, ...] = (),
+    linked: tuple[int, ...] = (),
 ) -> list[CodeHit]:
+    """The best files for `query`, each with its best definitions (up to per_file).
+    `linked`: units the query's best docs and memories name (ncx.code.links), lifted a
+    little: the docs lend the code their words."""
     import numpy as np
 
     if idx.empty or files <= 0:
@@ -110,6 +115,8 @@ def search_code(
     named_units = [u for n in named for u in idx.defining(n)]
     if named_units and best > 0:
         unit[np.array(named_units, dtype=np.int64)] += NAMED_BONUS * best
+    if linked and best > 0:
+        unit[np.array(linked, dtype=np.int64)] += LINK_BONUS * best
     file_of = idx.file_of.astype(np.int64)
     fscore = _file_scores(unit, file_of, len(idx.files))
     # only scored files are asked whether they are tests: a path regex per file of a large
@@ -159,6 +166,7 @@ def search_code(
                         "lexical": round(float(lexical[f] / top_lex), 4),
                         "graph": round(float(walk[f]), 4),
                         "named": float(u in named_units),
+                        "linked": float(u in linked),
                     },
                 )
             )

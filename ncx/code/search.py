@@ -18,6 +18,7 @@ from ncx.code.index import CodeIndex, load_code_index
 from ncx.code.rank import CodeHit, search_code
 
 if TYPE_CHECKING:
+    from ncx.code.links import Link
     from ncx.query.rank import Filters
     from ncx.query.search import Searcher
 
@@ -56,9 +57,19 @@ class CodeSearcher:
         return False
 
     def search(
-        self, query: str, *, files: int = 10, path_globs: tuple[str, ...] = ()
+        self,
+        query: str,
+        *,
+        files: int = 10,
+        path_globs: tuple[str, ...] = (),
+        linked: tuple[int, ...] = (),
     ) -> list[CodeHit]:
-        return search_code(self.index, query, files=files, path_globs=path_globs)
+        return search_code(self.index, query, files=files, path_globs=path_globs, linked=linked)
+
+    def links(self, text: str) -> list[Link]:
+        from ncx.code.links import links
+
+        return links(self.index, text)
 
     def hit_json(self, hit: CodeHit, *, explain: bool = False) -> dict[str, Any]:
         out = hit.as_json(describe(hit))
@@ -95,8 +106,15 @@ def combined(
     code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
     if not want_docs:
         return [code.hit_json(h, explain=explain) for h in code_hits]
+
+    def doc_json(h: Any) -> dict[str, Any]:
+        out = searcher.hit_json(h, explain=explain)
+        if explain:  # the code a doc or memory names (ncx.code.links)
+            out["links"] = [link.label() for link in code.links(out["text"])]
+        return out
+
     return interleave(
-        [(h.score, h.confidence, searcher.hit_json(h, explain=explain)) for h in hits],
+        [(h.score, h.confidence, doc_json(h)) for h in hits],
         [
             (c.file_score, c.confidence, code.hit_json(c, explain=explain))
             for c in best_per_file(code_hits)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,7 @@ INSTRUCTIONS = (
     'correction: `ncx memory add "..." --type factual`.',
     'When you learn something worth keeping, save it: `ncx memory add "..." --context "..."`.',
 )
+LINKING_ITEMS = 3  # the best sections whose named code the frame's code search lifts
 STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 
 
@@ -72,7 +74,7 @@ def build_frame(
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
     items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
-    code, pending = code_items(root, cfg, query, req.filters.path_globs)
+    code, pending = code_items(root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS])
     inp = FrameInput(
         code=tuple(code),
         code_pending=pending,
@@ -89,7 +91,11 @@ def build_frame(
 
 
 def code_items(
-    root: Path, cfg: Config, query: str, path_globs: tuple[str, ...] = ()
+    root: Path,
+    cfg: Config,
+    query: str,
+    path_globs: tuple[str, ...] = (),
+    best_docs: Sequence[Item] = (),
 ) -> tuple[list[Item], bool]:
     """The frame's code to open: the best files' definitions (ncx.code.zone), cited
     path:lines with the symbol; the best definition with its body when it is short. And
@@ -103,7 +109,8 @@ def code_items(
     code = CodeSearcher(root)
     if cfg.quick_cold and not code.ready_for_quick_answer():
         return [], True
-    hits = pick(code.search(query, files=10, path_globs=path_globs))
+    linked = tuple(dict.fromkeys(link.unit for it in best_docs for link in code.links(it.text)))
+    hits = pick(code.search(query, files=10, path_globs=path_globs, linked=linked))
     items = []
     for i, h in enumerate(hits):
         lines = _source_lines(root, h.path) if i == 0 else None
