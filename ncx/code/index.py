@@ -224,6 +224,19 @@ def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) ->
     got = _try_load(folder / INDEX_FILE, key)
     if got is not None:
         return got
+    from ncx.locks import exclusive
+
+    # one build at a time: a second process (the prompt hook's background build beside a
+    # session-start's) waits for the first and loads what it wrote
+    with exclusive(root, "code-index"):
+        got = _try_load(folder / INDEX_FILE, key)
+        return got if got is not None else _update(root, sources, key, on_read)
+
+
+def _update(
+    root: Path, sources: list[Source], key: str, on_read: Callable[[int], None] | None
+) -> CodeIndex:
+    folder = cache_dir(root)
     kept = [b for b in (_load_blocks(folder / SPARE_FILE), _load_blocks(folder / INDEX_FILE)) if b]
     have = {(p, blob) for b in kept for p, blob in zip(b.files, b.blobs, strict=True)}
     fresh = [s for s in sources if (s.path, s.blob) not in have]
