@@ -141,8 +141,8 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         query: Annotated[str, Field(description="What to look for, in words.")],
         k: Annotated[int, Field(ge=1, le=50, description="How many results.")] = 8,
         kind: Annotated[
-            Literal["chunk", "memory"] | None,
-            Field(description="Only chunks (doc sections) or only memories."),
+            Literal["chunk", "memory", "code"] | None,
+            Field(description="Only chunks (doc sections), memories, or code definitions."),
         ] = None,
         domain: Annotated[
             str | None, Field(description="Only knowledge of this domain, e.g. auth.")
@@ -157,9 +157,10 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
+                from ncx.code.search import CodeSearcher, combined
+
                 s = tree.searcher(query)
-                hits = s.search(query, k=k, filters=filters)
-                results = [s.hit_json(h) for h in hits]
+                results = combined(s, CodeSearcher(tree.root), query, k, filters)
         except NcxError as exc:
             raise _tool_error(exc) from None
         return {"results": results}

@@ -167,6 +167,10 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
                 f"background; until it is ready, `{ncx_command_name(root)} assemble --task ...` "
                 "and the prompt hook search only the sections that share the task's words.\n"
             )
+        from ncx.code.index import has_code_index
+
+        if not has_code_index(root):
+            warm_in_background(root)  # the code index too, before the first prompt needs it
         return session_context(root, _config(), tokens)
 
     _fail_open("session-start", limit, produce)
@@ -174,12 +178,16 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
 
 @hook_app.command("warm")
 def hook_warm() -> None:
-    """Build the search cache now (what a timed-out hook starts in the background)."""
+    """Build the search cache and the code index now (what a timed-out hook starts in the
+    background)."""
 
     def produce() -> str:
+        from ncx.code.index import load_code_index
         from ncx.query.cache import load_index
 
-        load_index(_root())
+        root = _root()
+        load_index(root)
+        load_code_index(root)
         return ""
 
     _fail_open("warm", 600.0, produce, warm=False)

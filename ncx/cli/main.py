@@ -28,6 +28,8 @@ from ncx.cli.app import (
 )
 
 if TYPE_CHECKING:
+    from ncx.code.rank import CodeHit
+    from ncx.code.search import CodeSearcher
     from ncx.config import Config
     from ncx.query.context import FrameRequest
     from ncx.query.rank import Filters
@@ -192,6 +194,10 @@ def sync(
         dry_run=dry_run,
         progress=None if quiet or as_json else lambda m: _say(f"ncx: {m}"),
     )
+    if not staged and not dry_run and not paths:
+        # The moment a person runs sync is the one to read the code too: the code index is
+        # derived (cache/, keyed by git blob ids), so this writes nothing a commit holds.
+        _warm_code(quiet or as_json)
     if as_json:
         _json_out(
             {
@@ -332,10 +338,10 @@ def _filters(
     from ncx.query.rank import Filters
 
     kinds = frozenset(kind or [])
-    bad = kinds - {"chunk", "memory"}
+    bad = kinds - {"chunk", "memory", "code"}
     if bad:
         raise typer.BadParameter(
-            f"unknown kind {sorted(bad)[0]!r}; use chunk or memory", param_hint="--kind"
+            f"unknown kind {sorted(bad)[0]!r}; use chunk, memory or code", param_hint="--kind"
         )
     return Filters(
         kinds=kinds,
@@ -364,7 +370,8 @@ def retrieve(
         ),
     ] = False,
     kind: Annotated[
-        list[str] | None, typer.Option("--kind", help="chunk or memory (repeatable).")
+        list[str] | None,
+        typer.Option("--kind", help="chunk, memory or code (repeatable) [default: all three]."),
     ] = None,
     domain: Annotated[
         list[str] | None, typer.Option("--domain", help="Only these domains (repeatable).")
@@ -392,12 +399,19 @@ def retrieve(
         ),
     ] = None,
 ) -> None:
-    """Find the chunks and memories that best match a query (BM25F + static embeddings).
+    """Find the chunks, memories and code that best match a query.
+
+    Docs and memories are ranked by BM25F + static embeddings; code (definitions in the
+    tracked source files) by BM25F over names, signatures and docstrings, and the files'
+    reference graph. A code hit names path:lines and the symbol.
 
     Example: ncx retrieve "how do I rotate the signing key" --k 5 --json
+    Example: ncx retrieve "where are retries configured" --kind code
     """
+    import dataclasses
     import time
 
+    from ncx.code.search import CodeSearcher, best_per_file, combined, interleave
     from ncx.query.search import Searcher
 
     filters = _filters(kind, domain, path, include_superseded)
@@ -406,6 +420,8 @@ def retrieve(
         from ncx.eval.at import materialise
 
         root = materialise(root, at).root  # its own cache, built there once
+    want_code, want_docs = _wanted(filters)
+    code = CodeSearcher(root)
     if batch:
         searcher = Searcher.open(root, _config())
         for line in sys.stdin:
@@ -419,26 +435,47 @@ def retrieve(
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
             t = time.perf_counter()
-            hits = searcher.search(q, k=qk, filters=filters)
-            results = [searcher.hit_json(h, explain=explain) for h in hits]
+            results = combined(searcher, code, q, qk, filters, explain=explain)
             ms = (time.perf_counter() - t) * 1000
             out = {"qid": req.get("qid"), "results": results, "latency_ms": round(ms, 3)}
             sys.stdout.write(json_text(out) + "\n")
         return
     if not query:
         raise typer.BadParameter("give a query, or --batch to read queries from stdin")
+    if not want_docs:
+        _print_code(code, query, k, filters, as_json, explain)
+        return
     cfg, cold = _one_query_config(root) if at is None else (_config(), False)
     searcher = Searcher.open(root, cfg, query=query)
-    hits = searcher.search(query, k=k, filters=filters)
-    _after_one_query(root, cold)
+    if want_code and not code.ready_for_quick_answer():
+        # a fresh clone of a large tree: docs now, the code index built in the background
+        filters = dataclasses.replace(filters, kinds=filters.kinds | {"chunk", "memory"})
+        want_code = False
+        _say("ncx: no code index in this clone yet: building it in the background (docs only now)")
     if as_json:
-        for h in hits:
-            sys.stdout.write(json_text(searcher.hit_json(h, explain=explain)) + "\n")
+        for r in combined(searcher, code, query, k, filters, explain=explain):
+            sys.stdout.write(json_text(r) + "\n")
+        _after_one_query(root, cold)
         return
-    if not hits:
+    hits = searcher.search(
+        query, k=k, filters=dataclasses.replace(filters, kinds=filters.kinds - {"code"})
+    )
+    _after_one_query(root, cold)
+    code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
+    if not hits and not code_hits:
         _say("ncx: no match")
         return
-    for rank, h in enumerate(hits, 1):
+    rows = interleave(
+        [(h.score, h.confidence, h) for h in hits],
+        [(c.file_score, c.confidence, c) for c in best_per_file(code_hits)],
+        k,
+    )
+    from ncx.code.rank import CodeHit
+
+    for rank, h in enumerate(rows, 1):
+        if isinstance(h, CodeHit):
+            _print_code_hit(rank, h, explain)
+            continue
         where = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
         where += f" (cell {h.cell})" if h.cell else ""
         print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
@@ -447,11 +484,58 @@ def retrieve(
             print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
         snippet = " ".join(searcher.text(h).split())[:160]
         print(f"      {snippet}")
-    if hits[0].weak:
+    if hits and hits[0].weak and not code_hits:
         _say(
             f"ncx: weak evidence: the best match has {hits[0].confidence:.0%} of the query's "
-            "terms; the answer may not be in the docs (look in the code)"
+            "terms; the answer may not be in the docs"
         )
+
+
+def _warm_code(quiet: bool) -> None:
+    from ncx.code.index import load_code_index
+
+    def said(n: int) -> None:
+        if not quiet:
+            _say(f"ncx: reading {n} source files for the code index (cache/, not committed)")
+
+    idx = load_code_index(_root(), on_read=said)
+    if not quiet and len(idx):
+        _say(f"ncx: code: {len(idx.files)} source files, {len(idx)} definitions")
+
+
+def _wanted(filters: Filters) -> tuple[bool, bool]:
+    """(code, docs-or-memories): what a --kind list asks for; none asks for all."""
+    kinds = filters.kinds
+    return (not kinds or "code" in kinds), (not kinds or bool(kinds - {"code"}))
+
+
+def _print_code(
+    code: CodeSearcher, query: str, k: int, filters: Filters, as_json: bool, explain: bool
+) -> None:
+    from ncx.code.search import best_per_file
+
+    code.on_read = lambda n: _say(f"ncx: reading {n} source files for the code index (once)")
+    hits = code.search(query, files=k, path_globs=filters.path_globs)
+    if as_json:
+        for h in hits:
+            sys.stdout.write(json_text(code.hit_json(h, explain=explain)) + "\n")
+        return
+    if not hits:
+        _say("ncx: no match in the code")
+        return
+    for rank, h in enumerate(best_per_file(hits), 1):
+        _print_code_hit(rank, h, explain)
+
+
+def _print_code_hit(rank: int, h: CodeHit, explain: bool) -> None:
+    from ncx.code.search import describe
+
+    sym = f"{h.kind} {h.qualname}" if h.qualname else "module"
+    print(f"{rank:>2}. {h.file_score:.3f}  {h.path}:{h.start}-{h.end}  [code] {sym}")
+    if explain:
+        parts = [f"{k}={v}" for k, v in h.why.items()]
+        print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
+    print(f"      {' '.join(describe(h).split())[:160]}")
 
 
 @command()

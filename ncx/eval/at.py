@@ -60,6 +60,7 @@ def materialise(root: Path, rev: str) -> Commit:
         tmp.mkdir()
         try:
             _extract(root, sha, tmp)
+            _write_listing(root, sha, tmp)
             try:
                 os.rename(tmp, dest)  # atomic: a folder that exists is whole
             except OSError:
@@ -68,6 +69,23 @@ def materialise(root: Path, rev: str) -> Commit:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)  # another process won the race
     return Commit(rev, sha, tree, dest)
+
+
+def _write_listing(root: Path, sha: str, dest: Path) -> None:
+    """The commit's file list with blob ids, for the code index (ncx.code.store.listing):
+    the materialised folder is no git work tree, and its code is what the commit holds."""
+    from ncx.code.store import AT_LISTING
+
+    out = repo.git(root, "ls-tree", "-r", "-z", "--full-tree", sha)
+    recs = []
+    for rec in out.split(b"\0"):
+        if rec:
+            meta, _, path = rec.partition(b"\t")
+            mode, _kind, blob = meta.split(b" ")
+            recs.append(mode + b" " + blob + b" 0\t" + path)
+    target = cache_dir(dest) / AT_LISTING
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"\0".join(recs) + b"\0")
 
 
 def _extract(root: Path, sha: str, dest: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,7 @@ INSTRUCTIONS = (
     'correction: `ncx memory add "..." --type factual`.',
     'When you learn something worth keeping, save it: `ncx memory add "..." --context "..."`.',
 )
+LINKING_ITEMS = 3  # the best sections whose named code the frame's code search lifts
 STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 
 
@@ -79,7 +81,10 @@ def build_frame(
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
     items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
+    code, pending = code_items(root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS])
     inp = FrameInput(
+        code=tuple(code),
+        code_pending=pending,
         task=req.task,
         criteria=req.criteria,
         knowledge=tuple(items),
@@ -93,6 +98,53 @@ def build_frame(
         quick=s.index.quick,
     )
     return assemble(inp, req.budget)
+
+
+def code_items(
+    root: Path,
+    cfg: Config,
+    query: str,
+    path_globs: tuple[str, ...] = (),
+    best_docs: Sequence[Item] = (),
+) -> tuple[list[Item], bool]:
+    """The frame's code to open: the best files' definitions (ncx.code.zone), cited
+    path:lines with the symbol; the best definition with its body when it is short. And
+    whether the code index is still to be built: a query that must answer quickly (a fresh
+    clone's first, an agent hook) on a large tree with
+    no code index yet leaves the code out, says so, and builds the index in the background
+    (CodeSearcher.ready_for_quick_answer)."""
+    from ncx.code.search import CodeSearcher
+    from ncx.code.zone import item_text, pick
+
+    code = CodeSearcher(root)
+    if cfg.quick_cold and not code.ready_for_quick_answer():
+        return [], True
+    linked = tuple(dict.fromkeys(link.unit for it in best_docs for link in code.links(it.text)))
+    hits = pick(code.search(query, files=10, path_globs=path_globs, linked=linked))
+    items = []
+    for i, h in enumerate(hits):
+        lines = _source_lines(root, h.path) if i == 0 else None
+        items.append(
+            Item(
+                id=f"{h.path}:{h.qualname}" if h.qualname else h.path,
+                kind="code",
+                source_path=h.path,
+                start_line=h.start,
+                end_line=h.end,
+                section=(h.qualname,) if h.qualname else (),
+                doc_id=None,
+                score=h.file_score,
+                text=item_text(h, lines, with_body=i == 0),
+            )
+        )
+    return items, False
+
+
+def _source_lines(root: Path, rel: str) -> list[str] | None:
+    from ncx.code.store import _read
+
+    data = _read(root / rel)
+    return None if data is None else data.decode("utf-8", "replace").splitlines()
 
 
 def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit]:
