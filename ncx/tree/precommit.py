@@ -23,6 +23,10 @@ Say = Callable[[str], None]
 # More lines than this and a hook prints the first few and a count instead of all of them.
 SUMMARY_LIMIT = 20
 _HEAD_LINES = 5
+# The command a hook names stays short enough to read and paste: past this many docs (or
+# characters of their paths) it stages .neocortex/ alone.
+STAGE_DOCS_LIMIT = 5
+STAGE_CHARS_LIMIT = 120
 
 
 def _manifest_left_out(root: Path) -> str | None:
@@ -93,18 +97,32 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     rest = [f for f in verdict.findings if not (f.syncable and (f.doc in fixable or f.doc is None))]
     summarise([str(f) for f in rest], out)
     if fixable or (memories and not rest):
-        docs = " ".join(fixable)
         what = (
             f"{len(written) + len(removed)} file(s) written under {NCX_DIR}/ for the staged docs"
             if written or removed
             else f"{NCX_DIR}/ is right in the working tree but the commit does not hold it"
         )
         say(
-            f"ncx: {what}; stage the doc and .neocortex: `git add {docs + ' ' if docs else ''}"
-            f"{NCX_DIR}`, then commit again (`git commit -a` does not stage new files; "
+            f"ncx: {what}; stage the doc and .neocortex: `{stage_command(root, fixable)}`, "
+            f"then commit again (`git commit -a` does not stage new files; "
             f"a `git commit PATH...` must name {NCX_DIR} too)"
         )
     return 1
+
+
+def stage_command(root: Path, docs: Sequence[str]) -> str:
+    """The `git add` that stages what the hook wrote, runnable as printed: a doc that is gone
+    (renamed or deleted) is not named, as git refuses a path that matches nothing, and past
+    a few docs none is (they are staged already; 300 renames made an 8,000-character command).
+    `git add PATH` records removals under PATH too."""
+    import shlex
+
+    here = [d for d in docs if (root / d).exists()]
+    named = " ".join(shlex.quote(d) for d in here)
+    if not here or len(here) > STAGE_DOCS_LIMIT or len(named) > STAGE_CHARS_LIMIT:
+        return f"git add -A {NCX_DIR}"
+    dashes = "-- " if any(d.startswith("-") for d in here) else ""
+    return f"git add {dashes}{named} {NCX_DIR}"
 
 
 def check_stage(

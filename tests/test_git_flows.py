@@ -1,0 +1,184 @@
+"""Every git flow a team uses ends right (issue 31): separate clones of one origin, the
+README's hooks through the real `pre-commit`, and each flow ends with no step at all or with
+the one command ncx names, which the test then runs as printed.
+
+The flows and how each ends are listed in docs/design.md, "Git flows".
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, ncx, write
+from test_hook_trust import HOOK_TYPES, install, run_git, tree
+from test_hooks import PRE_COMMIT, SEC, commit, doc
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed"),
+]
+
+__all__ = ["tree"]  # the fixture, shared with test_hook_trust
+
+CHUNK = ".neocortex/chunks/docs/ops.md"
+
+
+def named_command(out: str) -> str:
+    """The one command ncx named to finish: the sync hook's (`… then commit again`), the
+    post-merge hook's (`Commit it: …`) or `ncx sync`'s for an unmerged file."""
+    found = re.findall(
+        r"stage the doc and \.neocortex: `(git add [^`]*)`, then commit again"
+        r"|Commit it: `(git add [^`]*?) && git commit[^`]*`"
+        r"|mark it resolved: `(git add [^`]*)`",
+        out,
+    )
+    assert found, out
+    return next(c for c in found[-1] if c)
+
+
+def run_named(root: Path, out: str) -> str:
+    """Run, through a shell as a user would paste it, the command the hook named."""
+    cmd = named_command(out)
+    proc = subprocess.run(cmd, shell=True, cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{cmd}\n{proc.stdout}{proc.stderr}"
+    return cmd
+
+
+def unmerged(root: Path) -> list[str]:
+    return git(root, "diff", "--name-only", "--diff-filter=U").split()
+
+
+def edit(root: Path, old: str, new: str, rel: str = "docs/ops.md") -> None:
+    p = root / rel
+    text = p.read_text()
+    assert old in text
+    p.write_text(text.replace(old, new))
+
+
+def branches_edit_one_section(root: Path, ours: str, theirs: str) -> None:
+    """main and `feature` each edit the Deploy section, each with its hooks' chunk files."""
+    git(root, "checkout", "-q", "-b", "feature")
+    edit(root, f"{SEC} Deploy.", theirs * 12)
+    ncx("sync")
+    commit_all(root, "feature edit")
+    git(root, "checkout", "-q", "main")
+    edit(root, f"{SEC} Deploy.", ours * 12)
+    ncx("sync")
+    commit_all(root, "main edit")
+
+
+# --- The unnamed step: a chunk file git leaves unmerged ---------------------------------
+
+
+def test_same_section_conflict_leaves_no_unmerged_chunk_file(tree: Path) -> None:
+    """Both branches edit one section: the doc conflicts, and so did its chunk file, which
+    the user had to `git add` by hand (no ncx command runs while git refuses the commit)."""
+    branches_edit_one_section(tree, "Deploy after the freeze. ", "Deploy with the flag on. ")
+    merge = run_git(tree, "merge", "--no-edit", "feature")
+    assert merge.returncode != 0
+    assert unmerged(tree) == ["docs/ops.md"]  # only the doc: the derived file is ncx's
+    assert "<<<<<<<" not in (tree / CHUNK).read_text()
+    git(tree, "checkout", "--theirs", "docs/ops.md")
+    git(tree, "add", "docs/ops.md")
+    first = commit(tree, "merge")
+    assert first.returncode != 0
+    run_named(tree, first.stdout)
+    done = commit(tree, "merge")
+    assert done.returncode == 0, done.stdout
+    assert "with the flag on" in git(tree, "show", f"HEAD:{CHUNK}")
+    ncx("check")
+    assert git(tree, "status", "--porcelain") == ""
+
+
+def test_a_teammates_clone_gets_the_merge_driver_from_the_hooks(tree: Path, tmp_path: Path) -> None:
+    """A clone that never ran `ncx init` (README: only the first person does): the hooks set
+    up the merge driver, so two edits of different sections of a doc merge cleanly there."""
+    origin = tmp_path / "origin.git"
+    git(tree, "clone", "-q", "--bare", str(tree), str(origin))
+    mate = tmp_path / "mate"
+    git(tree, "clone", "-q", str(origin), str(mate))
+    install(mate)  # what every teammate does: `pre-commit install`
+    write(mate, "src/app.py", "x = 1\n")
+    git(mate, "add", "src/app.py")
+    assert commit(mate, "code").returncode == 0
+    assert "merge-chunks" in git(mate, "config", "--get", "merge.ncx-chunks.driver")
+    # and the driver does its work: different sections, merged without a step
+    git(mate, "checkout", "-q", "-b", "feature")
+    edit(mate, f"{SEC} Deploy.", f"{SEC} Deploy fast.")
+    ncx("sync", cwd=mate)
+    commit_all(mate, "feature")
+    git(mate, "checkout", "-q", "main")
+    edit(mate, f"{SEC} Monitor.", f"{SEC} Monitor more.")
+    ncx("sync", cwd=mate)
+    commit_all(mate, "main")
+    merged = run_git(mate, "merge", "--no-edit", "feature")
+    assert merged.returncode == 0, merged.stdout
+    assert git(mate, "status", "--porcelain") == ""
+    ncx("check", cwd=mate)
+
+
+def test_a_clone_without_the_driver_is_resolved_by_ncx_sync(tree: Path) -> None:
+    """No driver at all (no hook has run yet): git leaves the chunk file unmerged; `ncx sync`
+    rewrites it from the resolved doc and names the one command that resolves it."""
+    git(tree, "config", "--unset", "merge.ncx-chunks.driver")
+    (tree / ".git/info/attributes").write_text("")
+    branches_edit_one_section(tree, "Deploy after the freeze. ", "Deploy with the flag on. ")
+    assert run_git(tree, "merge", "--no-edit", "feature").returncode != 0
+    assert CHUNK in unmerged(tree)
+    git(tree, "checkout", "--theirs", "docs/ops.md")
+    git(tree, "add", "docs/ops.md")
+    out = ncx("sync")
+    assert f"{CHUNK}" in out.stderr and "unmerged" in out.stderr
+    run_named(tree, out.stderr)
+    assert unmerged(tree) == []
+    done = commit(tree, "merge")
+    assert done.returncode == 0, done.stdout
+    assert "with the flag on" in git(tree, "show", f"HEAD:{CHUNK}")
+
+
+# --- Item 8: the command the hook names works for renames, deletes and large changes ----
+
+
+def test_named_command_works_after_a_rename(tree: Path) -> None:
+    git(tree, "mv", "docs/ops.md", "docs/operations.md")
+    out = commit(tree)
+    assert out.returncode != 0
+    cmd = run_named(tree, out.stdout)
+    assert "docs/ops.md" not in cmd.split()
+    done = commit(tree)
+    assert done.returncode == 0, done.stdout
+    assert git(tree, "status", "--porcelain") == ""
+
+
+def test_named_command_works_after_a_delete(tree: Path) -> None:
+    write(tree, "docs/other.md", doc("Alerts"))
+    ncx("sync")
+    commit_all(tree, "other")
+    git(tree, "rm", "-q", "docs/ops.md")
+    out = commit(tree)
+    assert out.returncode != 0
+    run_named(tree, out.stdout)
+    assert commit(tree).returncode == 0
+    assert not (tree / CHUNK).exists()
+
+
+def test_named_command_is_short_on_a_300_doc_change(tree: Path) -> None:
+    for i in range(300):
+        write(tree, f"notes/topic-{i:03}.md", doc(f"Topic {i}"))
+    ncx("sync")
+    commit_all(tree, "notes")
+    for i in range(300):
+        git(tree, "mv", f"notes/topic-{i:03}.md", f"notes/renamed-topic-{i:03}.md")
+    out = commit(tree)
+    assert out.returncode != 0
+    cmd = run_named(tree, out.stdout)
+    assert len(cmd) < 200, cmd
+    done = commit(tree)
+    assert done.returncode == 0, done.stdout
+    assert git(tree, "status", "--porcelain") == ""
+
+
+_ = HOOK_TYPES
