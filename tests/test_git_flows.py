@@ -123,9 +123,9 @@ def test_a_teammates_clone_gets_the_merge_driver_from_the_hooks(tree: Path, tmp_
 def test_a_clone_without_the_driver_is_resolved_by_ncx_sync(tree: Path) -> None:
     """No driver at all (no hook has run yet): git leaves the chunk file unmerged; `ncx sync`
     rewrites it from the resolved doc and names the one command that resolves it."""
+    branches_edit_one_section(tree, "Deploy after the freeze. ", "Deploy with the flag on. ")
     git(tree, "config", "--unset", "merge.ncx-chunks.driver")
     (tree / ".git/info/attributes").write_text("")
-    branches_edit_one_section(tree, "Deploy after the freeze. ", "Deploy with the flag on. ")
     assert run_git(tree, "merge", "--no-edit", "feature").returncode != 0
     assert CHUNK in unmerged(tree)
     git(tree, "checkout", "--theirs", "docs/ops.md")

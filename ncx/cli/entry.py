@@ -26,6 +26,17 @@ def main() -> None:
 
 
 def _hook(name: str) -> int:
+    if name == "sync" and os.path.isfile(".neocortex/manifest.json"):
+        # Every clone gets the chunk-file merge driver from the hooks themselves, not only
+        # the one that ran `ncx init` (pre-commit runs hooks at the repository's top).
+        from ncx.tree.touched import merge_driver_set
+
+        if not merge_driver_set():
+            from pathlib import Path
+
+            from ncx.tree.merge import install_driver
+
+            install_driver(Path.cwd())
     if os.environ.get("GIT_INDEX_FILE"):
         # Inside `git commit`: a commit that touches no doc, sidecar or .neocortex/ file
         # has nothing for either hook to judge. Asked before anything else is imported.

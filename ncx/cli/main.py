@@ -166,10 +166,13 @@ def sync(
     Example: ncx sync docs/
     """
     from ncx.sources import describe
+    from ncx.tree.merge import ensure_driver
     from ncx.tree.sync import sync as run_sync
 
+    root = _root()
+    ensure_driver(root)
     report = run_sync(
-        _root(),
+        root,
         _config(),
         paths=paths or [],
         staged=staged,
@@ -225,6 +228,11 @@ def sync(
             )
         else:
             _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
+    if not dry_run:
+        from ncx.tree.merge import unmerged_advice
+
+        if (advice := unmerged_advice(root)) is not None:
+            _say(advice)
     if report.problems:
         raise typer.Exit(code=1)
 
