@@ -28,10 +28,10 @@ CHUNK = ".neocortex/chunks/docs/ops.md"
 
 def named_command(out: str) -> str:
     """The one command ncx named to finish: the sync hook's (`… then commit again`), the
-    post-merge hook's (`Commit it: …`) or `ncx sync`'s for an unmerged file."""
+    post-merge hook's (`Commit it: … && git commit …`) or `ncx sync`'s for an unmerged file."""
     found = re.findall(
         r"stage the doc and \.neocortex: `(git add [^`]*)`, then commit again"
-        r"|Commit it: `(git add [^`]*?) && git commit[^`]*`"
+        r"|Commit it: `(git add [^`]*? && git commit[^`]*)`"
         r"|mark it resolved: `(git add [^`]*)`",
         out,
     )
@@ -182,3 +182,88 @@ def test_named_command_is_short_on_a_300_doc_change(tree: Path) -> None:
 
 
 _ = HOOK_TYPES
+
+
+# --- Item 1: vectors of two models, mixed by a merge -------------------------------------
+
+
+def _switch_and_add(tree: Path, other_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`switch` moves the tree to another model of the same size; main adds a doc meanwhile,
+    embedded by the old model."""
+    monkeypatch.delenv("NCX_EMBEDDING_MODEL")  # the manifest's model, as in a real clone
+    git(tree, "checkout", "-q", "-b", "switch")
+    ncx("model", "use", str(other_model))
+    commit_all(tree, "switch models")
+    git(tree, "checkout", "-q", "main")
+    write(tree, "docs/new.md", doc("Alerts", "Pager"))
+    git(tree, "add", "docs/new.md")
+    assert commit(tree, "new doc").returncode != 0
+    git(tree, "add", ".neocortex")
+    assert commit(tree, "new doc").returncode == 0
+
+
+def test_a_merge_that_mixes_two_models_is_caught_and_fixed(
+    tree: Path, other_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _switch_and_add(tree, other_model, monkeypatch)
+    merged = run_git(tree, "merge", "--no-edit", "switch")  # clean: no pre-commit hook
+    assert merged.returncode == 0, merged.stdout
+    new_chunks = ".neocortex/chunks/docs/new.md"
+    # The post-merge hook re-embedded main's doc with the manifest's (new) model ...
+    assert f"wrote {new_chunks}" in merged.stdout
+    # ... and every judge of the merge commit sees what it holds.
+    fixed = (tree / new_chunks).read_bytes()
+    git(tree, "checkout", "HEAD", "--", new_chunks)
+    check = ncx("check", ok=False)
+    assert check.returncode == 1 and f"{new_chunks}: holds vectors another model made" in (
+        check.stdout + check.stderr
+    )
+    since = ncx("check", "--since", "HEAD^2", ok=False)
+    assert since.returncode == 1 and "another model" in since.stdout + since.stderr
+    review = ncx("review", "HEAD^1..HEAD", "--fail-on-problems", ok=False)
+    assert review.returncode == 1 and "another model" in review.stdout
+    (tree / new_chunks).write_bytes(fixed)
+    run_named(tree, merged.stdout)
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")
+    assert "nothing written" in ncx("sync").stderr
+
+
+def test_a_branch_that_merged_another_models_doc_fails_pre_push(
+    tree: Path, other_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _switch_and_add(tree, other_model, monkeypatch)
+    git(tree, "checkout", "-q", "switch")
+    git(tree, "merge", "-q", "--no-verify", "--no-edit", "main")
+    # pre-push / CI on the pull request: what the branch changed since main
+    args = ["run", "ncx-check", "--from-ref", "main", "--to-ref", "HEAD"]
+    bad = subprocess.run([PRE_COMMIT, *args], cwd=tree, capture_output=True, text=True)
+    assert bad.returncode == 1
+    assert "docs/new.md: holds vectors another model made" in bad.stdout
+    ncx("sync", "--reembed", "docs/new.md")
+    commit_all(tree, "re-embed")
+    good = subprocess.run([PRE_COMMIT, *args], cwd=tree, capture_output=True, text=True)
+    assert good.returncode == 0, good.stdout
+
+
+# --- Item 4: a merge that brings a manifest change ---------------------------------------
+
+
+def test_post_merge_follows_a_manifest_change_into_every_doc(tree: Path) -> None:
+    """main changes a chunker setting; a branch adds a long doc and merges main: the
+    merge's post-merge hook re-chunks the branch's doc too (it judged only main's docs)."""
+    git(tree, "checkout", "-q", "-b", "feature")
+    long = "# Long\n\n" + "".join(f"## Part {i}\n\n{SEC} {SEC} Part {i}.\n\n" for i in range(6))
+    write(tree, "docs/long.md", long)
+    ncx("sync")
+    commit_all(tree, "long doc")
+    git(tree, "checkout", "-q", "main")
+    ncx("sync", env={"NCX_CHUNK_SIZE": "300", "NCX_CHUNK_MIN": "250"})
+    commit_all(tree, "bigger chunks")
+    git(tree, "checkout", "-q", "feature")
+    merged = run_git(tree, "merge", "--no-edit", "main")
+    assert merged.returncode == 0, merged.stdout
+    assert "wrote .neocortex/chunks/docs/long.md" in merged.stdout
+    run_named(tree, merged.stdout)
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")

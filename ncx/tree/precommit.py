@@ -210,15 +210,34 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
         return 0
     from ncx.tree.sync import sync
 
-    tracked = set(repo.tracked_files(root, sorted(scope.docs)))
-    live_files = {doc_chunk_file(d) for d in tracked}
-    # A removed doc's chunk file is removed only when no live doc owns the same file.
-    gone = {d for d in scope.changed_docs - tracked if doc_chunk_file(d) not in live_files}
-    paths = sorted(tracked | gone)
-    if not paths and not scope.memories:
-        return 0
+    if scope.everything:
+        # The manifest changed (a chunker setting, the model): every doc's chunks may be
+        # wrong, not only those of the docs that changed (issue 31 item 4).
+        from ncx.manifest import load_manifest
+        from ncx.sources import list_sources
+
+        tracked = set(list_sources(root, load_manifest(root), tracked=repo.tracked_files(root)))
+        paths: list[str] = []
+    else:
+        tracked = set(repo.tracked_files(root, sorted(scope.docs)))
+        live_files = {doc_chunk_file(d) for d in tracked}
+        # A removed doc's chunk file is removed only when no live doc owns the same file.
+        gone = {d for d in scope.changed_docs - tracked if doc_chunk_file(d) not in live_files}
+        paths = sorted(tracked | gone)
+        if not paths and not scope.memories:
+            return 0
     try:
-        report = sync(root, cfg, paths=[str(root / p) for p in paths] or [str(root / NCX_DIR)])
+        where = [str(root / p) for p in paths] or [str(root / NCX_DIR)]
+        report = sync(root, cfg, paths=[] if scope.everything else where)
+        if what in ("merge", "rebase") and tracked:
+            # Another model's vectors, from a side of the merge that had another manifest
+            # model, match their text's hash: sync keeps them; re-embed what the sample
+            # says another model made (ncx.tree.attribution).
+            foreign = _foreign_docs(root, cfg, sorted(tracked))
+            if foreign:
+                again = sync(root, cfg, paths=[str(root / d) for d in foreign], reembed=True)
+                report.written = sorted(set(report.written) | set(again.written))
+                report.problems += again.problems
     except NcxError as exc:
         say(exc.report())
         say(f"ncx: {NCX_DIR}/ may not match the docs after the {what}; run `ncx sync`")
@@ -237,6 +256,27 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     elif report.problems:
         say("ncx: fix the docs above, then run `ncx sync`")
     return 1 if report.changed or report.problems else 0
+
+
+def _foreign_docs(root: Path, cfg: Config, docs: Sequence[str]) -> list[str]:
+    """The docs among `docs` whose chunk file in the working tree holds another model's
+    vectors (sampled: ncx.tree.attribution)."""
+    from ncx.embedder import load_tree_model
+    from ncx.manifest import load_manifest
+    from ncx.store import read_chunk_file
+    from ncx.tree.attribution import foreign_files
+
+    manifest = load_manifest(root)
+    files = {}
+    for d in docs:
+        try:
+            files[d] = read_chunk_file(root / doc_chunk_file(d))
+        except (OSError, NcxError):
+            continue
+    if not files:
+        return []
+    embedder = load_tree_model(root, manifest.model, None, cfg.model_cache, check_sha=False)
+    return [d for d, _doc in foreign_files(files, embedder, int(manifest.model.get("dim", 0)))]
 
 
 def summarise(lines: list[str], out: Say, limit: int = SUMMARY_LIMIT) -> None:
