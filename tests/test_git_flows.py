@@ -267,3 +267,34 @@ def test_post_merge_follows_a_manifest_change_into_every_doc(tree: Path) -> None
     run_named(tree, merged.stdout)
     assert git(tree, "status", "--porcelain") == ""
     ncx("check")
+
+
+# --- Item 7: what `git mergetool` leaves under .neocortex/ -------------------------------
+
+
+def test_mergetool_backups_are_never_committed(tree: Path) -> None:
+    backup = tree / ".neocortex/chunks/docs/ops.md.orig"
+    backup.write_text((tree / CHUNK).read_text())  # what `git mergetool` leaves behind
+    edit(tree, f"{SEC} Deploy.", f"{SEC} Deploy on Fridays.")
+    git(tree, "add", "docs/ops.md")
+    out = commit(tree)
+    assert out.returncode != 0
+    run_named(tree, out.stdout)
+    assert commit(tree).returncode == 0
+    assert "ops.md.orig" not in git(tree, "ls-files", ".neocortex")
+    git(tree, "add", "-f", str(backup))  # forced past the ignore: the hook refuses it
+    refused = commit(tree)
+    assert refused.returncode != 0
+    assert ".neocortex/chunks/docs/ops.md.orig: a merge tool's backup" in refused.stdout
+
+
+# --- Item 11: `ncx init` in a core.autocrlf clone ----------------------------------------
+
+
+def test_init_in_an_autocrlf_clone_changes_nothing(tree: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "crlf"
+    git(tree, "clone", "-q", "-c", "core.autocrlf=true", str(tree), str(clone))
+    assert b"\r\n" in (clone / ".gitattributes").read_bytes()
+    ncx("init", cwd=clone)
+    assert git(clone, "status", "--porcelain") == ""
+    assert b"\r\n" in (clone / ".gitattributes").read_bytes()

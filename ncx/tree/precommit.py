@@ -17,7 +17,7 @@ from ncx import repo
 from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import MANIFEST, NCX_DIR, doc_chunk_file
-from ncx.tree.staged import Finding, changes, scope_of, staged_changes
+from ncx.tree.staged import Change, Finding, changes, scope_of, staged_changes
 
 Say = Callable[[str], None]
 # More lines than this and a hook prints the first few and a count instead of all of them.
@@ -59,7 +59,18 @@ def _tree_gate(root: Path, say: Say, absent: str) -> int | None:
 def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     """Write the chunk files of the docs this commit changes from their staged text; 1 if the
     commit does not hold matching chunk files (written now or only unstaged)."""
-    scope = scope_of(staged_changes(root))
+    found = staged_changes(root)
+    if strays := merge_backups(found):
+        summarise(
+            [
+                f"{p}: a merge tool's backup, not an ncx file; unstage and delete it: "
+                f"`git rm --cached -q {p}` (ncx init ignores them under {NCX_DIR}/)"
+                for p in strays
+            ],
+            out,
+        )
+        return 1
+    scope = scope_of(found)
     # Trigger: nothing this commit touches is a doc, a sidecar, a chunk, a memory or the
     # manifest. Why: most commits are code; they must cost no more than the CLI floor.
     # Outcome: exit 0 before numpy, the model or the manifest are even looked at.
@@ -108,6 +119,19 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
             f"a `git commit PATH...` must name {NCX_DIR} too)"
         )
     return 1
+
+
+def merge_backups(found: Sequence[Change]) -> list[str]:
+    """Files a commit adds under .neocortex/ that `git mergetool` leaves (`X.orig`,
+    `X_BACKUP_123.md`…): never ncx's, and `git add .neocortex` would commit them."""
+    import re
+
+    backup = re.compile(r"(\.orig|_(BACKUP|BASE|LOCAL|REMOTE)_\d+(\.[^/]*)?)$")
+    return [
+        c.path
+        for c in found
+        if c.status != "D" and c.path.startswith(f"{NCX_DIR}/") and backup.search(c.path)
+    ]
 
 
 def stage_command(root: Path, docs: Sequence[str]) -> str:
