@@ -298,3 +298,35 @@ def test_init_in_an_autocrlf_clone_changes_nothing(tree: Path, tmp_path: Path) -
     ncx("init", cwd=clone)
     assert git(clone, "status", "--porcelain") == ""
     assert b"\r\n" in (clone / ".gitattributes").read_bytes()
+
+
+# --- Item 5: a stale main, pushed by a clone without hooks -------------------------------
+
+
+def test_pre_push_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    git(tree, "clone", "-q", "--bare", str(tree), str(origin))
+    git(tree, "remote", "add", "origin", str(origin))
+    git(tree, "fetch", "-q", "origin")
+    mate = tmp_path / "mate"  # no hooks installed: the doc edit goes out with stale chunks
+    git(tree, "clone", "-q", str(origin), str(mate))
+    edit(mate, f"{SEC} Deploy.", "Deploy only from the release branch. " * 10)
+    commit_all(mate, "doc edit, no hooks")
+    git(mate, "push", "-q", "origin", "main")
+    subprocess.run(
+        [PRE_COMMIT, "install", "--hook-type", "pre-push"],
+        cwd=tree,
+        check=True,
+        capture_output=True,
+    )
+    git(tree, "fetch", "-q", "origin")
+    git(tree, "checkout", "-q", "-b", "feature", "origin/main")
+    write(tree, "src/app.py", "x = 1\n")
+    git(tree, "add", "src/app.py")
+    assert commit(tree, "code").returncode == 0
+    push = run_git(tree, "push", "origin", "feature")  # pre-push: the range is "code"
+    assert push.returncode != 0, push.stdout
+    assert f"{CHUNK}: " in push.stdout
+    ncx("sync")  # what the check says to do
+    commit_all(tree, "ncx sync")
+    assert run_git(tree, "push", "origin", "feature").returncode == 0

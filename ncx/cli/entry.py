@@ -59,7 +59,10 @@ def _hook(name: str) -> int:
         if name == "sync":
             return precommit.hook_sync(root, cfg, say, print)
         staged, span = precommit.check_stage(os.environ)
-        return precommit.hook_check(root, cfg, say, print, staged=staged, span=span)
+        pushing = bool(os.environ.get("PRE_COMMIT_REMOTE_NAME"))  # set by pre-push only
+        return precommit.hook_check(
+            root, cfg, say, print, staged=staged, span=span, pushing=pushing
+        )
     except NcxError as exc:
         say(exc.report())
         return exc.exit_code

@@ -56,7 +56,10 @@ def hook_check(
     from ncx.tree.precommit import hook_check as run
 
     staged, span = check_stage(os.environ, full=full)
-    raise typer.Exit(code=run(_root(), _config(), _say, _out, staged=staged, span=span))
+    pushing = bool(os.environ.get("PRE_COMMIT_REMOTE_NAME"))  # set by pre-push only
+    raise typer.Exit(
+        code=run(_root(), _config(), _say, _out, staged=staged, span=span, pushing=pushing)
+    )
 
 
 @command("post-merge", target=hook_app)

@@ -175,11 +175,13 @@ def hook_check(
     *,
     staged: bool,
     span: tuple[str, str] | None = None,
+    pushing: bool = False,
 ) -> int:
     """Never writes. `staged` (inside `git commit`): the units this commit touches, judged in
     the index. `span` (FROM, TO) (pre-push, `pre-commit run --from-ref --to-ref`): what TO
-    changed since its merge base with FROM, judged in TO. Otherwise (CI: `pre-commit run
-    --all-files`): the whole tree."""
+    changed since its merge base with FROM, judged in TO; `pushing` (pre-push) and TO is the
+    clean HEAD: the whole tree too. Otherwise (CI: `pre-commit run --all-files`): the whole
+    tree."""
     if span is not None:
         if (
             stop := _tree_gate(root, say, "ncx: no .neocortex/ here; nothing to check")
@@ -188,10 +190,19 @@ def hook_check(
         from ncx.tree.staged import verify_range
 
         try:
-            found = verify_range(root, cfg, *span).findings
+            found: list[Finding | object] = list(verify_range(root, cfg, *span).findings)
         except NcxError as exc:
             say(exc.report())
             return 1
+        if pushing and _is_clean_head(root, span[1]):
+            # A range check trusts its base, as each commit's hook trusted its parent; a
+            # base pushed by a clone without hooks breaks that (issue 31 item 5). A push is
+            # rare enough for the whole tree (sync's state file makes it ~1 s after a first
+            # run): what the range found and what the tree holds, each said once.
+            from ncx.tree.check import check_tree
+
+            seen = {str(f) for f in found}
+            found += [p for p in check_tree(root, cfg) if str(p) not in seen]
         summarise([str(f) for f in found], out)
         if found:
             say(f"ncx: {len(found)} problem(s) in what {span[1][:12]} changed since {span[0][:12]}")
@@ -301,6 +312,16 @@ def _foreign_docs(root: Path, cfg: Config, docs: Sequence[str]) -> list[str]:
         return []
     embedder = load_tree_model(root, manifest.model, None, cfg.model_cache, check_sha=False)
     return [d for d, _doc in foreign_files(files, embedder, int(manifest.model.get("dim", 0)))]
+
+
+def _is_clean_head(root: Path, rev: str) -> bool:
+    """Whether `rev` is HEAD and the working tree holds it (no tracked file changed), so
+    the working tree's check judges what is pushed."""
+    head = repo.git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip()
+    want = repo.git(root, "rev-parse", "--verify", "--quiet", rev, check=False).strip()
+    if not head or head != want:
+        return False
+    return not repo.git(root, "status", "--porcelain", "--untracked-files=no", check=False)
 
 
 def summarise(lines: list[str], out: Say, limit: int = SUMMARY_LIMIT) -> None:
