@@ -30,7 +30,7 @@ def named_command(out: str) -> str:
     """The one command ncx named to finish: the sync hook's (`… then commit again`), the
     post-merge hook's (`Commit it: … && git commit …`) or `ncx sync`'s for an unmerged file."""
     found = re.findall(
-        r"stage the doc and \.neocortex: `(git add [^`]*)`, then commit again"
+        r"stage the doc and \.neocortex: `(git add [^`]*)`, then (?:commit again|`git am)"
         r"|Commit it: `(git add [^`]*? && git commit[^`]*)`"
         r"|mark it resolved: `(git add [^`]*)`",
         out,
@@ -330,3 +330,24 @@ def test_pre_push_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
     ncx("sync")  # what the check says to do
     commit_all(tree, "ncx sync")
     assert run_git(tree, "push", "origin", "feature").returncode == 0
+
+
+# --- Item 6: `git am` of a doc-only patch ------------------------------------------------
+
+
+def test_git_am_of_a_doc_patch_stops_like_a_commit(tree: Path, tmp_path: Path) -> None:
+    git(tree, "checkout", "-q", "-b", "patch")
+    edit(tree, f"{SEC} Deploy.", "Deploy only from the release branch. " * 10)
+    git(tree, "commit", "-q", "--no-verify", "-am", "doc only")  # a mailed patch: doc only
+    git(tree, "format-patch", "-q", "-1", "-o", str(tmp_path / "patches"))
+    git(tree, "checkout", "-q", "main")
+    patch = str(next((tmp_path / "patches").iterdir()))
+    am = run_git(tree, "am", patch)
+    assert am.returncode != 0, am.stdout  # stopped before the commit, like a pre-commit hook
+    assert f"ncx: wrote {CHUNK}" in am.stdout
+    run_named(tree, am.stdout)
+    done = run_git(tree, "am", "--continue")
+    assert done.returncode == 0, done.stdout
+    assert "release branch" in git(tree, "show", f"HEAD:{CHUNK}")
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")

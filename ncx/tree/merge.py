@@ -59,6 +59,7 @@ def install_driver(root: Path) -> list[str]:
         if have != value:
             repo.git(root, "config", "--local", key, value)
             changed.append(".git/config")
+    changed += install_am_hook(root)
     rel = repo.git(root, "rev-parse", "--git-path", "info/attributes").decode().strip()
     path = Path(rel) if Path(rel).is_absolute() else root / rel
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
@@ -108,3 +109,33 @@ def unmerged_advice(root: Path) -> str | None:
         f"ncx: {shown}: unmerged in git; rewritten from the merged docs, so mark it "
         f"resolved: `git add -A {NCX_DIR}`"
     )
+
+
+AM_HOOK_MARK = "# ncx: git am runs no pre-commit hook"
+
+
+def install_am_hook(root: Path) -> list[str]:
+    """`git am` commits each patch without a pre-commit hook (and pre-commit installs none
+    of git's applypatch hooks), so a doc-only patch landed with stale chunks. A
+    `pre-applypatch` hook that runs the sync hook stops `git am` the way a commit is
+    stopped: the chunk files written, the one `git add` named, then `git am --continue`.
+    Written only where there is no such hook yet (a user's own is never replaced), or
+    rewritten where it is ncx's and names another Python. Returns the file, if written."""
+    import shlex
+    import sys
+
+    rel = repo.git(root, "rev-parse", "--git-path", "hooks/pre-applypatch").decode().strip()
+    path = Path(rel) if Path(rel).is_absolute() else root / rel
+    py = shlex.quote(sys.executable)
+    # A Python that is gone (a pre-commit environment cleaned away) must not block `git am`.
+    text = (
+        f"#!/bin/sh\n{AM_HOOK_MARK} (ncx init / the ncx hooks wrote this file)\n"
+        f"[ -x {py} ] || exit 0\nexec {py} -m ncx hook sync\n"
+    )
+    if path.exists():
+        have = path.read_text(encoding="utf-8", errors="replace")
+        if AM_HOOK_MARK not in have or have == text:
+            return []
+    write_atomic(path, text.encode())
+    path.chmod(0o755)
+    return [rel]

@@ -113,12 +113,24 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
             if written or removed
             else f"{NCX_DIR}/ is right in the working tree but the commit does not hold it"
         )
-        say(
-            f"ncx: {what}; stage the doc and .neocortex: `{stage_command(root, fixable)}`, "
-            f"then commit again (`git commit -a` does not stage new files; "
+        again = (
+            "`git am --continue`"
+            if _applying_patches(root)
+            else "commit again (`git commit -a` does not stage new files; "
             f"a `git commit PATH...` must name {NCX_DIR} too)"
         )
+        say(
+            f"ncx: {what}; stage the doc and .neocortex: `{stage_command(root, fixable)}`, "
+            f"then {again}"
+        )
     return 1
+
+
+def _applying_patches(root: Path) -> bool:
+    """Whether `git am` is applying a patch (the sync hook then runs as pre-applypatch)."""
+    rel = repo.git(root, "rev-parse", "--git-path", "rebase-apply/applying", check=False)
+    path = Path(rel.decode().strip())
+    return bool(rel.strip()) and (path if path.is_absolute() else root / path).is_file()
 
 
 def merge_backups(found: Sequence[Change]) -> list[str]:
