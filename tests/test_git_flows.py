@@ -30,7 +30,8 @@ def named_command(out: str) -> str:
     """The one command ncx named to finish: the sync hook's (`… then commit again`), the
     post-merge hook's (`Commit it: … && git commit …`) or `ncx sync`'s for an unmerged file."""
     found = re.findall(
-        r"stage the doc and \.neocortex: `(git add [^`]*)`, then (?:commit again|`git am)"
+        r"stage the doc and \.neocortex: `((?:git rm [^`]*? && )?git add [^`]*)`, "
+        r"then (?:commit again|`git am)"
         r"|Commit it: `(git add [^`]*? && git commit[^`]*)`"
         r"|mark it resolved: `(git add [^`]*)`",
         out,
@@ -349,5 +350,21 @@ def test_git_am_of_a_doc_patch_stops_like_a_commit(tree: Path, tmp_path: Path) -
     done = run_git(tree, "am", "--continue")
     assert done.returncode == 0, done.stdout
     assert "release branch" in git(tree, "show", f"HEAD:{CHUNK}")
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")
+
+
+# --- Item 9: a case-only rename where git ignores case -----------------------------------
+
+
+def test_case_only_rename_with_ignorecase_converges(tree: Path) -> None:
+    git(tree, "config", "core.ignorecase", "true")  # macOS' and Windows' default
+    git(tree, "mv", "docs/ops.md", "docs/Ops.md")
+    out = commit(tree)
+    assert out.returncode != 0
+    run_named(tree, out.stdout)
+    done = commit(tree)
+    assert done.returncode == 0, done.stdout
+    assert ".neocortex/chunks/docs/Ops.md" in git(tree, "ls-files", ".neocortex")
     assert git(tree, "status", "--porcelain") == ""
     ncx("check")

@@ -10,6 +10,7 @@ or a cache, and only the units the commit touches.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -120,7 +121,8 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
             f"a `git commit PATH...` must name {NCX_DIR} too)"
         )
         say(
-            f"ncx: {what}; stage the doc and .neocortex: `{stage_command(root, fixable)}`, "
+            f"ncx: {what}; stage the doc and .neocortex: "
+            f"`{stage_command(root, fixable, _recased(root, fixable))}`, "
             f"then {again}"
         )
     return 1
@@ -146,7 +148,29 @@ def merge_backups(found: Sequence[Change]) -> list[str]:
     ]
 
 
-def stage_command(root: Path, docs: Sequence[str]) -> str:
+def _recased(root: Path, docs: Sequence[str]) -> list[str]:
+    """Chunk files the index holds under another case of the path the docs' chunk files
+    now have (a case-only rename): with core.ignorecase=true, `git add` keeps the index's
+    case, so the commit never holds the new path (issue 31 item 9) unless the old entry is
+    removed first."""
+    # The docs the index holds under their exact name (a renamed doc's old name is gone).
+    live = set(repo.tracked_files(root, list(docs))) & set(docs) if docs else set()
+    want = {doc_chunk_file(d) for d in live}
+    lower = {w.lower() for w in want}
+    held = repo.tracked_files(root, [f"{NCX_DIR}/chunks"]) if want else []
+    old = sorted(t for t in held if t not in want and t.lower() in lower)
+    by_lower = {w.lower(): w for w in want}
+    for t in old:
+        # A case-sensitive file system (core.ignorecase set by hand, or a copied clone)
+        # holds both names; the old one is the removed doc's and would be staged as an
+        # alias of the new. Where both names are one file (macOS, Windows) it is kept.
+        gone, new = root / t, root / by_lower[t.lower()]
+        if gone.is_file() and new.is_file() and not os.path.samefile(gone, new):
+            gone.unlink()
+    return old
+
+
+def stage_command(root: Path, docs: Sequence[str], recased: Sequence[str] = ()) -> str:
     """The `git add` that stages what the hook wrote, runnable as printed: a doc that is gone
     (renamed or deleted) is not named, as git refuses a path that matches nothing, and past
     a few docs none is (they are staged already; 300 renames made an 8,000-character command).
@@ -155,10 +179,16 @@ def stage_command(root: Path, docs: Sequence[str]) -> str:
 
     here = [d for d in docs if (root / d).exists()]
     named = " ".join(shlex.quote(d) for d in here)
+    first = ""
+    if recased:
+        old = " ".join(shlex.quote(p) for p in recased[:STAGE_DOCS_LIMIT])
+        # Past the limit the whole folder is taken out of the index and put back.
+        old = old if len(recased) <= STAGE_DOCS_LIMIT else f"{NCX_DIR}/chunks"
+        first = f"git rm -r -q --cached -- {old} && "
     if not here or len(here) > STAGE_DOCS_LIMIT or len(named) > STAGE_CHARS_LIMIT:
-        return f"git add -A {NCX_DIR}"
+        return f"{first}git add -A {NCX_DIR}"
     dashes = "-- " if any(d.startswith("-") for d in here) else ""
-    return f"git add {dashes}{named} {NCX_DIR}"
+    return f"{first}git add {dashes}{named} {NCX_DIR}"
 
 
 def check_stage(
