@@ -368,3 +368,39 @@ def test_case_only_rename_with_ignorecase_converges(tree: Path) -> None:
     assert ".neocortex/chunks/docs/Ops.md" in git(tree, "ls-files", ".neocortex")
     assert git(tree, "status", "--porcelain") == ""
     ncx("check")
+
+
+# --- Also: docs inside a git submodule ---------------------------------------------------
+
+
+def test_status_names_a_submodule_whose_docs_are_not_indexed(tree: Path, tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "-c", "init.defaultBranch=main", "init", "-q")
+    write(lib, "docs/lib.md", doc("Library"))
+    commit_all(lib, "lib")
+    git(tree, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    commit_all(tree, "submodule")
+    out = ncx("status")
+    assert "vendor/lib: a git submodule: the docs in it are not indexed" in out.stdout + out.stderr
+
+
+# --- Also: the same learning added on two branches ---------------------------------------
+
+
+def test_the_same_learning_added_on_two_branches_is_flagged_after_the_merge(tree: Path) -> None:
+    git(tree, "checkout", "-q", "-b", "feature")
+    ncx("memory", "add", "The deploy job retries three times before it pages on call")
+    commit_all(tree, "feature: memory")
+    git(tree, "checkout", "-q", "main")
+    ncx("memory", "add", "The deploy job retries three times before it pages the on call")
+    commit_all(tree, "main: memory")
+    merged = run_git(tree, "merge", "--no-edit", "feature")
+    assert merged.returncode == 0, merged.stdout  # two files: no conflict
+    assert "is a near-duplicate of" in merged.stdout and "--supersede-by" in merged.stdout
+    status = ncx("status")
+    assert "near-duplicate memories: MEM-" in status.stdout
+    keep = re.search(r"`(ncx memory evolve [^`]*)`", status.stdout)
+    assert keep is not None
+    ncx(*keep.group(1).split()[1:])
+    assert "near-duplicate" not in ncx("status").stdout

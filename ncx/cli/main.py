@@ -245,7 +245,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     """
     from ncx.tree.status import tree_status
 
-    st = tree_status(_root(), _config())
+    root = _root()
+    st = tree_status(root, _config())
     if as_json:
         _json_out(st.to_json())
         return
@@ -269,6 +270,11 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
         print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
     if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
+    if st.memories > 1:
+        from ncx.memory.dupes import near_duplicates
+
+        for pair in near_duplicates(root):  # as a merge of two branches can leave them
+            print(f"near-duplicate memories: {pair}")
 
 
 @command()

@@ -325,6 +325,14 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     )
     for err in report.problems:
         say(err.report())
+    pairs = []
+    if scope.memories and what in ("merge", "rebase"):
+        from ncx.memory.dupes import near_duplicates
+
+        # The same learning added on two branches passed `memory add`'s duplicate check on
+        # each; the merge is the first moment both are in one tree.
+        pairs = near_duplicates(root, among=scope.memories)
+        summarise([f"ncx: {p}" for p in pairs], out)
     if report.changed:
         say(
             f"ncx: {NCX_DIR}/ did not match the docs after the {what}; fixed in the working tree. "
@@ -332,7 +340,7 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
         )
     elif report.problems:
         say("ncx: fix the docs above, then run `ncx sync`")
-    return 1 if report.changed or report.problems else 0
+    return 1 if report.changed or report.problems or pairs else 0
 
 
 def _foreign_docs(root: Path, cfg: Config, docs: Sequence[str]) -> list[str]:
