@@ -404,3 +404,58 @@ def test_the_same_learning_added_on_two_branches_is_flagged_after_the_merge(tree
     assert keep is not None
     ncx(*keep.group(1).split()[1:])
     assert "near-duplicate" not in ncx("status").stdout
+
+
+# --- Item 12: a rebase with a conflict keeps every commit right --------------------------
+
+# The recipe docs/design.md ("Git flows") and the README give for a clean history.
+REBASE_EXEC = "ncx sync -q && git add -A .neocortex && git commit -q --amend --no-edit"
+
+
+def test_rebase_with_exec_keeps_every_rewritten_commit_right(tree: Path) -> None:
+    git(tree, "checkout", "-q", "-b", "feature")
+    edit(tree, f"{SEC} Deploy.", "Deploy with the flag on. " * 12)
+    ncx("sync")
+    commit_all(tree, "feature edit")
+    edit(tree, f"{SEC} Monitor.", f"{SEC} Monitor the queue.")
+    ncx("sync")
+    commit_all(tree, "feature second edit")
+    git(tree, "checkout", "-q", "main")
+    edit(tree, f"{SEC} Deploy.", "Deploy after the freeze. " * 12)
+    ncx("sync")
+    commit_all(tree, "main edit")
+    git(tree, "checkout", "-q", "feature")
+    assert run_git(tree, "rebase", "-x", REBASE_EXEC, "main").returncode != 0
+    resolved = doc("Deploy", "Monitor").replace(
+        f"{SEC} Deploy.", "Deploy with the flag, after the freeze. " * 12
+    )
+    write(tree, "docs/ops.md", resolved)
+    git(tree, "add", "docs/ops.md")
+    done = run_git(tree, "rebase", "--continue")
+    assert done.returncode == 0, done.stdout
+    assert "git commit -m 'ncx sync'" not in done.stdout  # nothing left for the tip's fix
+    for rev in git(tree, "rev-list", "main..HEAD").split():
+        review = ncx("review", f"{rev}^..{rev}", "--fail-on-problems", ok=False)
+        assert review.returncode == 0, review.stdout + review.stderr
+    assert git(tree, "status", "--porcelain") == ""
+
+
+# --- Item 2: a sparse checkout that leaves .neocortex/ out -------------------------------
+
+
+def test_sparse_checkout_without_the_tree_names_the_command(tree: Path) -> None:
+    git(tree, "sparse-checkout", "set", "--cone", "docs")
+    assert not (tree / ".neocortex").exists()
+    edit(tree, f"{SEC} Deploy.", f"{SEC} Deploy on Fridays.")
+    git(tree, "add", "docs/ops.md")
+    out = commit(tree)
+    assert out.returncode != 0  # it passed, and stale chunks were committed
+    cmd = re.search(r"`(git sparse-checkout add [^`]*)`", out.stdout)
+    assert cmd is not None, out.stdout
+    git(tree, *cmd.group(1).split()[1:])
+    again = commit(tree)
+    assert again.returncode != 0
+    run_named(tree, again.stdout)
+    done = commit(tree)
+    assert done.returncode == 0, done.stdout
+    assert "Fridays" in git(tree, "show", f"HEAD:{CHUNK}")

@@ -52,6 +52,15 @@ def _tree_gate(root: Path, say: Say, absent: str) -> int | None:
         say(gone)
         return 1
     if not (root / NCX_DIR / MANIFEST).is_file():
+        if repo.git(root, "ls-files", "--", f"{NCX_DIR}/{MANIFEST}", check=False).strip():
+            # In the index, not on disk: a sparse checkout that leaves .neocortex/ out. The
+            # hooks cannot write the chunk files there, and passing would commit stale ones.
+            say(
+                f"ncx: {NCX_DIR}/ is outside this sparse checkout, so the chunk files of the "
+                f"docs this commit changes cannot follow them; bring it in: "
+                f"`git sparse-checkout add {NCX_DIR}`, then commit again"
+            )
+            return 1
         say(absent)
         return 0
     return None
