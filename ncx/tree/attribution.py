@@ -82,8 +82,14 @@ def foreign_files(
     out = []
     for (rel, (vec, _text, doc)), new in zip(samples, fresh, strict=True):
         old = np.asarray(vec, dtype=np.float32)
-        norm = float(np.linalg.norm(old) * np.linalg.norm(new))
-        if norm == 0.0 or float(old @ new) / norm < SAME_MODEL_COSINE:
+        a, b = float(np.linalg.norm(old)), float(np.linalg.norm(new))
+        if a == 0.0 or b == 0.0:
+            # A text with no word the model knows embeds to zeros under any model that
+            # knows none of them: no direction to compare; foreign only if one side has one.
+            if (a == 0.0) != (b == 0.0):
+                out.append((rel, doc))
+            continue
+        if float(old @ new) / (a * b) < SAME_MODEL_COSINE:
             out.append((rel, doc))
     return out
 
