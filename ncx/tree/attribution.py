@@ -29,8 +29,8 @@ SAME_MODEL_COSINE = 0.9
 
 
 def _sample(rel: str, data: bytes, dim: int) -> tuple[object, str, str | None] | None:
-    """(stored vector, embed text, its doc) of the file's first block whose text is as its
-    hash says; None when no block can be judged (another check names what is wrong)."""
+    """(stored vector, embed text, its doc) of one of the file's shortest blocks whose text
+    is as its hash says; None when none can be judged (another check names what is wrong)."""
     from ncx.store import (
         decode_vec,
         inline_vec,
@@ -44,7 +44,9 @@ def _sample(rel: str, data: bytes, dim: int) -> tuple[object, str, str | None] |
         blocks = split_chunk_file(data, path=rel)
     except NcxError:
         return None
-    for block in blocks[:3]:
+    # The shortest blocks first: a vector is as telling from a short text as a long one,
+    # and tokenizing is most of the cost (400 first blocks: 0.24 s of a 0.56 s sample).
+    for block in sorted(blocks, key=len)[:3]:
         b64 = inline_vec(block)
         vec = None if b64 is None else decode_vec(b64, dim)
         if vec is None:
@@ -77,8 +79,16 @@ def foreign_files(
     samples = [(rel, s) for rel, data in sorted(files.items()) if (s := _sample(rel, data, dim))]
     if not samples:
         return []
+    from ncx.embedder import StaticEmbedder
+
     texts = [text for _rel, (_vec, text, _doc) in samples]
-    fresh = np.asarray(embedder.embed(texts), dtype=np.float32)
+    # One text per file, hundreds of files: embedded as a first sync's batch is (the table
+    # widened once, the texts tokenized as one), the same vectors at a fraction of the cost.
+    if isinstance(embedder, StaticEmbedder) and len(texts) > 1:
+        raw = embedder.embed_here(texts, bulk=True)
+    else:
+        raw = embedder.embed(texts)
+    fresh = np.asarray(raw, dtype=np.float32)
     out = []
     for (rel, (vec, _text, doc)), new in zip(samples, fresh, strict=True):
         old = np.asarray(vec, dtype=np.float32)
