@@ -459,3 +459,25 @@ def test_sparse_checkout_without_the_tree_names_the_command(tree: Path) -> None:
     done = commit(tree)
     assert done.returncode == 0, done.stdout
     assert "Fridays" in git(tree, "show", f"HEAD:{CHUNK}")
+
+
+# --- Item 10: usefulness votes on two branches -------------------------------------------
+
+
+def test_two_same_day_votes_on_two_branches_both_count(tree: Path) -> None:
+    mid = ncx("memory", "add", "The cache is rebuilt after every commit").stdout.strip()
+    commit_all(tree, "memory")
+    md = tree / f".neocortex/memories/{mid}.md"
+    git(tree, "checkout", "-q", "-b", "feature")
+    ncx("memory", "evolve", mid, "--useful")
+    commit_all(tree, "feature: useful")
+    git(tree, "checkout", "-q", "main")
+    ncx("memory", "evolve", mid, "--useful")
+    commit_all(tree, "main: useful")  # the very same bytes as the feature's
+    merged = run_git(tree, "merge", "--no-edit", "feature")
+    assert merged.returncode == 0, merged.stdout
+    assert "usefulness: 0.7" in md.read_text(), merged.stdout
+    run_named(tree, merged.stdout)
+    assert "usefulness: 0.7" in git(tree, "show", f"HEAD:.neocortex/memories/{mid}.md")
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")

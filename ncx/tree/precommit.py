@@ -292,7 +292,13 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     except NcxError:
         return 0  # base is not a commit here (a first checkout): nothing to compare
     scope = scope_of(found)
-    if scope.empty:
+    votes: list[str] = []
+    if what == "merge":
+        from ncx.memory.ops import merged_votes
+
+        # Identical changes on both sides are no change to this side: not in `scope`.
+        votes = merged_votes(root)
+    if scope.empty and not votes:
         return 0
     from ncx.tree.sync import sync
 
@@ -310,7 +316,7 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
         # A removed doc's chunk file is removed only when no live doc owns the same file.
         gone = {d for d in scope.changed_docs - tracked if doc_chunk_file(d) not in live_files}
         paths = sorted(tracked | gone)
-        if not paths and not scope.memories:
+        if not paths and not scope.memories and not votes:
             return 0
     try:
         where = [str(root / p) for p in paths] or [str(root / NCX_DIR)]
@@ -334,6 +340,9 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     )
     for err in report.problems:
         say(err.report())
+    if votes:
+        report.written = sorted(set(report.written) | set(votes))
+        summarise([f"ncx: counted the other side's usefulness vote in {p}" for p in votes], out)
     pairs = []
     if scope.memories and what in ("merge", "rebase"):
         from ncx.memory.dupes import near_duplicates
