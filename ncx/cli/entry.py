@@ -34,9 +34,9 @@ def _hook(name: str) -> int:
         if not merge_driver_set():
             from pathlib import Path
 
-            from ncx.tree.merge import install_driver
+            from ncx.tree.merge import ensure_driver
 
-            install_driver(Path.cwd())
+            ensure_driver(Path.cwd())  # best effort: a read-only .git must not fail commits
     if os.environ.get("GIT_INDEX_FILE"):
         # Inside `git commit`: a commit that touches no doc, sidecar or .neocortex/ file
         # has nothing for either hook to judge. Asked before anything else is imported.
