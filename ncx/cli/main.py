@@ -183,10 +183,13 @@ def sync(
     Example: ncx sync docs/
     """
     from ncx.sources import describe
+    from ncx.tree.merge import ensure_driver
     from ncx.tree.sync import sync as run_sync
 
+    root = _root()
+    ensure_driver(root)
     report = run_sync(
-        _root(),
+        root,
         _config(),
         paths=paths or [],
         staged=staged,
@@ -248,6 +251,11 @@ def sync(
             _say(f"ncx: nothing written ({docs} {report.chunks} chunks); see the error above")
         else:
             _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
+    if not dry_run:
+        from ncx.tree.merge import unmerged_advice
+
+        if (advice := unmerged_advice(root)) is not None:
+            _say(advice)
     if report.problems:
         raise typer.Exit(code=1)
 
@@ -260,7 +268,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     """
     from ncx.tree.status import tree_status
 
-    st = tree_status(_root(), _config())
+    root = _root()
+    st = tree_status(root, _config())
     if as_json:
         _json_out(st.to_json())
         return
@@ -284,6 +293,11 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
         print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
     if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
+    if st.memories > 1:
+        from ncx.memory.dupes import near_duplicates
+
+        for pair in near_duplicates(root):  # as a merge of two branches can leave them
+            print(f"near-duplicate memories: {pair}")
 
 
 @command()

@@ -589,3 +589,53 @@ def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, list) else [value]
+
+
+def merged_votes(root: Path) -> list[str]:
+    """After a merge commit (HEAD with two parents): the memories both sides confirmed
+    useful (`evolve --useful`) in the very same way, counted twice. Two same-day votes
+    make identical bytes on each branch, which git merges as one (0.6, not 0.7: it calls no
+    merge driver when both sides agree); each such memory gets the other side's step again
+    (capped at 1). Returns the files rewritten, repo-relative."""
+    from ncx import repo
+    from ncx.layout import MEMORIES, NCX_DIR
+    from ncx.store import parse_frontmatter
+
+    two = repo.git(root, "rev-parse", "--verify", "--quiet", "HEAD^2", check=False).strip()
+    if not two:
+        return []
+    base = repo.git(root, "merge-base", "HEAD^1", "HEAD^2", check=False).decode().strip()
+    if not base:
+        return []
+    prefix = f"{NCX_DIR}/{MEMORIES}/"
+
+    def changed(rev: str) -> set[str]:
+        out = repo.git(root, "diff", "--name-only", "-z", "--diff-filter=M", base, rev, "--")
+        names = out.decode("utf-8", "surrogateescape").split("\0")
+        return {p for p in names if p.startswith(prefix) and p.endswith(".md")}
+
+    def blob(rev: str, path: str) -> bytes:
+        return repo.git(root, "cat-file", "blob", f"{rev}:{path}", check=False)
+
+    def useful(data: bytes, path: str) -> float | None:
+        try:
+            meta, _body, _ = parse_frontmatter(data.decode("utf-8", "replace"), path=path)
+        except NcxError:
+            return None
+        value = meta.get("usefulness")
+        return float(value) if isinstance(value, int | float) else None
+
+    written = []
+    for path in sorted(changed("HEAD^1") & changed("HEAD^2")):
+        ours = blob("HEAD^1", path)
+        if ours != blob("HEAD^2", path) or blob("HEAD", path) != ours:
+            continue  # the sides differ, or the merge result was edited: not one vote twice
+        before, after = useful(blob(base, path), path), useful(ours, path)
+        if before is None or after is None or after <= before:
+            continue
+        file = root / path
+        mem = read_memory(file)
+        meta = dict(mem.meta)
+        meta["usefulness"] = round(min(1.0, after + (after - before)), 2)
+        written.append(_rewrite(root, file, mem, meta))
+    return written

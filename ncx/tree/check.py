@@ -73,6 +73,7 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
         problems.extend(
             Problem(rel, f"{why}; run `ncx sync`") for why in _vector_problems(blocks, dim)
         )
+    problems.extend(_foreign_problems(root, cfg, manifest.model, dim, _walk(chunks_dir(root))[0]))
     mds, npys = _walk(memories_dir(root))
     for md_s in mds:
         rel = md_s[base:].replace(os.sep, "/")
@@ -144,6 +145,29 @@ def _why_stale(root: Path, rel: str, dim: int) -> str:
     except NcxError as exc:
         return f"{exc.message}; {exc.hint or 'fix or delete it'}"
     return f"stale: differs from what `ncx sync` would write; {fix}"
+
+
+def _foreign_problems(
+    root: Path, cfg: Config, model: dict[str, Any], dim: int, files: list[str]
+) -> list[Problem]:
+    """Chunk files whose vectors another model made (ncx.tree.attribution), each sampled."""
+    from ncx.embedder import load_tree_model
+    from ncx.tree.attribution import foreign_files, foreign_message
+
+    if not files:
+        return []
+    try:
+        embedder = load_tree_model(root, model, None, cfg.model_cache, check_sha=False)
+    except NcxError:
+        return []  # the model does not load here: _model_problems says so
+    base = len(str(root)) + 1
+    data = {}
+    for f in files:
+        try:
+            data[f[base:].replace(os.sep, "/")] = read_chunk_file(f)
+        except (OSError, NcxError):
+            continue  # named by the loop over chunk files
+    return [Problem(rel, foreign_message(doc)) for rel, doc in foreign_files(data, embedder, dim)]
 
 
 def _model_problems(cfg: Config, model: dict[str, Any]) -> list[Problem]:

@@ -13,7 +13,11 @@ from ncx.layout import chunks_dir, manifest_path, memories_dir, ncx_dir
 from ncx.manifest import Manifest, load_manifest
 from ncx.store import write_if_changed
 
-GITIGNORE = "# derived, rebuilt on demand (ncx)\ncache/\n"
+GITIGNORE = (
+    "# derived, rebuilt on demand (ncx)\ncache/\n"
+    "# what `git mergetool` leaves beside a file it was offered: never ncx's\n"
+    "*.orig\n*_BACKUP_*\n*_BASE_*\n*_LOCAL_*\n*_REMOTE_*\n"
+)
 # Text under .neocortex/ is LF in every checkout (core.autocrlf=true must not make every
 # chunk differ from what sync writes); vectors are binary (no diff, no text merge, no EOL).
 # A doc's chunk file never gets a plain text merge (merge=binary): conflict markers in a
@@ -77,12 +81,11 @@ def init_tree(
     put(manifest_path(root), manifest.to_json().encode())
     put(ncx_dir(root) / ".gitignore", GITIGNORE.encode())
     attrs = root / ".gitattributes"
-    put(
-        attrs,
-        with_block(
-            attrs.read_text(encoding="utf-8") if attrs.exists() else "", GITATTRIBUTES_BLOCK
-        ).encode(),
-    )
+    # Bytes, decoded, keep CRLF as read: in a core.autocrlf checkout the committed file is CRLF,
+    # and an LF block put back into it showed as modified in `git status` (issue 31 item 11).
+    have = attrs.read_bytes().decode("utf-8") if attrs.exists() else ""
+    block = GITATTRIBUTES_BLOCK.replace("\n", "\r\n") if "\r\n" in have else GITATTRIBUTES_BLOCK
+    put(attrs, with_block(have, block).encode())
     for keep in (chunks_dir(root) / ".gitkeep", memories_dir(root) / ".gitkeep"):
         if not keep.exists():
             put(keep, b"")

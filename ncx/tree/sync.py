@@ -201,6 +201,34 @@ class _Out:
             self.report.removed.append(self.rel(str(removed)))
 
 
+def _submodules(root: Path) -> list[tuple[str, str]]:
+    """Git submodules, said rather than passed over: their files are another repository's,
+    not in this index, so the docs in them are not indexed (`ncx status` said "up to date"
+    over them). One stat when the project has none."""
+    if not (root / ".gitmodules").is_file():
+        return []
+    out = repo.git(
+        root,
+        "config",
+        "-z",
+        "-f",
+        ".gitmodules",
+        "--get-regexp",
+        r"^submodule\..*\.path$",
+        check=False,
+    )
+    paths = sorted(
+        rec.split("\n", 1)[1]
+        for rec in out.decode("utf-8", "surrogateescape").split("\0")
+        if "\n" in rec
+    )
+    why = (
+        "a git submodule: the docs in it are not indexed (they belong to another "
+        "repository; run ncx in that repository's own clone)"
+    )
+    return [(p, why) for p in paths]
+
+
 def sync(
     root: Path,
     cfg: Config,
@@ -292,7 +320,7 @@ def _sync(
     for p in in_scope:
         name = _format_name(p)
         report.by_format[name] = report.by_format.get(name, 0) + 1
-    report.skipped = skipped_sources(manifest, tracked)
+    report.skipped = skipped_sources(manifest, tracked) + _submodules(root)
     if not staged:
         # Never silent: a doc written but not yet `git add`ed is not a source (the commit
         # would not hold it); say so, rather than "up to date".
