@@ -9,7 +9,7 @@ from pathlib import Path
 from ncx.config import Config
 from ncx.embedder import BUNDLED_MODEL, ENV_ORIGIN, load_embedder
 from ncx.errors import NotInitialized, UsageError
-from ncx.layout import chunks_dir, manifest_path, memories_dir, ncx_dir
+from ncx.layout import NCX_DIR, chunks_dir, manifest_path, memories_dir, ncx_dir
 from ncx.manifest import Manifest, load_manifest
 from ncx.store import write_if_changed
 
@@ -46,6 +46,11 @@ def init_tree(
     exclude: list[str],
     skip_formats: Sequence[str] = (),
 ) -> InitResult:
+    from ncx.paths import NCX_LINK_HINT, check_real_folders
+
+    # A committed `.neocortex` link would carry every write below out of the repository,
+    # over its own .gitignore (`-> .`) or into .git/ (`-> .git`).
+    check_real_folders(root, f"{NCX_DIR}/x", hint=NCX_LINK_HINT)
     result = InitResult()
     skip = _resolve_formats(skip_formats)
 

@@ -44,7 +44,7 @@ def install_driver(root: Path) -> list[str]:
         if have != value:
             repo.git(root, "config", "--local", key, value)
             changed.append(".git/config")
-    rel = repo.git(root, "rev-parse", "--git-path", "info/attributes").decode().strip()
+    rel = repo.git_path_out(repo.git(root, "rev-parse", "--git-path", "info/attributes"))
     path = Path(rel) if Path(rel).is_absolute() else root / rel
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     new = with_block(text, LOCAL_ATTRIBUTES)

@@ -1,0 +1,145 @@
+"""Hostile input, security (issue 29): ncx works on the repository it is in and writes only
+into real folders inside it; credentials in docs never reach committed chunk files or an
+agent's context; terminal controls never reach an agent's terminal. Every test drives the
+real CLI (in process, or as a subprocess where the process itself matters)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, ncx, ncx_proc, write
+
+SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
+TRACE = "Traceback (most recent call last)"
+
+
+def _git_init(root: Path) -> None:
+    root.mkdir()
+    git(root, "-c", "init.defaultBranch=main", "init", "-q")
+
+
+# --- the repository's own path ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [" ", "\n", "\t"])
+def test_a_repo_whose_path_ends_in_whitespace_is_that_repo(
+    repo: Path, tmp_path: Path, suffix: str
+) -> None:
+    """`/x/proj ` is not `/x/proj`: stripping git's output sent writes to the sibling."""
+    write(repo, "docs/a.md", f"# Sibling\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init", "-q", cwd=repo)
+    before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts)
+    odd = tmp_path / f"proj{suffix}"
+    _git_init(odd)
+    write(odd, "docs/b.md", f"# Odd\n\n{SEC}\n")
+    commit_all(odd)
+    ncx("init", "-q", cwd=odd)
+    ncx("sync", "-q", cwd=odd)
+    ncx("memory", "add", "Release builds run on linux only.", cwd=odd)
+    assert (odd / ".neocortex/chunks/docs/b.md").is_file()
+    assert len(list((odd / ".neocortex/memories").glob("MEM-*.md"))) == 1
+    after = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts)
+    assert after == before  # nothing written into the sibling `proj`
+
+
+def test_a_repo_whose_path_is_not_utf8_works(repo: Path, tmp_path: Path) -> None:
+    odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9-\xff"))
+    _git_init(odd)
+    write(odd, "docs/b.md", f"# Odd\n\n{SEC}\n")
+    commit_all(odd)
+    for args in (("init", "-q"), ("sync", "-q"), ("status",), ("check",)):
+        proc = ncx_proc(*args, cwd=odd, ok=False)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert TRACE not in proc.stderr and "UTF-8" not in proc.stderr
+    assert (odd / ".neocortex/chunks/docs/b.md").is_file()
+
+
+# --- writes only into real folders --------------------------------------------------------------
+
+
+def _clean_refusal(proc: subprocess.CompletedProcess[str]) -> bool:
+    return proc.returncode == 1 and "ncx: error:" in proc.stderr and TRACE not in proc.stderr
+
+
+def _tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def test_init_refuses_a_neocortex_link_out_of_the_repo(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    os.symlink(outside, repo / ".neocortex")
+    commit_all(repo)
+    proc = ncx("init", ok=False)
+    assert _clean_refusal(proc), proc.stderr
+    assert ".neocortex" in proc.stderr and "real folder" in proc.stderr
+    assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", [".", ".git", "docs"])
+def test_a_neocortex_link_inside_the_repo_is_never_written_through(
+    repo: Path, target: str
+) -> None:
+    write(repo, ".gitignore", "secret.env\n*.pem\n")
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    ncx("sync", "-q")
+    # the tree's files where the link points, so every command finds a tree to write into
+    ncx_dir = repo / ".neocortex"
+    (ncx_dir / ".gitignore").unlink()
+    shutil.copytree(ncx_dir, repo / target, dirs_exist_ok=True)
+    shutil.rmtree(ncx_dir)
+    os.symlink(target, ncx_dir)
+    write(repo, "docs/a.md", f"# A changed\n\n{SEC}\n")
+    before = _tree_bytes(repo / target)
+    for args in (
+        ("init",),
+        ("sync",),
+        ("memory", "add", "Release builds run on linux only."),
+    ):
+        proc = ncx(*args, ok=False)
+        assert _clean_refusal(proc), (args, proc.stderr)
+        assert "real folder" in proc.stderr, proc.stderr
+    after = _tree_bytes(repo / target)
+    changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    # git's own bookkeeping (config, index) may change; nothing ncx writes may land there
+    assert not {k for k in changed if k not in ("config", "index")}, changed
+    assert (repo / ".gitignore").read_text() == "secret.env\n*.pem\n"
+
+
+@pytest.mark.parametrize("folder", [".claude", ".codex", ".cursor", ".github"])
+def test_init_agent_never_writes_through_a_linked_agent_folder(
+    repo: Path, tmp_path: Path, folder: str
+) -> None:
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    outside = tmp_path / "out"
+    outside.mkdir()
+    os.symlink(outside, repo / folder)
+    proc = ncx("init", "--agent", "all", ok=False)
+    assert _clean_refusal(proc), proc.stderr
+    assert folder in proc.stderr and "symlink" in proc.stderr
+    assert list(outside.rglob("*")) == []
+
+
+def test_init_agent_never_writes_through_a_github_link_into_git(repo: Path) -> None:
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    os.symlink(".git", repo / ".github")
+    proc = ncx("init", "--agent", "all", ok=False)
+    assert _clean_refusal(proc), proc.stderr
+    assert not (repo / ".git/workflows").exists()
