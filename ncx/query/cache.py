@@ -940,6 +940,10 @@ def _parse_file(
     if kind == "memory":
         try:
             meta, body = read_unit(Path(path))
+            if _holds_secret(meta, body):
+                # A hand edit put a credential in a memory: never served (`ncx check` names
+                # it; `memory add` and `approve` refuse one).
+                return [None]
             return [_unit_fields(rel, kind, meta, body, _vector(Path(path[:-3] + ".npy"), dim))]
         except (NcxError, ValueError, TypeError, OverflowError):
             return [None]
@@ -963,6 +967,12 @@ def _parse_file(
         parsed[0].block, parsed[0].at, parsed[0].size = i, starts[i], len(found[i])
         out.append(parsed)
     return out
+
+
+def _holds_secret(meta: dict[str, Any], body: str) -> bool:
+    from ncx.secrets import find_secrets
+
+    return bool(find_secrets(body) or find_secrets(json.dumps(meta, default=str)))
 
 
 def _text(v: Any) -> str | None:
