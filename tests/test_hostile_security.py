@@ -34,7 +34,9 @@ def test_a_repo_whose_path_ends_in_whitespace_is_that_repo(
     write(repo, "docs/a.md", f"# Sibling\n\n{SEC}\n")
     commit_all(repo)
     ncx("init", "-q", cwd=repo)
-    before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts)
+    before = sorted(
+        p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git" not in p.parts
+    )
     odd = tmp_path / f"proj{suffix}"
     _git_init(odd)
     write(odd, "docs/b.md", f"# Odd\n\n{SEC}\n")
@@ -88,9 +90,7 @@ def test_init_refuses_a_neocortex_link_out_of_the_repo(repo: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize("target", [".", ".git", "docs"])
-def test_a_neocortex_link_inside_the_repo_is_never_written_through(
-    repo: Path, target: str
-) -> None:
+def test_a_neocortex_link_inside_the_repo_is_never_written_through(repo: Path, target: str) -> None:
     write(repo, ".gitignore", "secret.env\n*.pem\n")
     write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
     commit_all(repo)
@@ -157,9 +157,7 @@ PEM = (
 
 
 def _ncx_bytes(root: Path) -> bytes:
-    return b"".join(
-        p.read_bytes() for p in sorted((root / ".neocortex").rglob("*")) if p.is_file()
-    )
+    return b"".join(p.read_bytes() for p in sorted((root / ".neocortex").rglob("*")) if p.is_file())
 
 
 def test_a_credential_in_a_doc_is_said_and_kept_out_of_chunks_and_frames(repo: Path) -> None:
@@ -199,7 +197,11 @@ def test_a_credential_in_a_doc_is_said_and_kept_out_of_chunks_and_frames(repo: P
 
 def test_a_credential_in_a_sidecar_is_kept_out_of_chunk_frontmatter(repo: Path) -> None:
     write(repo, "docs/api.md", f"# API\n\n{SEC}\n")
-    write(repo, "docs/api.meta.yaml", f"id: DOC-API-001\ntitle: API\nsummary: use {TOKEN} to call it\n")
+    write(
+        repo,
+        "docs/api.meta.yaml",
+        f"id: DOC-API-001\ntitle: API\nsummary: use {TOKEN} to call it\n",
+    )
     commit_all(repo)
     ncx("init", "-q")
     proc = ncx("sync", "-q")
@@ -224,3 +226,119 @@ def test_check_fails_on_a_credential_in_a_chunk_file(repo: Path) -> None:
     assert TOKEN not in proc.stdout + proc.stderr
     ncx("sync", "-q")
     ncx("check")
+
+
+# --- terminal controls --------------------------------------------------------------------------
+
+OSC52 = "\x1b]52;c;" + "ZWNobyBwd25lZA==" + "\x07"
+CLEAR = "\x1b[2J\x1b[H"
+C1 = "\x9b31m\x9d0;title\x9c"
+EVIL = f"{OSC52}{CLEAR}{C1}"
+
+
+def _no_controls(text: str) -> bool:
+    return not any(c in text for c in ("\x1b", "\x07", "\x9b", "\x9d", "\x9c"))
+
+
+@pytest.fixture
+def evil_tree(repo: Path) -> Path:
+    write(
+        repo,
+        "docs/settings.md",
+        f"# Settings {EVIL}\n\nThe service reads its settings {EVIL} from the config file.\n\n"
+        + SEC
+        + "\n",
+    )
+    commit_all(repo)
+    ncx("init", "-q")
+    ncx("sync", "-q")
+    commit_all(repo, "ncx")
+    return repo
+
+
+def test_the_prompt_hook_prints_no_terminal_controls(evil_tree: Path) -> None:
+    prompt = f"change how the service reads its settings from the config file {EVIL}"
+    hook = json.dumps({"prompt": prompt, "cwd": str(evil_tree)})
+    proc = ncx("agent-hook", "prompt", input=hook)
+    assert "settings" in proc.stdout  # the frame is there
+    assert _no_controls(proc.stdout) and _no_controls(proc.stderr)
+    # as the agent runs it: its own process
+    proc = ncx_proc("agent-hook", "prompt", input=hook, cwd=evil_tree)
+    assert "settings" in proc.stdout
+    assert _no_controls(proc.stdout) and _no_controls(proc.stderr)
+
+
+@pytest.mark.e2e
+def test_mcp_answers_hold_no_terminal_controls(evil_tree: Path) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from conftest import NCX_CMD
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(evil_tree), env=dict(os.environ)
+    )
+    seen: dict[str, object] = {}
+
+    async def session() -> None:
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write_),
+                ClientSession(read, write_) as s,
+            ):
+                await s.initialize()
+                seen["assemble"] = await s.call_tool(
+                    "assemble", {"task": f"change the settings config file {EVIL}"}
+                )
+                seen["retrieve"] = await s.call_tool(
+                    "retrieve", {"query": f"settings config file {EVIL}"}
+                )
+
+    anyio.run(session)
+    frame = seen["assemble"].content[0].text  # type: ignore[attr-defined]
+    assert "settings" in frame and _no_controls(frame)
+    hits = json.dumps(seen["retrieve"].structured_content, ensure_ascii=False)  # type: ignore[attr-defined]
+    assert "settings" in hits and _no_controls(hits)
+
+
+# --- a hand-edited memory -----------------------------------------------------------------------
+
+
+def _memory_file(root: Path, mem_id: str) -> Path:
+    return root / ".neocortex/memories" / f"{mem_id}.md"
+
+
+def test_approve_refuses_a_proposal_edited_to_hold_a_credential(repo: Path) -> None:
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    mem_id = ncx("memory", "add", "Deploys read the registry login from the CI settings.").stdout
+    mem_id = mem_id.strip()
+    md = _memory_file(repo, mem_id)
+    # a proposal (as `memory extract` or MCP `remember` write one), then edited by hand
+    text = md.read_text().replace("status: active", "status: proposed")
+    md.write_text(text.replace("CI settings.", f"CI settings: {TOKEN}"))
+    proc = ncx("memory", "approve", mem_id, ok=False)
+    assert _clean_refusal(proc), proc.stderr
+    assert "GitHub token" in proc.stderr and TOKEN not in proc.stderr
+    assert "status: proposed" in md.read_text()
+
+
+def test_a_memory_edited_to_hold_a_credential_is_never_served(repo: Path) -> None:
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    mem_id = ncx(
+        "memory", "add", "Deploys read the registry login from the CI settings."
+    ).stdout.strip()
+    md = _memory_file(repo, mem_id)
+    md.write_text(md.read_text().replace("CI settings.", f"CI settings: {TOKEN}"))
+    ncx("sync", "-q")
+    for args in (
+        ("retrieve", "registry login deploys CI settings", "--json"),
+        ("assemble", "--task", "deploys registry login CI settings"),
+    ):
+        out = ncx(*args)
+        assert TOKEN not in out.stdout, args
+    proc = ncx("check", ok=False)
+    assert proc.returncode == 1 and mem_id in proc.stdout + proc.stderr
