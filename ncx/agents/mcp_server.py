@@ -100,6 +100,10 @@ def _tool_error(exc: NcxError, args: Collection[str] = ()) -> Exception:
     return ToolError(strip_controls(f"{exc}" + (f" (hint: {hint})" if hint else "")))
 
 
+def _safe_dict(value: dict[str, Any]) -> dict[str, Any]:
+    return {k: _safe(v) for k, v in value.items()}
+
+
 def _safe(value: Any) -> Any:
     """A tool's answer with terminal controls taken out of every string in it: a client may
     show it on a terminal, and a doc's or a task's `ESC ]` must not drive that terminal."""
@@ -226,7 +230,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
             ) from None
         except NcxError as exc:
             raise _tool_error(exc, remember_args) from None
-        return _safe(
+        return _safe_dict(
             {
                 "id": added.memory.id,
                 "status": "proposed",
@@ -241,7 +245,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
-                return _safe(tree_status(tree.root, tree.cfg).to_json())
+                return _safe_dict(tree_status(tree.root, tree.cfg).to_json())
         except NcxError as exc:
             raise _tool_error(exc) from None
 
