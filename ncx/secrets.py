@@ -208,6 +208,7 @@ def _netrc_password(m: re.Match[str]) -> bool:
 
 
 _BARE_KEY = "a private key body"
+_BARE_KEY_STARTS = ("MII", "MHcCAQEEI", "b3BlbnNzaC1rZXktdjE")
 
 
 def _cli_value_ok(pw: str) -> bool:
@@ -1055,10 +1056,23 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
 }
 
 
+# The kinds whose patterns start with a class, an alternation or a look-around (the engine
+# tries every position) and whose needles are cheaper than that. A pattern with a literal
+# start is searched for as fast as `in` finds its needle (measured per rule on the rfcs docs:
+# telegram 0.10 s of regex against 0.007 s of needles; github 0.005 against 0.029).
+_GATED = frozenset({
+    "slack_webhook", "stripe_key", "anthropic_key", "square_token", "telegram_bot_token",
+    "age_secret_key", "notion_token", "mailchimp_key", "azure_sas",
+    "azure_function_key", "django_secret_key", "azure_storage_key", "netrc_password",
+    "basic_auth", "bearer_token",
+})  # fmt: skip
+
+
 def _rule_hits(text: str, rules: Iterable[tuple[int, _Rule]]) -> Iterator[_Hit]:
     for rank, rule in rules:
-        needles = _NEEDLES.get(rule.kind)
-        if needles is not None and not any(n in text for n in needles):
+        if rule.kind in _GATED and not any(n in text for n in _NEEDLES[rule.kind]):
+            continue
+        if rule.label == _BARE_KEY and not any(n in text for n in _BARE_KEY_STARTS):
             continue
         for m in rule.pattern.finditer(text):
             start = m.start()

@@ -1088,6 +1088,18 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
             text = text.replace("\r\n", "\n")
         except OSError:
             text = ""
+        found_bodies: list[str] = []
+        for i in rows:
+            u = units[i]
+            body = bodies[i] if bodies else unit_body(root, u)
+            found_bodies.append(body.strip("\n"))
+        if any("[REDACTED " in b for b in found_bodies):
+            from ncx.secrets import redact
+
+            # Its chunks hold labels where the doc has credentials (chunkfile.load_doc): found
+            # in the doc as sync read it, and its frontmatter indexed without them. Only such
+            # a doc pays for the scan.
+            text = redact(text)[0]
         try:
             view = read_view(src, text) if text else View(text)
         except NcxError:
@@ -1095,11 +1107,6 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
         front[src] = _front_text(
             src, view.text, {units[i].section[0] for i in rows if units[i].section}
         )
-        found_bodies: list[str] = []
-        for i in rows:
-            u = units[i]
-            body = bodies[i] if bodies else unit_body(root, u)
-            found_bodies.append(body.strip("\n"))
         found = locate(view.text, found_bodies)
         for i, body, pos in zip(rows, found_bodies, found, strict=True):
             u = units[i]
