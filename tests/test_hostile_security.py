@@ -182,6 +182,11 @@ def test_a_credential_in_a_doc_is_said_and_kept_out_of_chunks_and_frames(repo: P
     ):
         out = ncx(*args)
         assert TOKEN not in out.stdout and "MIIEowIBAAKC" not in out.stdout
+    # a redacted chunk is still cited with the doc's own lines
+    out = ncx("retrieve", "deploy github token keys", "--json").stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    redacted = [h for h in rows if "[REDACTED" in h["text"]]
+    assert redacted and all(h["start_line"] is not None for h in redacted), redacted
     # said again by a sync with nothing to do, deterministic bytes, nothing left dirty
     commit_all(repo, "ncx")
     again = ncx("sync", "-q")
