@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, ncx_proc, write
+from conftest import NCX_CMD, commit_all, git, ncx, ncx_proc, write
 
 SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
 TRACE = "Traceback (most recent call last)"
@@ -55,10 +55,25 @@ def test_a_repo_whose_path_is_not_utf8_works(repo: Path, tmp_path: Path) -> None
     _git_init(odd)
     write(odd, "docs/b.md", f"# Odd\n\n{SEC}\n")
     commit_all(odd)
-    for args in (("init", "-q"), ("sync", "-q"), ("status",), ("check",)):
-        proc = ncx_proc(*args, cwd=odd, ok=False)
-        assert proc.returncode == 0, (args, proc.stderr)
-        assert TRACE not in proc.stderr and "UTF-8" not in proc.stderr
+    for args in (
+        ("init", "-q"),
+        ("sync", "-q"),
+        ("status",),
+        ("status", "--json"),
+        ("check",),
+        ("memory", "add", "Release builds run on linux only."),
+        ("retrieve", "odd service settings"),
+        ("assemble", "--task", "change the odd settings"),
+        ("wakeup",),
+    ):
+        raw = subprocess.run(
+            [*NCX_CMD, *args], cwd=odd, capture_output=True, env=dict(os.environ), check=False
+        )
+        err = raw.stderr.decode("utf-8", "surrogateescape")
+        assert raw.returncode == 0, (args, err)
+        assert TRACE not in err and "UTF-8" not in err
+        if args[0] in ("retrieve", "assemble", "wakeup"):
+            raw.stdout.decode("utf-8")  # text for an agent: valid UTF-8
     assert (odd / ".neocortex/chunks/docs/b.md").is_file()
 
 
@@ -277,7 +292,6 @@ def test_the_prompt_hook_prints_no_terminal_controls(evil_tree: Path) -> None:
 def test_mcp_answers_hold_no_terminal_controls(evil_tree: Path) -> None:
     pytest.importorskip("mcp")
     import anyio
-    from conftest import NCX_CMD
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
