@@ -361,3 +361,20 @@ def test_a_memory_edited_to_hold_a_credential_is_never_served(repo: Path) -> Non
         assert TOKEN not in out.stdout, args
     proc = ncx("check", ok=False)
     assert proc.returncode == 1 and mem_id in proc.stdout + proc.stderr
+
+
+def test_what_migrate_brings_in_is_scanned_like_any_doc(repo: Path) -> None:
+    write(repo, ".mlda/registry.yaml", "version: 2\ndocuments: []\n")
+    write(repo, ".mlda/docs/ops/deploy.md", f"# Deploy\n\n{SEC}\n\nexport GITHUB_TOKEN={TOKEN}\n")
+    write(
+        repo,
+        ".mlda/docs/ops/deploy.meta.yaml",
+        f"id: DOC-OPS-001\ntitle: Deploy\nsummary: deploy with {TOKEN}\n",
+    )
+    commit_all(repo, "v2")
+    proc = ncx("migrate", ok=False)
+    assert TRACE not in proc.stderr, proc.stderr
+    said = proc.stdout + proc.stderr
+    assert ".mlda/docs/ops/deploy.md:5:" in said and ".mlda/docs/ops/deploy.meta.yaml:3:" in said
+    assert TOKEN not in said
+    assert TOKEN.encode() not in _ncx_bytes(repo)
