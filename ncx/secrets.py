@@ -1525,7 +1525,9 @@ def _span_end(text: str, hit: _Hit) -> int:
     if hit.kind != "private_key":
         return hit.end
     end = _PEM_END.search(text, hit.end, hit.end + 20_000)
-    if end is not None:
+    # Never across a quote: a key in a notebook runs over several JSON strings, and taking
+    # out the quotes between them would leave a file that no longer parses.
+    if end is not None and '"' not in text[hit.end : end.start()]:
         return end.end()
     i = hit.end
     while i < len(text):

@@ -378,3 +378,32 @@ def test_what_migrate_brings_in_is_scanned_like_any_doc(repo: Path) -> None:
     assert ".mlda/docs/ops/deploy.md:5:" in said and ".mlda/docs/ops/deploy.meta.yaml:3:" in said
     assert TOKEN not in said
     assert TOKEN.encode() not in _ncx_bytes(repo)
+
+
+def test_a_credential_in_a_notebook_is_redacted_and_the_notebook_still_reads(repo: Path) -> None:
+    key_lines = PEM.split("\n")
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Setup\n", "\n", SEC + "\n"]},
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": [f"TOKEN = '{TOKEN}'\n", "KEY = '''\n"]
+                + [ln + "\n" for ln in key_lines]
+                + ["'''\n"],
+            },
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    write(repo, "nb/setup.ipynb", json.dumps(nb, indent=1))
+    commit_all(repo)
+    ncx("init", "-q")
+    proc = ncx("sync", "-q")  # exit 0: the notebook is read, not refused
+    assert "nb/setup.ipynb:" in proc.stderr and "github token" in proc.stderr
+    blob = _ncx_bytes(repo)
+    assert TOKEN.encode() not in blob and b"MIIEowIBAAKC" not in blob and b"Zq8wLm2pX4" not in blob
+    assert b"[REDACTED github token]" in blob

@@ -1093,15 +1093,16 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
             u = units[i]
             body = bodies[i] if bodies else unit_body(root, u)
             found_bodies.append(body.strip("\n"))
-        if any("[REDACTED " in b for b in found_bodies):
-            from ncx.secrets import redact
-
-            # Its chunks hold labels where the doc has credentials (chunkfile.load_doc): found
-            # in the doc as sync read it, and its frontmatter indexed without them. Only such
-            # a doc pays for the scan.
-            text = redact(text)[0]
         try:
-            view = read_view(src, text) if text else View(text)
+            if text and any("[REDACTED " in b for b in found_bodies):
+                from ncx.tree.chunkfile import redacted_view
+
+                # Its chunks hold labels where the doc has credentials (chunkfile.load_doc):
+                # found in the doc as sync read it, and its frontmatter indexed without them.
+                # Only such a doc pays for the scan.
+                view = redacted_view(src, text)[0]
+            else:
+                view = read_view(src, text) if text else View(text)
         except NcxError:
             view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
         front[src] = _front_text(
