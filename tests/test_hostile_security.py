@@ -407,3 +407,19 @@ def test_a_credential_in_a_notebook_is_redacted_and_the_notebook_still_reads(rep
     blob = _ncx_bytes(repo)
     assert TOKEN.encode() not in blob and b"MIIEowIBAAKC" not in blob and b"Zq8wLm2pX4" not in blob
     assert b"[REDACTED github token]" in blob
+
+
+def test_the_commit_check_names_a_credential_in_a_committed_chunk_file(repo: Path) -> None:
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    ncx("sync", "-q")
+    commit_all(repo, "ncx")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    chunk = repo / ".neocortex/chunks/docs/a.md"
+    chunk.write_text(chunk.read_text().replace("at start.", f"at start. {TOKEN}", 1))
+    commit_all(repo, "a hand edit")
+    proc = ncx("check", "--since", base, ok=False)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and ".neocortex/chunks/docs/a.md:" in said
+    assert "GitHub token" in said and TOKEN not in said

@@ -377,10 +377,14 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
             if expected:
                 verdict.findings.append(Finding(rel, f"is missing from the commit; {how}", d, True))
             continue
-        why = _chunk_file_problem(blobs.get(entry.oid, b""), expected, dim, rel)
+        data = blobs.get(entry.oid, b"")
+        why = _chunk_file_problem(data, expected, dim, rel)
         if why is not None:
             kept = "staged" if tree is None else "committed"  # the index, or a commit's tree
             verdict.findings.append(Finding(rel, f"{why} the {kept} {d}; {how}", d, True))
+            # Only a file that is not what sync writes can hold a credential (sync redacts
+            # them): said by name, so the commit is not taken for a mere stale chunk file.
+            verdict.findings.extend(_chunk_secrets(rel, data, d))
     for rel in sorted(want_files - set(file_all.values())):
         if rel not in index:
             continue
@@ -429,6 +433,21 @@ def _siblings(root: Path, docs: Iterable[str], tree: str | None) -> list[str]:
 
 def _glob_escape(path: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in path)
+
+
+def _chunk_secrets(rel: str, data: bytes, doc: str) -> list[Finding]:
+    from ncx.secrets import find_secrets
+
+    return [
+        Finding(
+            f"{rel}:{f.line}:{f.column}",
+            f"{f.reason} A chunk file is committed and served to agents: run `ncx sync "
+            f"{doc}` (it redacts credentials) and rotate the credential.",
+            doc,
+            True,
+        )
+        for f in find_secrets(data.decode("utf-8", "replace"))
+    ]
 
 
 def _chunk_file_problem(data: bytes, expected: list[ChunkBlock], dim: int, rel: str) -> str | None:
