@@ -134,6 +134,17 @@ def test_a_neocortex_link_inside_the_repo_is_never_written_through(repo: Path, t
     assert (repo / ".gitignore").read_text() == "secret.env\n*.pem\n"
 
 
+@pytest.mark.parametrize("sub", ["chunks", "memories"])
+def test_init_never_writes_through_a_linked_folder_inside_neocortex(repo: Path, sub: str) -> None:
+    write(repo, "docs/a.md", f"# A\n\n{SEC}\n")
+    commit_all(repo)
+    (repo / ".neocortex").mkdir()
+    os.symlink("../docs", repo / ".neocortex" / sub)
+    proc = ncx("init", ok=False)
+    assert _clean_refusal(proc), proc.stderr
+    assert sorted(p.name for p in (repo / "docs").iterdir()) == ["a.md"]
+
+
 @pytest.mark.parametrize("folder", [".claude", ".codex", ".cursor", ".github"])
 def test_init_agent_never_writes_through_a_linked_agent_folder(
     repo: Path, tmp_path: Path, folder: str

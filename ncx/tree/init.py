@@ -55,6 +55,8 @@ def init_tree(
     skip = _resolve_formats(skip_formats)
 
     def put(path: Path, data: bytes) -> None:
+        # (A linked chunks/ or memories/ inside .neocortex/ is refused the same way.)
+        check_real_folders(root, path.relative_to(root).as_posix(), hint=NCX_LINK_HINT)
         if write_if_changed(path, data):
             result.written.append(path.relative_to(root).as_posix())
 
