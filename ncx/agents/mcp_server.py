@@ -127,7 +127,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
     tree = _Tree(root, cfg, problem)
     instructions = INSTRUCTIONS
     if problem is not None:
-        instructions = f"Not serving a repository: {problem}. " + instructions
+        instructions = strip_controls(f"Not serving a repository: {problem}. ") + instructions
     server: Any = MCPServer(
         "ncx", instructions=instructions, version=version(), log_level="WARNING"
     )
