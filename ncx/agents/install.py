@@ -325,9 +325,14 @@ def _outside_block(text: str, start: str, end: str) -> str:
 
 
 def _read(root: Path, rel: str) -> str | None:
-    from ncx.paths import read_problem
+    from ncx.paths import check_real_folders, read_problem
 
     path = root / rel
+    # Every file read here may be written: a linked .claude/, .codex/, .cursor/ or .github/
+    # would carry the write out of the repository (or into .git/).
+    check_real_folders(
+        root, rel, hint="replace the symlink with a real folder inside the repository, then re-run"
+    )
     # A linked CLAUDE.md (or .claude/ folder) could point outside the repository: its text
     # would be read into the plan and the merged file written over the link's target.
     bad = read_problem(root, rel)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from ncx.config import Config
+from ncx.controls import strip_controls
 from ncx.errors import NcxError
 
 INSTRUCTIONS = (
@@ -96,7 +97,23 @@ def _tool_error(exc: NcxError, args: Collection[str] = ()) -> Exception:
     from mcp.server.mcpserver.exceptions import ToolError
 
     hint = mcp_hint(exc.hint, args) if exc.hint else ""
-    return ToolError(f"{exc}" + (f" (hint: {hint})" if hint else ""))
+    return ToolError(strip_controls(f"{exc}" + (f" (hint: {hint})" if hint else "")))
+
+
+def _safe_dict(value: dict[str, Any]) -> dict[str, Any]:
+    return {k: _safe(v) for k, v in value.items()}
+
+
+def _safe(value: Any) -> Any:
+    """A tool's answer with terminal controls taken out of every string in it: a client may
+    show it on a terminal, and a doc's or a task's `ESC ]` must not drive that terminal."""
+    if isinstance(value, str):
+        return strip_controls(value)
+    if isinstance(value, dict):
+        return {k: _safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe(v) for v in value]
+    return value
 
 
 def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) -> Any:
@@ -110,7 +127,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
     tree = _Tree(root, cfg, problem)
     instructions = INSTRUCTIONS
     if problem is not None:
-        instructions = f"Not serving a repository: {problem}. " + instructions
+        instructions = strip_controls(f"Not serving a repository: {problem}. ") + instructions
     server: Any = MCPServer(
         "ncx", instructions=instructions, version=version(), log_level="WARNING"
     )
@@ -135,7 +152,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
                 frame = build_frame(tree.root, tree.cfg, req, searcher=tree.searcher(query))
         except NcxError as exc:
             raise _tool_error(exc, assemble_args) from None
-        return str(frame.markdown)
+        return strip_controls(str(frame.markdown))
 
     def retrieve(
         query: Annotated[str, Field(description="What to look for, in words.")],
@@ -163,7 +180,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
                 results = combined(s, CodeSearcher(tree.root), query, k, filters)
         except NcxError as exc:
             raise _tool_error(exc) from None
-        return {"results": results}
+        return {"results": _safe(results)}
 
     def remember(
         learning: Annotated[str, Field(description="The fact, in one or two sentences.")],
@@ -207,18 +224,21 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
             from mcp.server.mcpserver.exceptions import ToolError
 
             raise ToolError(
-                f"{exc} (hint: if it says something {exc.existing} does not, call remember "
+                strip_controls(f"{exc}")
+                + f" (hint: if it says something {exc.existing} does not, call remember "
                 f"again with force=true; if {exc.existing} is wrong, tell the user, who can "
                 f'correct it with `ncx memory evolve {exc.existing} --incorrect "..."`)'
             ) from None
         except NcxError as exc:
             raise _tool_error(exc, remember_args) from None
-        return {
-            "id": added.memory.id,
-            "status": "proposed",
-            "written": list(added.written),
-            "related": [{"id": r.id, "similarity": r.similarity} for r in added.related],
-        }
+        return _safe_dict(
+            {
+                "id": added.memory.id,
+                "status": "proposed",
+                "written": list(added.written),
+                "related": [{"id": r.id, "similarity": r.similarity} for r in added.related],
+            }
+        )
 
     def status() -> dict[str, Any]:
         from ncx.tree.status import tree_status
@@ -226,7 +246,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
-                return tree_status(tree.root, tree.cfg).to_json()
+                return _safe_dict(tree_status(tree.root, tree.cfg).to_json())
         except NcxError as exc:
             raise _tool_error(exc) from None
 

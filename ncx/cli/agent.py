@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from ncx.cli.app import _config, _root, _say, app, command
+from ncx.controls import strip_controls
 from ncx.query.warm import warm_in_background
 
 DEFAULT_TIMEOUT = 3.0  # seconds; NCX_HOOK_TIMEOUT
@@ -99,7 +100,9 @@ def _fail_open(
     with lock:
         done.set()
         if text:
-            sys.stdout.write(text)
+            # What a hook prints goes to the agent, and often to the user's terminal too: a
+            # prompt or a doc holding `ESC ] 52` must not reach either as a control.
+            sys.stdout.write(strip_controls(text))
             sys.stdout.flush()
 
 

@@ -10,7 +10,6 @@ import contextlib
 import functools
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
 import typer
 
+from ncx.controls import strip_controls
 from ncx.errors import NcxError
 
 if TYPE_CHECKING:
@@ -64,21 +64,9 @@ def _root_options(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-# What a terminal would act on instead of print: CSI (`ESC [ ... m`, cursor moves, screen
-# clears), OSC (`ESC ] ... BEL`: window titles, hyperlinks, clipboard writes), DCS/PM/APC
-# strings, other two-byte escapes, and the C0/C1 control characters (tab and newline stay).
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b.?"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
-
-
 def clean(text: str) -> str:
     """Text quoted from docs, memories, paths or tasks, made safe to show on a terminal."""
-    return _CONTROL.sub("", text) if text else text
+    return strip_controls(text)
 
 
 class _Clean:
@@ -118,7 +106,8 @@ def _clean_streams() -> Iterator[None]:
 
 
 def _say(msg: str) -> None:
-    print(msg, file=sys.stderr)
+    # (Also outside the CLI edge's cleaned streams: the agent hooks print their warnings here.)
+    print(strip_controls(msg), file=sys.stderr)
 
 
 def _fail(exc: NcxError) -> typer.Exit:

@@ -218,6 +218,9 @@ def sync(
                 "problems": [
                     {"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems
                 ],
+                "secrets": [
+                    {"path": p, "line": n, "kind": k} for p, n, k in sorted(set(report.secrets))
+                ],
                 "dry_run": dry_run,
             }
         )
@@ -235,6 +238,10 @@ def sync(
                 print("(`ncx sync --json` lists every file)")
         for exc in report.problems:
             _say(exc.report())
+        from ncx.tree.sync import secret_warnings
+
+        for line in secret_warnings(report):
+            _say(line)
         if quiet and report.skipped:
             _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")
         elif report.skipped:

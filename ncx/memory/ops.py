@@ -469,6 +469,9 @@ def approve(root: Path, ref: str, *, today: date) -> list[str]:
     mem = read_memory(path)
     if mem.status != "proposed":
         raise UsageError(f"{mem.id} is {mem.status}, not proposed; nothing to approve")
+    # A proposal may have been edited by hand since it was added: approving is what makes it
+    # served to every agent, so it is scanned again, whole (frontmatter and body).
+    guard_secrets(**{mem.id: path.read_text(encoding="utf-8", errors="replace")})
     meta = dict(mem.meta)
     meta.update(status="active", updated=today)
     return [_rewrite(root, path, mem, meta)]

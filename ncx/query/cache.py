@@ -955,6 +955,10 @@ def _parse_file(
     if kind == "memory":
         try:
             meta, body = read_unit(Path(path))
+            if _holds_secret(meta, body):
+                # A hand edit put a credential in a memory: never served (`ncx check` names
+                # it; `memory add` and `approve` refuse one).
+                return [None]
             return [_unit_fields(rel, kind, meta, body, _vector(Path(path[:-3] + ".npy"), dim))]
         except (NcxError, ValueError, TypeError, OverflowError):
             return [None]
@@ -978,6 +982,12 @@ def _parse_file(
         parsed[0].block, parsed[0].at, parsed[0].size = i, starts[i], len(found[i])
         out.append(parsed)
     return out
+
+
+def _holds_secret(meta: dict[str, Any], body: str) -> bool:
+    from ncx.secrets import find_secrets
+
+    return bool(find_secrets(body) or find_secrets(json.dumps(meta, default=str)))
 
 
 def _text(v: Any) -> str | None:
@@ -1093,18 +1103,26 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
             text = text.replace("\r\n", "\n")
         except OSError:
             text = ""
-        try:
-            view = read_view(src, text) if text else View(text)
-        except NcxError:
-            view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
-        front[src] = _front_text(
-            src, view.text, {units[i].section[0] for i in rows if units[i].section}
-        )
         found_bodies: list[str] = []
         for i in rows:
             u = units[i]
             body = bodies[i] if bodies else unit_body(root, u)
             found_bodies.append(body.strip("\n"))
+        try:
+            if text and any("[REDACTED " in b for b in found_bodies):
+                from ncx.tree.chunkfile import redacted_view
+
+                # Its chunks hold labels where the doc has credentials (chunkfile.load_doc):
+                # found in the doc as sync read it, and its frontmatter indexed without them.
+                # Only such a doc pays for the scan.
+                view = redacted_view(src, text)[0]
+            else:
+                view = read_view(src, text) if text else View(text)
+        except NcxError:
+            view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
+        front[src] = _front_text(
+            src, view.text, {units[i].section[0] for i in rows if units[i].section}
+        )
         found = locate(view.text, found_bodies)
         for i, body, pos in zip(rows, found_bodies, found, strict=True):
             u = units[i]

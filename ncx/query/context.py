@@ -6,6 +6,7 @@ assembler and retriever stay pure.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -279,7 +280,9 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
 
     index = load_index(root)
     out = ["<!-- ncx wakeup -->", "## Project", ""]
-    out.append(_identity(root) or f"Repository `{root.name}`.")
+    # (A folder name that is not UTF-8 is shown with U+FFFD: a frame is text for an agent.)
+    name = os.fsencode(root.name).decode("utf-8", "replace")
+    out.append(_identity(root) or f"Repository `{name}`.")
     docs: Counter[str] = Counter()
     domains: dict[str, Counter[str]] = {}
     memories = []  # active memories (units are read from the columns; only these decoded)

@@ -9,7 +9,7 @@ from pathlib import Path
 from ncx.config import Config
 from ncx.embedder import BUNDLED_MODEL, ENV_ORIGIN, load_embedder
 from ncx.errors import NotInitialized, UsageError
-from ncx.layout import chunks_dir, manifest_path, memories_dir, ncx_dir
+from ncx.layout import NCX_DIR, chunks_dir, manifest_path, memories_dir, ncx_dir
 from ncx.manifest import Manifest, load_manifest
 from ncx.store import write_if_changed
 
@@ -50,10 +50,17 @@ def init_tree(
     exclude: list[str],
     skip_formats: Sequence[str] = (),
 ) -> InitResult:
+    from ncx.paths import NCX_LINK_HINT, check_real_folders
+
+    # A committed `.neocortex` link would carry every write below out of the repository,
+    # over its own .gitignore (`-> .`) or into .git/ (`-> .git`).
+    check_real_folders(root, f"{NCX_DIR}/x", hint=NCX_LINK_HINT)
     result = InitResult()
     skip = _resolve_formats(skip_formats)
 
     def put(path: Path, data: bytes) -> None:
+        # (A linked chunks/ or memories/ inside .neocortex/ is refused the same way.)
+        check_real_folders(root, path.relative_to(root).as_posix(), hint=NCX_LINK_HINT)
         if write_if_changed(path, data):
             result.written.append(path.relative_to(root).as_posix())
 

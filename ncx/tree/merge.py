@@ -64,7 +64,7 @@ def install_driver(root: Path) -> list[str]:
             repo.git(root, "config", "--local", key, value)
             changed.append(".git/config")
     changed += install_am_hook(root)
-    rel = repo.git(root, "rev-parse", "--git-path", "info/attributes").decode().strip()
+    rel = repo.git_path_out(repo.git(root, "rev-parse", "--git-path", "info/attributes"))
     path = Path(rel) if Path(rel).is_absolute() else root / rel
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     new = with_block(text, LOCAL_ATTRIBUTES)
@@ -128,7 +128,7 @@ def install_am_hook(root: Path) -> list[str]:
     import shlex
     import sys
 
-    rel = repo.git(root, "rev-parse", "--git-path", "hooks/pre-applypatch").decode().strip()
+    rel = repo.git_path_out(repo.git(root, "rev-parse", "--git-path", "hooks/pre-applypatch"))
     path = Path(rel) if Path(rel).is_absolute() else root / rel
     py = shlex.quote(sys.executable)
     # A Python that is gone (a pre-commit environment cleaned away) must not block `git am`.

@@ -113,6 +113,10 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
         )
         for exc in report.problems:
             say(exc.report())
+        from ncx.tree.sync import secret_warnings
+
+        for line in secret_warnings(report):
+            say(line)
     # What sync just rewrote is not repeated; the rest (chunks staged without their doc,
     # broken docs, secrets in memories, unresolved conflicts) is printed as found.
     rest = [f for f in verdict.findings if not (f.syncable and (f.doc in fixable or f.doc is None))]

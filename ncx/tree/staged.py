@@ -272,7 +272,7 @@ def _model_problem(cfg: Config, model: dict[str, Any]) -> str | None:
 
 def _merging(root: Path) -> bool:
     """Whether the commit being made concludes a merge (git keeps MERGE_HEAD until then)."""
-    rel = repo.git(root, "rev-parse", "--git-path", "MERGE_HEAD", check=False).decode().strip()
+    rel = repo.git_path_out(repo.git(root, "rev-parse", "--git-path", "MERGE_HEAD", check=False))
     return bool(rel) and (Path(rel) if Path(rel).is_absolute() else root / rel).is_file()
 
 
@@ -401,10 +401,14 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
             if expected:
                 verdict.findings.append(Finding(rel, f"is missing from the commit; {how}", d, True))
             continue
-        why = _chunk_file_problem(blobs.get(entry.oid, b""), expected, dim, rel)
+        data = blobs.get(entry.oid, b"")
+        why = _chunk_file_problem(data, expected, dim, rel)
         if why is not None:
             kept = "staged" if tree is None else "committed"  # the index, or a commit's tree
             verdict.findings.append(Finding(rel, f"{why} the {kept} {d}; {how}", d, True))
+            # Only a file that is not what sync writes can hold a credential (sync redacts
+            # them): said by name, so the commit is not taken for a mere stale chunk file.
+            verdict.findings.extend(_chunk_secrets(rel, data, d))
         elif rel in index:
             right[rel] = blobs.get(entry.oid, b"")
     if right and (scope is None or scope.everything or tree is not None or _merging(root)):
@@ -459,6 +463,21 @@ def _siblings(root: Path, docs: Iterable[str], tree: str | None) -> list[str]:
 
 def _glob_escape(path: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in path)
+
+
+def _chunk_secrets(rel: str, data: bytes, doc: str) -> list[Finding]:
+    from ncx.secrets import find_secrets
+
+    return [
+        Finding(
+            f"{rel}:{f.line}:{f.column}",
+            f"{f.reason} A chunk file is committed and served to agents: run `ncx sync "
+            f"{doc}` (it redacts credentials) and rotate the credential.",
+            doc,
+            True,
+        )
+        for f in find_secrets(data.decode("utf-8", "replace"))
+    ]
 
 
 def _chunk_file_problem(data: bytes, expected: list[ChunkBlock], dim: int, rel: str) -> str | None:

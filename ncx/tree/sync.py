@@ -104,6 +104,9 @@ class SyncReport:
     # as the last sync left them, or found right by this run (every vector read and usable);
     # each with how many chunks it holds, so `ncx status` splits only the others.
     intact: dict[str, int] = field(default_factory=dict)
+    # Credentials found in docs and sidecars, (file, line, kind): redacted from the chunks,
+    # still in the files themselves. Said again by every sync until they are gone.
+    secrets: list[tuple[str, int, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -117,6 +120,16 @@ class _Pending:
     md_path: str  # absolute, as os functions take it (a Path per chunk costs on big trees)
     render: Callable[[str], bytes]  # the .md's bytes, given the `vec` id of its new .npy
     text: str
+
+
+def secret_warnings(report: SyncReport) -> list[str]:
+    """One line per credential found in a doc or sidecar: where it is, and what to do."""
+    return [
+        f"ncx: warning: {path}:{line}: holds what looks like a {kind.replace('_', ' ')}; "
+        f"its chunks carry [REDACTED {kind.replace('_', ' ')}] instead: remove it from the "
+        "file and rotate the credential"
+        for path, line, kind in sorted(set(report.secrets))
+    ]
 
 
 def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[str, str]]:
@@ -369,6 +382,7 @@ def _sync(
             report.problems.append(_os_problem(root, path, exc))
             continue
         if intact:
+            report.secrets.extend((str(f), int(n), str(k)) for f, n, k in prev.get("secrets", ()))
             report.intact[files_of[path]] = int(prev.get("chunks", 0))
             all_chunks += int(prev.get("chunks", 0))
             _count(report.chunks_by_format, path, int(prev.get("chunks", 0)))
@@ -413,7 +427,9 @@ def _sync(
             # set once it is written; until then None, which no run takes as intact.
             "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
+            **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
         }
+        report.secrets.extend(compared.secrets)
         if compared.blocks is not None and spec is not None:
             # Embedded where it was chunked: written now, while the workers go on.
             _write_chunk_file(
@@ -557,6 +573,7 @@ class _Compared:
     digest: str | None = None  # of the file on disk, when it is right (_file_digest)
     file: list[int] | None = None  # its stat, taken before it was read (_stat)
     embedded: int = 0  # vectors computed where it was chunked (_chunk_and_embed)
+    secrets: tuple[tuple[str, int, str], ...] = ()  # credentials redacted (file, line, kind)
 
 
 def _chunk_docs(
@@ -666,7 +683,8 @@ def _chunk_doc(
     path, data, meta, rel_file = job
     chunker, dim = settings
     try:
-        blocks = chunk_blocks(load_doc(path, data, meta), chunker)
+        doc = load_doc(path, data, meta)
+        blocks = chunk_blocks(doc, chunker)
     except NcxError as exc:
         return exc
     path = top + rel_file if os.sep == "/" else os.path.join(top, rel_file)
@@ -676,7 +694,7 @@ def _chunk_doc(
     except OSError as exc:  # a chunk file that is a folder, ...
         return exc
     compared = _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force, dim))
-    return replace(compared, file=st)
+    return replace(compared, file=st, secrets=doc.secrets)
 
 
 def _block_vectors(
