@@ -78,8 +78,18 @@ def frame_files(zone: object, hits: list, cap: int) -> tuple[set[str], int]:
     from ncx.query.assembler import Item, _pack
 
     items = [
-        Item(h.path + h.qualname, "code", h.path, h.start, h.end, (h.qualname,), None, h.file_score, zone.item_text(h, None, with_body=False))  # type: ignore[attr-defined]
-        for h in zone.pick(hits)  # type: ignore[attr-defined]
+        Item(
+            h.path + h.qualname,
+            "code",
+            h.path,
+            h.start,
+            h.end,
+            (h.qualname,),
+            None,
+            h.file_score,
+            zone.item_text(h, None, brief=i >= zone.BRIEF),
+        )  # type: ignore[attr-defined]
+        for i, h in enumerate(zone.pick(hits))  # type: ignore[attr-defined]
     ]
     placed, used = _pack("code", items, cap, [])
     return {p.item.source_path for p in placed}, used
@@ -91,7 +101,12 @@ def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="NAME=VALUE for ncx.code.rank")
     ap.add_argument("--grid", action="append", default=[], help="NAME=v1,v2,... (all combinations)")
     ap.add_argument("--sets", default=",".join(SETS))
-    ap.add_argument("--frame-cap", type=int, default=0, help="also score the code zone packed to this many tokens")
+    ap.add_argument(
+        "--frame-cap",
+        type=int,
+        default=0,
+        help="also score the code zone packed to this many tokens",
+    )
     a = ap.parse_args()
     from ncx.code import rank, zone
     from ncx.code.index import load_code_index
