@@ -63,8 +63,13 @@ class Item:
     score: float
     text: str
     meta: dict[str, Any] = field(default_factory=dict)  # memory type/confidence etc.
+    # The same chunk as a short quote: its best-matching lines, cited by their own lines.
+    # Placed instead of the whole text when the item earns a place but not its full size.
+    passage: Item | None = None
 
-    def citation(self) -> str:
+    def citation(self, brief: bool = False) -> str:
+        """`path:lines` — section trail — doc id; `brief`: the innermost heading only (a
+        passage's citation is a pointer: a long trail and id cost more than its quote)."""
         where = self.source_path
         if self.start_line is not None:
             # One line is cited as one line number (a note is often a single line: the range
@@ -75,8 +80,8 @@ class Item:
         if self.meta.get("cell"):  # a notebook: the cell a person looks for when it opens
             parts.append(f"cell {self.meta['cell']}")
         if self.section:
-            parts.append(" > ".join(self.section))
-        if self.doc_id:
+            parts.append(self.section[-1] if brief else " > ".join(self.section))
+        if self.doc_id and not brief:
             parts.append(self.doc_id)
         return " — ".join(parts)
 
@@ -106,12 +111,14 @@ class Frame:
     markdown: str
     zones: dict[str, list[Placed]]
     decisions: list[Decision]
+    stop: str = ""  # why the frame holds no more knowledge (evidence ran out, or the budget)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "frame_id": self.id,
             "budget": self.budget,
             "tokens": self.tokens,
+            "stop": self.stop,
             "zones": [
                 {
                     "name": name,
@@ -151,6 +158,57 @@ class FrameInput:
     quick: bool = False  # answered by a quick search (no cache yet): say so in the frame
 
 
+# The budget is a ceiling, not a target: knowledge earns a place by its score relative to
+# the best candidate's. The best sections are quoted whole (depth), further candidates by a
+# short passage of their best-matching lines (breadth), and the frame stops where the scores
+# fall off. Rule and values decided on the whole development suite (benchmarks/frame_suite.py,
+# decisions §NEW-frames): a strong first answer gives a short frame, spread evidence a wider one.
+WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
+WHOLE_MAX = 3  # ... and at most this many sections
+PASSAGE_RATIO = 0.4  # quoted by a passage: within this share of the best score ...
+PASSAGE_MAX = 20  # ... and at most this many passages
+PASSAGE_PER_DOC = 1  # passages one document may give (breadth over one long page)
+PASSAGE_TOKENS = 90  # a passage's size: the scorer's "quote" is 60 tokens of the answer
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which knowledge earns a place, and how: whole, or as a passage; and why it stops."""
+
+    whole: tuple[Item, ...]
+    passages: tuple[Item, ...]
+    below: tuple[Item, ...]  # candidates the evidence does not support
+    stop: str
+
+
+def plan(knowledge: Sequence[Item]) -> Plan:
+    """Size the knowledge by the evidence: a pure function of the ranked candidates."""
+    if not knowledge:
+        return Plan((), (), (), "no knowledge matched the task")
+    best = knowledge[0].score
+    whole: list[Item] = []
+    passages: list[Item] = []
+    per_doc: dict[str, int] = {}
+    stop = f"every candidate ({len(knowledge)}) placed"
+    for i, it in enumerate(knowledge):
+        share = it.score / best if best > 0 else 0.0
+        if not whole or (share >= WHOLE_RATIO and len(whole) < WHOLE_MAX and not passages):
+            whole.append(it)
+            continue
+        if share < PASSAGE_RATIO:
+            stop = f"scores fell below {PASSAGE_RATIO:.0%} of the best ({share:.0%})"
+            return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
+        if len(passages) >= PASSAGE_MAX:
+            stop = f"{PASSAGE_MAX} passages quoted"
+            return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
+        doc = it.source_path
+        if per_doc.get(doc, 0) >= PASSAGE_PER_DOC:
+            continue
+        per_doc[doc] = per_doc.get(doc, 0) + 1
+        passages.append(it.passage or it)
+    return Plan(tuple(whole), tuple(passages), (), stop)
+
+
 def assemble(inp: FrameInput, budget: int) -> Frame:
     """Build the frame. Guarantees count_tokens(frame.markdown) <= budget (or an empty frame)."""
     task_block = _task_block(inp)
@@ -163,14 +221,27 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     learn_cap = min(room, int(budget * SHARES["learnings"]))
     learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
     knowledge_room = room - used_l
-    rel_cap = int(knowledge_room * SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"]))
-    relevant, used_r = _pack("relevant", inp.knowledge, rel_cap, decisions)
-    rest = [it for it in inp.knowledge if it.id not in {p.item.id for p in relevant}]
+    chosen = plan(inp.knowledge)
+    # Whole sections may take what the passages leave, but never all of a small budget:
+    # breadth keeps its share of it.
+    need = sum(count_tokens(q.text) + count_tokens(q.citation(brief=True)) + 6 for q in chosen.passages)
+    share = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
+    rel_cap = max(int(knowledge_room * share), knowledge_room - need)
+    relevant, used_r = _pack("relevant", chosen.whole, rel_cap, decisions)
+    rest = [it for it in chosen.whole if it.id not in {q.item.id for q in relevant}]
     rest_ids = {d.id for d in decisions if d.zone == "relevant" and d.outcome != "placed"}
     decisions = [d for d in decisions if not (d.zone == "relevant" and d.id in rest_ids)]
-    background, _ = _pack(
-        "background", rest, knowledge_room - used_r, decisions, item_cap=BACKGROUND_ITEM_TOKENS
+    background, used_b = _pack(
+        "background",
+        [*(it.passage or it for it in rest), *chosen.passages],
+        knowledge_room - used_r,
+        decisions,
+        item_cap=max(BACKGROUND_ITEM_TOKENS, PASSAGE_TOKENS + 10),
     )
+    decisions += [Decision(it.id, "background", it.score, "below evidence") for it in chosen.below]
+    stop = chosen.stop
+    if any(d.outcome == "no room" for d in decisions if d.zone in ("relevant", "background")):
+        stop = f"the budget ({budget} tokens) was reached"
 
     zones = {
         "task": [],
@@ -193,6 +264,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         zone, idx = victim
         p = zones[zone].pop(idx)
         decisions.append(Decision(p.item.id, zone, p.item.score, "no room"))
+        stop = f"the budget ({budget} tokens) was reached"
         body = _render(task_block, zones, state_block, tail, note)
     if count_tokens(body) + _ID_SLACK > budget:
         # A budget too small even for the task: cut state, instructions, then the task.
@@ -210,7 +282,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
     markdown = body.replace("{frame_id}", frame_id, 1)
     decisions.sort(key=lambda d: (-d.score, d.id))
-    return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions)
+    return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions, stop)
 
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
@@ -277,6 +349,40 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
+def best_lines(lines: Sequence[str], terms: Sequence[frozenset[str]], max_tokens: int) -> tuple[int, int]:
+    """The window [i, j) of lines that quotes the most of the task's terms within max_tokens:
+    grown from the line sharing the most terms, toward the side that adds terms (then down:
+    an answer follows its lead-in). `terms[k]` are line k's terms that the task has."""
+    if not lines:
+        return 0, 0
+    anchor = max(range(len(lines)), key=lambda k: (len(terms[k]), -k))
+    i, j = anchor, anchor + 1
+    used = count_tokens(lines[anchor]) + 1
+    seen = set(terms[anchor])
+    up, down = i > 0, j < len(lines)  # sides still growing
+    while up or down:
+        gain_up = len(terms[i - 1] - seen) if up else -1
+        gain_down = len(terms[j] - seen) if down else -1
+        k = j if gain_down >= gain_up else i - 1
+        t = count_tokens(lines[k]) + 1
+        if used + t > max_tokens:
+            # that side's next line does not fit: the other side may still grow
+            if k == j:
+                down = False
+            else:
+                up = False
+            continue
+        used += t
+        seen |= terms[k]
+        if k == j:
+            j += 1
+            down = j < len(lines)
+        else:
+            i -= 1
+            up = i > 0
+    return i, j
+
+
 def is_link_list(text: str) -> bool:
     """A table of contents: most of its lines are list items that are only a link."""
     lines = [ln for ln in text.split("\n") if ln.strip() and not _HEADING.match(ln)]
@@ -326,7 +432,7 @@ def _pack(
     placed: list[Placed] = []
     used = 0
     for it in items:
-        head = count_tokens(it.citation()) + 6
+        head = count_tokens(it.citation(brief=zone == BRIEF_ZONE)) + 6
         full = count_tokens(it.text)
         if item_cap and full > item_cap:
             text = lead(it.text, item_cap)
@@ -420,23 +526,34 @@ def _weakest(zones: dict[str, list[Placed]]) -> tuple[str, int] | None:
     return None if best is None else (best[1], best[2])
 
 
+ZONE_ORDER = ("relevant", "background", "learnings")  # the quoted zones, in frame order
+BRIEF_ZONE = "background"  # its items are passages: cited briefly
+
+
+def render_zone(zone: str, placed: Sequence[Placed], note: str = "") -> list[str]:
+    """One quoted zone's lines: its title, an optional note, then each item under its
+    citation (a memory under its id and tags)."""
+    if not placed:
+        return []
+    out = [f"## {ZONE_TITLES[zone]}", ""]
+    if note:
+        out += [note, ""]
+    for p in placed:
+        if p.item.kind == "memory":
+            m = p.item.meta
+            tags = ", ".join(str(m[k]) for k in ("type", "confidence") if m.get(k))
+            out += [f"### {p.item.id}" + (f" ({tags})" if tags else ""), "", p.text, ""]
+        else:
+            out += [f"### {p.item.citation(brief=zone == BRIEF_ZONE)}", "", p.text, ""]
+    return out
+
+
 def _render(
     task: str, zones: dict[str, list[Placed]], state: str, tail: str, note: str = ""
 ) -> str:
     out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
-    for zone in ("relevant", "background", "learnings"):
-        if not zones[zone]:
-            continue
-        out += [f"## {ZONE_TITLES[zone]}", ""]
-        if zone == "relevant" and note:
-            out += [note, ""]
-        for p in zones[zone]:
-            if p.item.kind == "memory":
-                m = p.item.meta
-                tags = ", ".join(str(m[k]) for k in ("type", "confidence") if m.get(k))
-                out += [f"### {p.item.id}" + (f" ({tags})" if tags else ""), "", p.text, ""]
-            else:
-                out += [f"### {p.item.citation()}", "", p.text, ""]
+    for zone in ZONE_ORDER:
+        out += render_zone(zone, zones[zone], note if zone == "relevant" else "")
     if state:
         out += [f"## {ZONE_TITLES['state']}", "", state, ""]
     if tail:

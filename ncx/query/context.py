@@ -6,6 +6,7 @@ assembler and retriever stay pure.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -24,16 +25,18 @@ from ncx.query.assembler import (
     is_link_list,
     tidy,
 )
+from ncx.query.lexical import terms as lexical_terms
 from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher
 from ncx.tokens import count_tokens
 
 MIN_BUDGET = 200
-# Chunks one document may put in a frame: FRAME_PER_DOC, or one per FRAME_DOC_TOKENS of budget
-# when that is more. The cap keeps one long page from crowding a small frame; a large frame
-# quotes ~100 chunks, and 3 of them per document left out answers that are their document's
-# 4th-8th section (benchmarks/frame_suite.py, every question of the dev suite, SUITE.md).
-FRAME_PER_DOC = 4
+# Chunks one document may put in a frame: none by default (0). The fixed cap of 4 below a
+# 5,000-token budget left answers out that were their document's 5th section (issue 28); the
+# evidence plan (assembler.plan) now decides how many sections a document gives: whole while
+# they score near the best, then PASSAGE_PER_DOC passages. FRAME_PER_DOC > 0 restores a cap
+# of max(FRAME_PER_DOC, budget // FRAME_DOC_TOKENS) for a sweep.
+FRAME_PER_DOC = 0
 FRAME_DOC_TOKENS = 1000
 INSTRUCTIONS = (
     "Cite the sources above as `path:lines` when you rely on them.",
@@ -68,7 +71,8 @@ def build_frame(
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = _fitting(s, query, chunk_filters, req.budget)
     memories = s.search(query, k=12, filters=Filters(frozenset({"memory"}), req.filters.domains))
-    items = [_item(s, h) for h in knowledge]
+    q_terms = frozenset(lexical_terms(query))
+    items = [_with_passage(s, h, _item(s, h), q_terms) for h in knowledge]
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
     items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
@@ -112,6 +116,8 @@ def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit
 
 def frame_per_doc(budget: int) -> int:
     """How many chunks one document may put in a frame of `budget` tokens."""
+    if not FRAME_PER_DOC:
+        return 0
     return max(FRAME_PER_DOC, budget // FRAME_DOC_TOKENS) if FRAME_DOC_TOKENS else FRAME_PER_DOC
 
 
@@ -129,6 +135,32 @@ def _item(s: Searcher, h: Hit) -> Item:
         score=h.score,
         text=_quoted(s, h) if h.kind == "chunk" else _learning(s.text(h)),
         meta=meta,
+    )
+
+
+def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Item:
+    """The item with its passage: the lines of the chunk that share the most of the task's
+    terms, about PASSAGE_TOKENS long, cited by their own line numbers where the chunk's text
+    maps line for line onto its source (else by the chunk's)."""
+    if count_tokens(it.text) <= assembler.PASSAGE_TOKENS * 1.5:
+        return it
+    raw = s.text(h).split("\n")
+    terms = [frozenset(lexical_terms(ln)) & q_terms for ln in raw]
+    i, j = assembler.best_lines(raw, terms, assembler.PASSAGE_TOKENS)
+    window = raw[i:j]
+    fence = sum(1 for ln in raw[:i] if ln.lstrip().startswith("```")) % 2
+    if fence:  # the window starts inside a code block: open it
+        window = ["```", *window]
+    if sum(1 for ln in window if ln.lstrip().startswith("```")) % 2:  # ... or ends inside one
+        window = [*window, "```"]
+    text = tidy("\n".join(window), h.section if i == 0 else ())
+    if not text.strip():
+        return it
+    start, end = it.start_line, it.end_line
+    if start is not None and end is not None and end - start + 1 == len(raw):
+        start, end = start + i, start + j - 1
+    return dataclasses.replace(
+        it, passage=dataclasses.replace(it, text=text, start_line=start, end_line=end)
     )
 
 
