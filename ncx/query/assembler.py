@@ -166,8 +166,9 @@ class FrameInput:
 WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
 WHOLE_MAX = 3  # ... and at most this many sections
 PASSAGE_RATIO = 0.4  # quoted by a passage: within this share of the best score ...
-PASSAGE_MAX = 20  # ... and at most this many passages
-PASSAGE_PER_DOC = 1  # passages one document may give (breadth over one long page)
+PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
+PASSAGE_PER_DOC = 1  # passages one document may give below WHOLE_RATIO (breadth over one
+# long page; a document's further sections that score near the best are never held back)
 PASSAGE_TOKENS = 90  # a passage's size: the scorer's "quote" is 60 tokens of the answer
 
 
@@ -189,6 +190,7 @@ def plan(knowledge: Sequence[Item]) -> Plan:
     whole: list[Item] = []
     passages: list[Item] = []
     per_doc: dict[str, int] = {}
+    spent = 0
     stop = f"every candidate ({len(knowledge)}) placed"
     for i, it in enumerate(knowledge):
         share = it.score / best if best > 0 else 0.0
@@ -198,14 +200,17 @@ def plan(knowledge: Sequence[Item]) -> Plan:
         if share < PASSAGE_RATIO:
             stop = f"scores fell below {PASSAGE_RATIO:.0%} of the best ({share:.0%})"
             return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
-        if len(passages) >= PASSAGE_MAX:
-            stop = f"{PASSAGE_MAX} passages quoted"
+        quote = it.passage or it
+        cost = count_tokens(quote.text) + count_tokens(quote.citation(brief=True)) + 6
+        if spent + cost > PASSAGE_ROOM:
+            stop = f"{len(passages)} passages quoted ({PASSAGE_ROOM} tokens of passages)"
             return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
         doc = it.source_path
-        if per_doc.get(doc, 0) >= PASSAGE_PER_DOC:
+        if per_doc.get(doc, 0) >= PASSAGE_PER_DOC and share < WHOLE_RATIO:
             continue
         per_doc[doc] = per_doc.get(doc, 0) + 1
-        passages.append(it.passage or it)
+        spent += cost
+        passages.append(quote)
     return Plan(tuple(whole), tuple(passages), (), stop)
 
 
