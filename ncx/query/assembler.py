@@ -188,30 +188,42 @@ def plan(knowledge: Sequence[Item]) -> Plan:
         return Plan((), (), (), "no knowledge matched the task")
     best = knowledge[0].score
     whole: list[Item] = []
-    passages: list[Item] = []
-    per_doc: dict[str, int] = {}
-    spent = 0
+    supported: list[tuple[int, Item, float]] = []  # (rank, item, share) above PASSAGE_RATIO
+    below: tuple[Item, ...] = ()
     stop = f"every candidate ({len(knowledge)}) placed"
     for i, it in enumerate(knowledge):
         share = it.score / best if best > 0 else 0.0
-        if not whole or (share >= WHOLE_RATIO and len(whole) < WHOLE_MAX and not passages):
+        if not whole or (share >= WHOLE_RATIO and len(whole) < WHOLE_MAX and not supported):
             whole.append(it)
-            continue
-        if share < PASSAGE_RATIO:
+        elif share < PASSAGE_RATIO:
             stop = f"scores fell below {PASSAGE_RATIO:.0%} of the best ({share:.0%})"
-            return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
+            below = tuple(knowledge[i:])
+            break
+        else:
+            supported.append((i, it, share))
+    # Breadth first: one passage per document (its sections near the best score all), then,
+    # in rank order, the further sections of documents already quoted while room is left.
+    per_doc: dict[str, int] = {}
+    first: list[tuple[int, Item]] = []
+    later: list[tuple[int, Item]] = []
+    for rank, it, share in supported:
+        n = per_doc.get(it.source_path, 0)
+        (first if n < PASSAGE_PER_DOC or share >= WHOLE_RATIO else later).append((rank, it))
+        per_doc[it.source_path] = n + 1
+    chosen: list[tuple[int, Item]] = []
+    spent = 0
+    for rank, it in [*first, *later]:
         quote = it.passage or it
         cost = count_tokens(quote.text) + count_tokens(quote.citation(brief=True)) + 6
         if spent + cost > PASSAGE_ROOM:
-            stop = f"{len(passages)} passages quoted ({PASSAGE_ROOM} tokens of passages)"
-            return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
-        doc = it.source_path
-        if per_doc.get(doc, 0) >= PASSAGE_PER_DOC and share < WHOLE_RATIO:
-            continue
-        per_doc[doc] = per_doc.get(doc, 0) + 1
+            stop = f"{len(chosen)} passages quoted ({PASSAGE_ROOM} tokens of passages)"
+            break
         spent += cost
-        passages.append(quote)
-    return Plan(tuple(whole), tuple(passages), (), stop)
+        chosen.append((rank, quote))
+    kept = {id(q) for _, q in chosen}
+    left = tuple(it for _, it, _ in supported if id(it.passage or it) not in kept)
+    passages = tuple(q for _, q in sorted(chosen, key=lambda rq: rq[0]))
+    return Plan(tuple(whole), passages, left + below, stop)
 
 
 def assemble(inp: FrameInput, budget: int) -> Frame:
