@@ -117,3 +117,17 @@ def test_a_further_candidate_is_quoted_by_its_best_matching_lines(repo: Path) ->
     answer_line = 5 + 30  # heading lines, then 30 lines of preamble
     assert long[0]["start_line"] <= answer_line <= long[0]["end_line"]
     assert long[0]["end_line"] - long[0]["start_line"] < 30
+
+
+def test_a_frame_carries_only_the_memories_relevant_to_its_task(repo: Path) -> None:
+    # Every active memory went into every frame (scores 0.05-0.10 for unrelated ones).
+    write(repo, "docs/a.md", "# Deploy\n\nDeploy the server with the deploy command.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    ncx("memory", "add", "The deploy command needs the server image tag pinned.", "--force")
+    ncx("memory", "add", "Invoices are rounded to the cent before tax.", "--force")
+    frame = _frame("--task", "deploy the server image")
+    texts = " ".join(it["text"] for it in _items(frame) if it["kind"] == "memory")
+    assert "image tag pinned" in texts
+    assert "Invoices" not in texts

@@ -170,6 +170,7 @@ PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations i
 PASSAGE_PER_DOC = 1  # passages one document may give below WHOLE_RATIO (breadth over one
 # long page; a document's further sections that score near the best are never held back)
 PASSAGE_TOKENS = 90  # a passage's size: the scorer's "quote" is 60 tokens of the answer
+PASSAGE_MIN_TOKENS = 60  # a passage shorter than this (after tidying) is grown
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         [*(it.passage or it for it in rest), *chosen.passages],
         knowledge_room - used_r,
         decisions,
-        item_cap=max(BACKGROUND_ITEM_TOKENS, PASSAGE_TOKENS + 10),
+        item_cap=max(BACKGROUND_ITEM_TOKENS, 2 * PASSAGE_TOKENS + 10),
     )
     decisions += [Decision(it.id, "background", it.score, "below evidence") for it in chosen.below]
     stop = chosen.stop
