@@ -97,7 +97,9 @@ QUOTE_TOKENS = 60  # ../shared/bench/frame_recall.py: an item quotes a unit it o
 # at least this many tokens or by half of the unit's lines; a shorter one merely points at it
 
 
-def _quoted(ds: Any, scope: str, path: str, start: int | None, end: int | None, tokens: int) -> set[str]:
+def _quoted(
+    ds: Any, scope: str, path: str, start: int | None, end: int | None, tokens: int
+) -> set[str]:
     out: set[str] = set()
     for unit, us, ue in ds.unit_index.get(scope, {}).get(path, []):
         if start is None or end is None:
@@ -149,7 +151,9 @@ def ncx_frames(
                 for placed in f.zones.values():
                     for p in placed:
                         it = p.item
-                        start, end = p.lines if hasattr(p, "lines") else (it.start_line, it.end_line)
+                        start, end = (
+                            p.lines if hasattr(p, "lines") else (it.start_line, it.end_line)
+                        )
                         c = ds.covered_units(scope, it.source_path, start, end)
                         cov |= c
                         quoted |= _quoted(ds, scope, it.source_path, start, end, p.tokens)

@@ -73,8 +73,7 @@ def test_a_document_gives_as_many_sections_as_earn_their_place(repo: Path) -> No
     sections = "".join(
         f"## Cache {words[3 * i]}\n\n"
         + f"The cache folder keeps the {words[3 * i]} {words[3 * i + 1]} {words[3 * i + 2]} "
-        "files until the cache command cleans the folder. " * 4
-        + "\n\n"
+        "files until the cache command cleans the folder. " * 4 + "\n\n"
         for i in range(12)
     )
     write(repo, "docs/cache.md", "# Cache\n\n" + sections)
@@ -131,3 +130,27 @@ def test_a_frame_carries_only_the_memories_relevant_to_its_task(repo: Path) -> N
     texts = " ".join(it["text"] for it in _items(frame) if it["kind"] == "memory")
     assert "image tag pinned" in texts
     assert "Invoices" not in texts
+
+
+def test_quotes_carry_words_not_markup(repo: Path) -> None:
+    # Headings with badges/HTML, reST roles without text and quotes that say nothing
+    # ("Default: ``None``") spent tokens of frames on Sphinx/MkDocs sites (issue 28).
+    write(
+        repo,
+        "docs/app.md",
+        "# Flask app [![PyPI](https://img.example/v.svg)](https://pypi.org/x) <sup>new</sup>\n\n"
+        "Create the app in a factory, see :ref:`app-factories` and :doc:`/patterns/celery`;"
+        " run it with :meth:`~flask.Flask.run`.\n",
+    )
+    write(repo, "docs/timeout.md", "# App timeout\n\nDefault: ``None``\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    frame = _frame("--task", "create the flask app factory timeout")
+    text = "\n".join(it["text"] for it in _items(frame))
+    md = ncx("assemble", "--task", "create the flask app factory timeout").stdout
+    assert "img.example" not in md and "<sup>" not in md
+    assert "app factories" in text and "celery" in text and "`run`" in text
+    assert ":ref:" not in text and ":doc:" not in text
+    assert "Default: ``None``" not in text
+    assert not [it for it in _items(frame) if it["source_path"] == "docs/timeout.md"]

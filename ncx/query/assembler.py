@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ncx.sources.roles import render_rst_inline
 from ncx.tokens import count_tokens
 
 # Share of the budget each zone may use; what a zone leaves unused flows to knowledge.
@@ -80,7 +81,8 @@ class Item:
         if self.meta.get("cell"):  # a notebook: the cell a person looks for when it opens
             parts.append(f"cell {self.meta['cell']}")
         if self.section:
-            parts.append(self.section[-1] if brief else " > ".join(self.section))
+            trail = [plain_heading(t) for t in self.section]
+            parts.append(trail[-1] if brief else " > ".join(trail))
         if self.doc_id and not brief:
             parts.append(self.doc_id)
         return " — ".join(parts)
@@ -131,7 +133,7 @@ class Frame:
                             "source_path": p.item.source_path,
                             "start_line": p.item.start_line,
                             "end_line": p.item.end_line,
-                            "section": " > ".join(p.item.section),
+                            "section": " > ".join(map(plain_heading, p.item.section)),
                             "doc_id": p.item.doc_id,
                             "score": round(p.item.score, 6),
                             "tokens": p.tokens,
@@ -242,7 +244,9 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     chosen = plan(inp.knowledge)
     # Whole sections may take what the passages leave, but never all of a small budget:
     # breadth keeps its share of it.
-    need = sum(count_tokens(q.text) + count_tokens(q.citation(brief=True)) + 6 for q in chosen.passages)
+    need = sum(
+        count_tokens(q.text) + count_tokens(q.citation(brief=True)) + 6 for q in chosen.passages
+    )
     share = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
     rel_cap = max(int(knowledge_room * share), knowledge_room - need)
     relevant, used_r = _pack("relevant", chosen.whole, rel_cap, decisions)
@@ -314,6 +318,27 @@ _LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[[^\]]+\]\((?!https?:)[^)]*\)\s
 _QUOTED_MIN_LEVEL = 4  # the frame's zones are ##, its items ###: quoted headings go below
 
 
+_BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)|!\[[^\]]*\]\([^)]*\)")
+_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+# A quote that carries nothing: a bare default, a version note (reST/MkDocs field lines).
+_NOTHING = re.compile(
+    r"^\W*(default(s| value)?|new in( version)?|changed in( version)?|added in( version)?|"
+    r"deprecated since( version)?|version ?added|version ?changed)\W*[:\s]\W*[\w.`'\"-]*\W*$",
+    re.I,
+)
+
+
+def plain_heading(text: str) -> str:
+    """A heading's words: badges and HTML are markup for a web page."""
+    return " ".join(_TAG.sub("", _BADGE.sub("", text)).split())
+
+
+def says_nothing(text: str) -> bool:
+    """A quote with nothing for the reader: a bare default or version note, or no words."""
+    body = " ".join(ln for ln in text.split("\n") if ln.strip() and not _HEADING.match(ln))
+    return not re.search(r"\w", body) or bool(_NOTHING.match(body.strip()))
+
+
 def tidy(text: str, section: Sequence[str] = ()) -> str:
     """A chunk as the frame quotes it: without what carries nothing for the reader.
 
@@ -362,12 +387,17 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
         h = _HEADING.match(line)
         if h:
             level = min(6, max(_QUOTED_MIN_LEVEL, len(h.group(1)) + 3))
-            line = "#" * level + line[len(h.group(1)) :]
+            # badges and HTML in a heading are markup for a web page, not words
+            line = "#" * level + " " + plain_heading(line[len(h.group(1)) :])
+        if ":`" in line:  # reST roles in markdown (Sphinx sites mix them): as a reader reads
+            line = render_rst_inline(line)
         out.append(line)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
-def best_lines(lines: Sequence[str], terms: Sequence[frozenset[str]], max_tokens: int) -> tuple[int, int]:
+def best_lines(
+    lines: Sequence[str], terms: Sequence[frozenset[str]], max_tokens: int
+) -> tuple[int, int]:
     """The window [i, j) of lines that quotes the most of the task's terms within max_tokens:
     grown from the line sharing the most terms, toward the side that adds terms (then down:
     an answer follows its lead-in). `terms[k]` are line k's terms that the task has."""

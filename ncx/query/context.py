@@ -23,6 +23,7 @@ from ncx.query.assembler import (
     Item,
     assemble,
     is_link_list,
+    says_nothing,
     tidy,
 )
 from ncx.query.lexical import terms as lexical_terms
@@ -84,7 +85,11 @@ def build_frame(
     items = [_with_passage(s, h, _item(s, h), q_terms) for h in knowledge]
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
-    items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
+    items = [
+        it
+        for it in items
+        if it.text.strip() and not is_link_list(it.text) and not says_nothing(it.text)
+    ]
     inp = FrameInput(
         task=req.task,
         criteria=req.criteria,
