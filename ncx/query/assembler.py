@@ -166,12 +166,12 @@ class FrameInput:
 # fall off. Rule and values decided on the whole development suite (benchmarks/frame_suite.py,
 # decisions §NEW-frames): a strong first answer gives a short frame, spread evidence a wider one.
 WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
-WHOLE_MAX = 3  # ... and at most this many sections
+WHOLE_MAX = 2  # ... and at most this many sections
 PASSAGE_RATIO = 0.4  # quoted by a passage: within this share of the best score ...
 PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
 PASSAGE_PER_DOC = 1  # passages one document may give below WHOLE_RATIO (breadth over one
 # long page; a document's further sections that score near the best are never held back)
-PASSAGE_TOKENS = 90  # a passage's size: the scorer's "quote" is 60 tokens of the answer
+PASSAGE_TOKENS = 75  # a passage's size: the scorer's "quote" is 60 tokens of the answer
 PASSAGE_MIN_TOKENS = 60  # a passage shorter than this (after tidying) is grown
 
 
@@ -253,7 +253,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     rest = [it for it in chosen.whole if it.id not in {q.item.id for q in relevant}]
     rest_ids = {d.id for d in decisions if d.zone == "relevant" and d.outcome != "placed"}
     decisions = [d for d in decisions if not (d.zone == "relevant" and d.id in rest_ids)]
-    background, used_b = _pack(
+    background, _ = _pack(
         "background",
         [*(it.passage or it for it in rest), *chosen.passages],
         knowledge_room - used_r,
