@@ -154,3 +154,34 @@ def test_quotes_carry_words_not_markup(repo: Path) -> None:
     assert ":ref:" not in text and ":doc:" not in text
     assert "Default: ``None``" not in text
     assert not [it for it in _items(frame) if it["source_path"] == "docs/timeout.md"]
+
+
+def test_a_section_ending_with_a_colon_brings_its_example(repo: Path) -> None:
+    # "... this is a simple example:" was quoted without the example, which sits in the next
+    # chunk (and reached the frame, if at all, as a one-line background quote).
+    filler = " ".join(f"The {w} hero field is stored in its table." for w in _WORDS[:40])
+    write(
+        repo,
+        "docs/heroes.md",
+        "# Heroes\n\n## Create a hero\n\n"
+        + filler
+        + "\n\nTo create a hero row in the heroes table, this is a simple example:\n\n"
+        "## Zzz\n\n```python\nwith Session(engine) as s:\n    s.add(Hero(name='Deadpond'))\n"
+        + "".join(f"    s.add(Power(name='{w}', level={i}))\n" for i, w in enumerate(_WORDS[:60]))
+        + "    s.commit()\n```\n",
+    )
+    for i, w in enumerate(_WORDS[:8]):
+        write(
+            repo,
+            f"docs/note{i}.md",
+            f"# Note {w}\n\n## Heroes table {w}\n\nA hero row of the heroes table keeps {w}; "
+            + " ".join(f"the {v} column holds a {w} value." for v in _WORDS[40:60])
+            + "\n",
+        )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    frame = _frame("--task", "create a hero row in the heroes table", "--budget", "2500")
+    rel = next(z for z in frame["zones"] if z["name"] == "relevant")["items"]
+    assert rel[0]["source_path"] == "docs/heroes.md" and rel[0]["text"].endswith("example:")
+    assert len(rel) > 1 and "s.add(Hero(name='Deadpond'))" in rel[1]["text"], rel

@@ -67,6 +67,9 @@ class Item:
     # The same chunk as a short quote: its best-matching lines, cited by their own lines.
     # Placed instead of the whole text when the item earns a place but not its full size.
     passage: Item | None = None
+    # The chunk that completes this one (its example or admonition body, when this one ends
+    # "...:"): quoted right after it whenever this one is quoted whole.
+    follow: Item | None = None
 
     def citation(self, brief: bool = False) -> str:
         """`path:lines` — section trail — doc id; `brief`: the innermost heading only (a
@@ -194,10 +197,18 @@ def plan(knowledge: Sequence[Item]) -> Plan:
     supported: list[tuple[int, Item, float]] = []  # (rank, item, share) above PASSAGE_RATIO
     below: tuple[Item, ...] = ()
     stop = f"every candidate ({len(knowledge)}) placed"
+    seen: set[str] = set()  # near-duplicates (same words) never spend the budget twice
     for i, it in enumerate(knowledge):
         share = it.score / best if best > 0 else 0.0
+        key = " ".join(it.text.lower().split())
+        if key in seen or it.id in seen:
+            continue
+        seen.add(key)
         if not whole or (share >= WHOLE_RATIO and len(whole) < WHOLE_MAX and not supported):
             whole.append(it)
+            if it.follow is not None and it.follow.id not in seen:
+                whole.append(it.follow)
+                seen |= {it.follow.id, " ".join(it.follow.text.lower().split())}
         elif share < PASSAGE_RATIO:
             stop = f"scores fell below {PASSAGE_RATIO:.0%} of the best ({share:.0%})"
             below = tuple(knowledge[i:])

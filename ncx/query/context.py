@@ -83,6 +83,10 @@ def build_frame(
     ]
     q_terms = frozenset(lexical_terms(query))
     items = [_with_passage(s, h, _item(s, h), q_terms) for h in knowledge]
+    # Only the best few can be quoted whole (assembler.plan): only they look for a follow-up.
+    items[: assembler.WHOLE_MAX + 1] = [
+        _with_follow(s, h, it) for h, it in zip(knowledge, items[: assembler.WHOLE_MAX + 1])
+    ]
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
     items = [
@@ -180,6 +184,42 @@ def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Ite
     return dataclasses.replace(
         it, passage=dataclasses.replace(it, text=text, start_line=start, end_line=end)
     )
+
+
+def _with_follow(s: Searcher, h: Hit, it: Item) -> Item:
+    """A section that ends by announcing what follows ("This is a simple example:") brings
+    the next chunk of its document: without it the frame quotes the lead-in, not the answer."""
+    if not it.text.rstrip().endswith(":"):
+        return it
+    unit = s.index.units[h.unit]
+    files = s.index.column("file")
+    same = {s.index.units[i].block: i for i, f in enumerate(files) if f == unit.file}
+    # the next block with words: a heading alone (the chunker's lead of a long section)
+    # names the section, it is not its content
+    for block in (unit.block + 1, unit.block + 2):
+        nxt = same.get(block)
+        if nxt is None:
+            return it
+        if s.index.quick:  # a quick index finds line ranges only for what it is asked
+            s.index.locate([nxt])
+        u = s.index.units[nxt]
+        text = tidy(s.index.body(nxt), tuple(u.section))
+        if text.strip():
+            break
+    else:
+        return it
+    follow = Item(
+        id=u.id,
+        kind="chunk",
+        source_path=u.source_path,
+        start_line=u.start_line,
+        end_line=u.end_line,
+        section=tuple(u.section),
+        doc_id=u.doc_id,
+        score=h.score,
+        text=text,
+    )
+    return dataclasses.replace(it, follow=follow)
 
 
 def _quoted(s: Searcher, h: Hit) -> str:
