@@ -169,8 +169,8 @@ class FrameInput:
 # fall off. Rule and values decided on the whole development suite (benchmarks/frame_suite.py,
 # decisions §NEW-frames): a strong first answer gives a short frame, spread evidence a wider one.
 WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
-WHOLE_MAX = 2  # ... and at most this many sections
-PASSAGE_RATIO = 0.4  # quoted by a passage: within this share of the best score ...
+WHOLE_MAX = 1  # ... and at most this many sections
+PASSAGE_RATIO = 0.25  # quoted by a passage: within this share of the best score ...
 PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
 PASSAGE_PER_DOC = 1  # passages one document may give below WHOLE_RATIO (breadth over one
 # long page; a document's further sections that score near the best are never held back)
