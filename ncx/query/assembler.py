@@ -169,11 +169,14 @@ class FrameInput:
 # fall off. Rule and values decided on the whole development suite (benchmarks/frame_suite.py,
 # decisions §NEW-frames): a strong first answer gives a short frame, spread evidence a wider one.
 WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
-WHOLE_MAX = 1  # ... and at most this many sections
+WHOLE_MAX = 3  # ... and at most this many sections
 PASSAGE_RATIO = 0.25  # quoted by a passage: within this share of the best score ...
 PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
 PASSAGE_PER_DOC = 1  # passages one document may give below WHOLE_RATIO (breadth over one
 # long page; a document's further sections that score near the best are never held back)
+# Concentrated evidence: when the second candidate scores under this share of the best, the
+# first answer stands out and the passages get half their room (0: off).
+CONCENTRATED = 0.7
 PASSAGE_TOKENS = 75  # a passage's size: the scorer's "quote" is 60 tokens of the answer
 PASSAGE_MIN_TOKENS = 60  # a passage shorter than this (after tidying) is grown
 
@@ -226,11 +229,14 @@ def plan(knowledge: Sequence[Item]) -> Plan:
         per_doc[it.source_path] = n + 1
     chosen: list[tuple[int, Item]] = []
     spent = 0
+    room = PASSAGE_ROOM
+    if len(knowledge) > 1 and best > 0 and knowledge[1].score / best < CONCENTRATED:
+        room //= 2
     for rank, it in [*first, *later]:
         quote = it.passage or it
         cost = count_tokens(quote.text) + count_tokens(quote.citation(brief=True)) + 6
-        if spent + cost > PASSAGE_ROOM:
-            stop = f"{len(chosen)} passages quoted ({PASSAGE_ROOM} tokens of passages)"
+        if spent + cost > room:
+            stop = f"{len(chosen)} passages quoted ({room} tokens of passages)"
             break
         spent += cost
         chosen.append((rank, quote))
