@@ -85,7 +85,8 @@ def build_frame(
     items = [_with_passage(s, h, _item(s, h), q_terms) for h in knowledge]
     # Only the best few can be quoted whole (assembler.plan): only they look for a follow-up.
     items[: assembler.WHOLE_MAX + 1] = [
-        _with_follow(s, h, it) for h, it in zip(knowledge, items[: assembler.WHOLE_MAX + 1])
+        _with_follow(s, h, it)
+        for h, it in zip(knowledge, items[: assembler.WHOLE_MAX + 1], strict=False)
     ]
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
