@@ -185,3 +185,20 @@ def test_a_section_ending_with_a_colon_brings_its_example(repo: Path) -> None:
     rel = next(z for z in frame["zones"] if z["name"] == "relevant")["items"]
     assert rel[0]["source_path"] == "docs/heroes.md" and rel[0]["text"].endswith("example:")
     assert len(rel) > 1 and "s.add(Hero(name='Deadpond'))" in rel[1]["text"], rel
+
+
+def test_pymdownx_blocks_read_as_admonitions(repo: Path) -> None:
+    # `/// tip` ... `///` stayed raw in frames of MkDocs sites (sqlmodel's docs).
+    write(
+        repo,
+        "docs/index.md",
+        "# Indexes\n\n## Declare an index\n\nDeclare an index on the hero name field.\n\n"
+        "/// tip | Index the name\n\nAdd `index=True` to the hero name field.\n\n///\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    items = _items(_frame("--task", "declare an index on the hero name field"))
+    text = items[0]["text"]
+    assert "///" not in text
+    assert "**tip** Index the name" in text and "index=True" in text

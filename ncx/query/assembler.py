@@ -329,6 +329,10 @@ _MYST_LABEL = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _DIRECTIVE = re.compile(r"^ {0,3}(:{3,})\{([\w-]+)\}[ \t]*(.*)$")
 _DIRECTIVE_END = re.compile(r"^ {0,3}:{3,}[ \t]*$")
 _HEADING = re.compile(r"^(#{1,6})[ \t]")
+# pymdownx blocks: `/// tip | Title` ... `///` (an admonition, details, tab): read as the
+# directives are, the name as a bold lead and the title kept with the body.
+_BLOCK = re.compile(r"^ {0,3}/{3,}[ \t]*([\w-]+)[ \t]*(?:\|[ \t]*(.*?))?[ \t]*$")
+_BLOCK_END = re.compile(r"^ {0,3}/{3,}[ \t]*$")
 # A list item that is only a link into the docs themselves (not out to the web: a list of
 # references is content; a list of the docs' own pages and anchors is navigation).
 _LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[[^\]]+\]\((?!https?:)[^)]*\)\s*$")
@@ -393,7 +397,11 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
             if not skipping:
                 out.append(line)
             continue
-        if _MYST_LABEL.match(line) or _DIRECTIVE_END.match(line):
+        if _MYST_LABEL.match(line) or _DIRECTIVE_END.match(line) or _BLOCK_END.match(line):
+            continue
+        b = _BLOCK.match(line)
+        if b:
+            out.append(f"**{b.group(1)}**" + (f" {b.group(2)}" if b.group(2) else ""))
             continue
         d = _DIRECTIVE.match(line)
         if d:
