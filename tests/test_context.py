@@ -53,6 +53,11 @@ def test_changelog_entries_are_pointers_one_per_log(repo: Path) -> None:
     write(repo, "docs/cache.md", "# Cache\n\n## Folder\n\n" + entry("path", "file") * 8)
     commit_all(repo)
     ncx("init")
+    # changelogs are not indexed by default (issue 28): this tree takes them back
+    manifest = repo / ".neocortex" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["sources"]["index_logs"] = True
+    manifest.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     ncx("sync")
     items = _items(_frame("--task", "cache folder shared cleaned command", "--budget", "8000"))
     logs = [it for it in items if it["source_path"] == "CHANGELOG.md"]

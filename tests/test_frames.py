@@ -202,3 +202,31 @@ def test_pymdownx_blocks_read_as_admonitions(repo: Path) -> None:
     text = items[0]["text"]
     assert "///" not in text
     assert "**tip** Index the name" in text and "index=True" in text
+
+
+def _index_logs(repo: Path) -> None:
+    path = repo / ".neocortex" / "manifest.json"
+    data = json.loads(path.read_text())
+    data["sources"]["index_logs"] = True
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def test_changelogs_are_not_indexed_by_default_and_one_manifest_line_takes_them_back(
+    repo: Path,
+) -> None:
+    # flask's CHANGES.rst put 16 items in 9 of 10 frames: history, not how things work now.
+    write(repo, "CHANGES.rst", "Version 2.0\n-----------\n\n-   The cache folder is cleaned.\n")
+    write(repo, "docs/history.md", "# History\n\nHow the cache folder came to be cleaned.\n")
+    write(repo, "docs/cache.md", "# Cache\n\nThe cache folder is cleaned by `clean`.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    paths = {it["source_path"] for it in _items(_frame("--task", "cache folder cleaned"))}
+    assert "CHANGES.rst" not in paths and {"docs/cache.md", "docs/history.md"} <= paths
+    st = json.loads(ncx("status", "--json").stdout)
+    reasons = {s["path"]: s["reason"] for s in st["skipped"]}
+    assert "changelog" in reasons["CHANGES.rst"] and "index_logs" in reasons["CHANGES.rst"]
+    _index_logs(repo)
+    ncx("sync")
+    paths = {it["source_path"] for it in _items(_frame("--task", "cache folder cleaned"))}
+    assert "CHANGES.rst" in paths
