@@ -10,7 +10,9 @@ Frames are built in process by `build_frame` (what `ncx assemble --task-file Q -
 once per tree. The BM25 side runs under --bench-python (the harness's own BM25 and
 chunking) and is cached beside the trees per question. `--why` lists every question BM25
 packed answers and the frame does not, with where the ranking put the gold unit and what
-the frame did with it.
+the frame did with it. Besides frame recall it prints, per budget, the quoted recall (an item
+quotes a unit when it overlaps it by >= 60 tokens or half its lines), the frame's mean tokens
+and its gold share, as frame_recall.py does.
 """
 
 from __future__ import annotations
@@ -151,9 +153,7 @@ def ncx_frames(
                 for placed in f.zones.values():
                     for p in placed:
                         it = p.item
-                        start, end = (
-                            p.lines if hasattr(p, "lines") else (it.start_line, it.end_line)
-                        )
+                        start, end = it.start_line, it.end_line  # a passage: its own lines
                         c = ds.covered_units(scope, it.source_path, start, end)
                         cov |= c
                         quoted |= _quoted(ds, scope, it.source_path, start, end, p.tokens)
