@@ -174,6 +174,9 @@ PASSAGE_RATIO = 0.25  # quoted by a passage: within this share of the best score
 PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
 PASSAGE_PER_DOC = 1  # passages one document may give below WHOLE_RATIO (breadth over one
 # long page; a document's further sections that score near the best are never held back)
+# Share of a small budget's knowledge room the whole sections may take when the passages
+# want more than the rest (the zones' old split, relevant 0.45 : background 0.17).
+WHOLE_SHARE = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
 # Concentrated evidence: when the second candidate scores under this share of the best, the
 # first answer stands out and the passages get half their room (0: off).
 CONCENTRATED = 0.7
@@ -264,8 +267,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     need = sum(
         count_tokens(q.text) + count_tokens(q.citation(brief=True)) + 6 for q in chosen.passages
     )
-    share = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
-    rel_cap = max(int(knowledge_room * share), knowledge_room - need)
+    rel_cap = max(int(knowledge_room * WHOLE_SHARE), knowledge_room - need)
     relevant, used_r = _pack("relevant", chosen.whole, rel_cap, decisions)
     rest = [it for it in chosen.whole if it.id not in {q.item.id for q in relevant}]
     rest_ids = {d.id for d in decisions if d.zone == "relevant" and d.outcome != "placed"}
