@@ -168,6 +168,7 @@ def plan_migration(
     existing: Mapping[str, Memory] | None = None,
     produced: Mapping[str, Output] | None = None,
     today: date,
+    index_logs: bool = False,
 ) -> MigrationPlan:
     """Every artifact of `project` and its fate. Pure (but for whether a file to write exists).
 
@@ -249,7 +250,7 @@ def plan_migration(
             items.append(Item(path, kind, "derived", f"cross-checked: {note}", knowledge=False))
         elif kind == "doc":
             doc = docs.get(path)
-            items.append(_doc_item(path, doc, tracked, exclude, is_excluded))
+            items.append(_doc_item(path, doc, tracked, exclude, is_excluded, index_logs))
             if doc is not None and doc.encoding == "cp1252" and path in tracked:
                 writes.append(
                     PlannedWrite(
@@ -452,7 +453,10 @@ def _doc_item(
     tracked: set[str],
     exclude: Sequence[str],
     is_excluded: Callable[[str, Sequence[str]], bool],
+    index_logs: bool = False,
 ) -> Item:
+    from ncx.sources import log_reason
+
     if is_excluded(path, EXCLUDES):
         return Item(path, "doc", "skipped", "v2 tooling or derived text; excluded", knowledge=False)
     if is_excluded(path, exclude):
@@ -467,6 +471,9 @@ def _doc_item(
             "not tracked by git, and ncx chunks tracked docs "
             "only: `git add` it and run `ncx migrate` again",
         )
+    if not index_logs and (why := log_reason(path)):
+        # sync leaves changelogs out by default: the report says so rather than "chunked"
+        return Item(path, "doc", "skipped", why, knowledge=False)
     if doc is None:
         return Item(path, "doc", "chunked", "no DOC-ID")
     what = f"{doc.doc_id} (from the {doc.id_source})" if doc.doc_id else "no DOC-ID"
@@ -833,14 +840,18 @@ def build_plan(root: Path, *, today: date | None = None) -> MigrationPlan:
     from ncx.v2.journal import read_outputs
     from ncx.v2.reader import read_v2
 
+    index_logs = False
     try:
-        exclude: tuple[str, ...] = load_manifest(root).exclude
+        manifest = load_manifest(root)
+        exclude: tuple[str, ...] = manifest.exclude
+        index_logs = manifest.index_logs
     except NotInitialized:
         exclude = ()
     return plan_migration(
         read_v2(root),
         tracked=repo.tracked_files(root),
         exclude=exclude,
+        index_logs=index_logs,
         existing=existing_memories(root),
         produced=read_outputs(root),
         today=today or date.today(),
