@@ -10,7 +10,9 @@ Frames are built in process by `build_frame` (what `ncx assemble --task-file Q -
 once per tree. The BM25 side runs under --bench-python (the harness's own BM25 and
 chunking) and is cached beside the trees per question. `--why` lists every question BM25
 packed answers and the frame does not, with where the ranking put the gold unit and what
-the frame did with it.
+the frame did with it. Besides frame recall it prints, per budget, the quoted recall (an item
+quotes a unit when it overlaps it by >= 60 tokens or half its lines), the frame's mean tokens
+and its gold share, as frame_recall.py does.
 """
 
 from __future__ import annotations
@@ -93,6 +95,26 @@ def baseline(
     return got
 
 
+QUOTE_TOKENS = 60  # ../shared/bench/frame_recall.py: an item quotes a unit it overlaps by
+# at least this many tokens or by half of the unit's lines; a shorter one merely points at it
+
+
+def _quoted(
+    ds: Any, scope: str, path: str, start: int | None, end: int | None, tokens: int
+) -> set[str]:
+    out: set[str] = set()
+    for unit, us, ue in ds.unit_index.get(scope, {}).get(path, []):
+        if start is None or end is None:
+            continue
+        overlap = min(ue, end) - max(us, start) + 1
+        if overlap > 0 and (tokens >= QUOTE_TOKENS or overlap * 2 >= ue - us + 1):
+            out.add(unit)
+    return out
+
+
+STATS: dict[int, list[float]] = {}  # budget -> [questions, recall, quoted, tokens, gold tokens]
+
+
 def ncx_frames(
     trees: Path, name: str, labels: str, budgets: list[int], every: int, why: bool
 ) -> tuple[dict[str, list[int]], dict[str, Any]]:
@@ -126,10 +148,22 @@ def ncx_frames(
             for b in budgets:
                 f = build_frame(root, cfg, FrameRequest(task=q["query"], budget=b), searcher=s)
                 cov: set[str] = set()
+                quoted: set[str] = set()
+                gold_tok = 0
                 for placed in f.zones.values():
                     for p in placed:
                         it = p.item
-                        cov |= ds.covered_units(scope, it.source_path, it.start_line, it.end_line)
+                        start, end = it.start_line, it.end_line  # a passage: its own lines
+                        c = ds.covered_units(scope, it.source_path, start, end)
+                        cov |= c
+                        quoted |= _quoted(ds, scope, it.source_path, start, end, p.tokens)
+                        gold_tok += p.tokens if c & gold else 0
+                st = STATS.setdefault(b, [0, 0, 0, 0, 0])
+                st[0] += 1
+                st[1] += bool(cov & gold)
+                st[2] += bool(quoted & gold)
+                st[3] += f.tokens
+                st[4] += gold_tok
                 if cov & gold:
                     got.append(b)
                 elif why:
@@ -205,14 +239,27 @@ def main() -> None:
         "|---|---|" + "---|" * len(budgets),
     ]
     dump: dict[str, Any] = {}
+    quoted_rows = [
+        "| set | budget | recall | quoted recall | mean tokens | gold share |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, labels in sets:
         data = SHARED / "bench-data" / name / "corpus"
         for scope in sorted(p.name for p in data.iterdir() if p.is_dir()):
             suite.build_tree(ncx, data / scope, a.trees / name / scope)
         base = baseline(a.bench_python, a.trees, name, labels, budgets, a.every)
+        STATS.clear()
         mine, notes = ncx_frames(a.trees, name, labels, budgets, a.every, a.why)
         n = len(mine)
         tag = f"{SHORT[name]}/{labels}"
+        for b in budgets:
+            q, rec, quo, tok, gtok = STATS[b]
+            line = (
+                f"| {tag} (n={n}) | {b} | {rec / q:.3f} | {quo / q:.3f} | {tok / q:,.0f} "
+                f"| {gtok / max(1, tok):.3f} |"
+            )
+            quoted_rows.append(line)
+            print(line, flush=True)
         for system, got in (("ncx", mine), ("BM25 packed", base)):
             cells = [f"{sum(b in got[q] for q in mine) / n:.3f}" for b in budgets]
             rows.append(f"| {tag} (n={n}) | {system} | " + " | ".join(cells) + " |")
@@ -224,6 +271,7 @@ def main() -> None:
                         print(f"  lost {qid} @{b}: {notes[qid][b]}", flush=True)
         dump[tag] = {"ncx": mine, "bm25": base}
     print("\n".join(rows))
+    print("\n".join(quoted_rows))
     if a.json:
         a.json.write_text(json.dumps(dump))
 

@@ -24,6 +24,7 @@ class Manifest:
     format: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept on rewrite
     skip_formats: tuple[str, ...] = ()  # source formats switched off (ncx.sources names)
+    index_logs: bool = False  # changelogs / release notes indexed too (ncx.sources.log_reason)
 
     def to_json(self) -> str:
         data: dict[str, Any] = dict(self.extra)
@@ -41,6 +42,7 @@ class Manifest:
                     # Written only when set, so trees that never switch a format off keep
                     # their manifest bytes.
                     **({"skip_formats": list(self.skip_formats)} if self.skip_formats else {}),
+                    **({"index_logs": True} if self.index_logs else {}),
                 },
             }
         )
@@ -97,6 +99,7 @@ def parse_manifest(raw: str, path: Path) -> Manifest:
             raise ValueError(f"chunker min_tokens {chunk.min_tokens} is negative")
         exclude = tuple(str(p) for p in data.get("sources", {}).get("exclude", []))
         skip = _skip_formats(data.get("sources", {}).get("skip_formats", []), path)
+        index_logs = data.get("sources", {}).get("index_logs", False) is True
     except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise NcxError(
             f"manifest is damaged ({exc})",
@@ -111,7 +114,13 @@ def parse_manifest(raw: str, path: Path) -> Manifest:
         )
     extra = {k: v for k, v in data.items() if k not in ("format", "model", "chunker", "sources")}
     return Manifest(
-        model=model, chunk=chunk, exclude=exclude, format=fmt, extra=extra, skip_formats=skip
+        model=model,
+        chunk=chunk,
+        exclude=exclude,
+        format=fmt,
+        extra=extra,
+        skip_formats=skip,
+        index_logs=index_logs,
     )
 
 

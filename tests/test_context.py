@@ -33,8 +33,10 @@ def test_a_frame_over_short_notes_holds_as_many_as_fit(repo: Path) -> None:
     ncx("init")
     ncx("sync")
     frame = _frame("--task", "cache note", "--budget", "4000")
-    assert len(_items(frame)) > 80
-    assert frame["tokens"] >= 0.8 * 4000
+    # The budget is a ceiling (issue 28): evidence spread evenly over 150 notes gives a wide
+    # frame, bounded by the passages' room (assembler.PASSAGE_ROOM), not by a count.
+    assert len(_items(frame)) > 60
+    assert "passages quoted" in frame["stop"]
 
 
 def test_changelog_entries_are_pointers_one_per_log(repo: Path) -> None:
@@ -51,6 +53,11 @@ def test_changelog_entries_are_pointers_one_per_log(repo: Path) -> None:
     write(repo, "docs/cache.md", "# Cache\n\n## Folder\n\n" + entry("path", "file") * 8)
     commit_all(repo)
     ncx("init")
+    # changelogs are not indexed by default (issue 28): this tree takes them back
+    manifest = repo / ".neocortex" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["sources"]["index_logs"] = True
+    manifest.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     ncx("sync")
     items = _items(_frame("--task", "cache folder shared cleaned command", "--budget", "8000"))
     logs = [it for it in items if it["source_path"] == "CHANGELOG.md"]
@@ -58,7 +65,7 @@ def test_changelog_entries_are_pointers_one_per_log(repo: Path) -> None:
     assert count_tokens(entry("server", "release") * 8) > 150
     assert len(logs) == 1 and logs[0]["tokens"] <= 90 and logs[0]["text"].endswith("[…]")
     guide = [it for it in items if it["source_path"] == "docs/history.md"]
-    assert guide and not guide[0]["text"].endswith("[…]")
+    assert guide  # not taken for a changelog (it may be quoted by a passage, as any other)
 
 
 def test_a_documents_fourth_section_reaches_the_frame_when_it_ranks(repo: Path) -> None:
@@ -126,5 +133,6 @@ def test_a_larger_frame_lets_one_document_give_more_chunks(repo: Path) -> None:
         items = _items(_frame("--task", "cache folder cleaned", "--budget", str(budget)))
         return sum(it["source_path"] == "docs/cache.md" for it in items)
 
-    assert from_guide(4000) == 4
-    assert from_guide(10000) == 10
+    # No fixed cap per document (issue 28): its sections earn places by the evidence, and
+    # the budget is a ceiling, so a larger one gives the same frame.
+    assert from_guide(4000) == from_guide(10000) > 4

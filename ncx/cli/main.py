@@ -695,6 +695,7 @@ def assemble(
         sys.stdout.write(text)
     _say(f"ncx: frame {frame.id}{named}: {frame.tokens}/{frame.budget} tokens")
     if explain:
+        _say(f"  stopped: {frame.stop}")
         for d in frame.decisions:
             _say(f"  {d.outcome:<10} {d.zone:<10} {d.score:7.3f}  {d.id}")
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ncx.code.model import CodeFile, Symbol
 from ncx.code.store import Source, listing
-from ncx.layout import cache_dir
+from ncx.paths import cache_folder
 from ncx.query.lexical import path_words, terms
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ _BLOCK_ARRAYS = (
 
 
 def has_code_index(root: Path) -> bool:
-    return (cache_dir(root) / INDEX_FILE).is_file()
+    return (cache_folder(root) / INDEX_FILE).is_file()
 
 
 def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) -> CodeIndex:
@@ -220,7 +220,7 @@ def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) ->
     branch parses nothing."""
     sources = listing(root)
     key = _key(sources)
-    folder = cache_dir(root)
+    folder = cache_folder(root)  # a committed link named cache/ is refused, not followed
     got = _try_load(folder / INDEX_FILE, key)
     if got is not None:
         return got
@@ -236,7 +236,7 @@ def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) ->
 def _update(
     root: Path, sources: list[Source], key: str, on_read: Callable[[int], None] | None
 ) -> CodeIndex:
-    folder = cache_dir(root)
+    folder = cache_folder(root)  # a committed link named cache/ is refused, not followed
     kept = [b for b in (_load_blocks(folder / SPARE_FILE), _load_blocks(folder / INDEX_FILE)) if b]
     have = {(p, blob) for b in kept for p, blob in zip(b.files, b.blobs, strict=True)}
     fresh = [s for s in sources if (s.path, s.blob) not in have]

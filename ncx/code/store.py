@@ -30,9 +30,9 @@ AT_LISTING = "code/at-listing"  # a commit's own list, in a folder `--at REV` ma
 
 def listing(root: Path) -> list[Source]:
     """The tracked source files, sorted by path, with the blob id of their current content."""
-    from ncx.layout import cache_dir
+    from ncx.paths import cache_folder
 
-    fixed = cache_dir(root) / AT_LISTING
+    fixed = cache_folder(root) / AT_LISTING
     if fixed.is_file():  # a commit's files (ncx.eval.at): its blobs, no work tree to ask
         return _sources(fixed.read_bytes(), root, work_tree=False)
     return _sources(repo.git(root, "ls-files", "-s", "-z"), root, work_tree=True)
@@ -48,6 +48,8 @@ def _sources(out: bytes, root: Path, *, work_tree: bool) -> list[Source]:
         path = raw.decode("utf-8", "surrogateescape")
         if mode not in (b"100644", b"100755") or stage != b"0" or language_of(path) is None:
             continue  # symlinks, submodules, conflicted entries
+        if path.startswith("/") or ".." in path.split("/") or path.startswith(".git/"):
+            continue  # git never lists such a path; a forged list must not lead outside
         blobs[path] = blob.decode()
     if blobs and work_tree:
         changed = repo.git(root, "diff-files", "--name-only", "-z").split(b"\0")

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ncx.sources.roles import render_rst_inline
 from ncx.tokens import count_tokens
 
 # Share of the budget each zone may use; what a zone leaves unused flows to knowledge.
@@ -76,8 +77,16 @@ class Item:
     score: float
     text: str
     meta: dict[str, Any] = field(default_factory=dict)  # memory type/confidence etc.
+    # The same chunk as a short quote: its best-matching lines, cited by their own lines.
+    # Placed instead of the whole text when the item earns a place but not its full size.
+    passage: Item | None = None
+    # The chunk that completes this one (its example or admonition body, when this one ends
+    # "...:"): quoted right after it whenever this one is quoted whole.
+    follow: Item | None = None
 
-    def citation(self) -> str:
+    def citation(self, brief: bool = False) -> str:
+        """`path:lines` — section trail — doc id; `brief`: the innermost heading only (a
+        passage's citation is a pointer: a long trail and id cost more than its quote)."""
         where = self.source_path
         if self.start_line is not None:
             # One line is cited as one line number (a note is often a single line: the range
@@ -88,8 +97,9 @@ class Item:
         if self.meta.get("cell"):  # a notebook: the cell a person looks for when it opens
             parts.append(f"cell {self.meta['cell']}")
         if self.section:
-            parts.append(" > ".join(self.section))
-        if self.doc_id:
+            trail = [plain_heading(t) for t in self.section]
+            parts.append(trail[-1] if brief else " > ".join(trail))
+        if self.doc_id and not brief:
             parts.append(self.doc_id)
         return " — ".join(parts)
 
@@ -119,12 +129,14 @@ class Frame:
     markdown: str
     zones: dict[str, list[Placed]]
     decisions: list[Decision]
+    stop: str = ""  # why the frame holds no more knowledge (evidence ran out, or the budget)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "frame_id": self.id,
             "budget": self.budget,
             "tokens": self.tokens,
+            "stop": self.stop,
             "zones": [
                 {
                     "name": name,
@@ -137,7 +149,7 @@ class Frame:
                             "source_path": p.item.source_path,
                             "start_line": p.item.start_line,
                             "end_line": p.item.end_line,
-                            "section": " > ".join(p.item.section),
+                            "section": " > ".join(map(plain_heading, p.item.section)),
                             "doc_id": p.item.doc_id,
                             "score": round(p.item.score, 6),
                             "tokens": p.tokens,
@@ -166,6 +178,92 @@ class FrameInput:
     quick: bool = False  # answered by a quick search (no cache yet): say so in the frame
 
 
+# The budget is a ceiling, not a target: knowledge earns a place by its score relative to
+# the best candidate's. The best sections are quoted whole (depth), further candidates by a
+# short passage of their best-matching lines (breadth), and the frame stops where the scores
+# fall off. Rule and values decided on the whole development suite (benchmarks/frame_suite.py,
+# decisions §34): a strong first answer gives a short frame, spread evidence a wider one.
+WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
+WHOLE_MAX = 3  # ... and at most this many sections
+PASSAGE_RATIO = 0.25  # quoted by a passage: within this share of the best score ...
+PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
+PASSAGE_PER_DOC = 1  # passages one document may give below WHOLE_RATIO (breadth over one
+# long page; a document's further sections that score near the best are never held back)
+# Share of a small budget's knowledge room the whole sections may take when the passages
+# want more than the rest (the zones' old split, relevant 0.45 : background 0.17).
+WHOLE_SHARE = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
+# Concentrated evidence: when the second candidate scores under this share of the best, the
+# first answer stands out and the passages get half their room (0: off).
+CONCENTRATED = 0.7
+PASSAGE_TOKENS = 75  # a passage's size: the scorer's "quote" is 60 tokens of the answer
+PASSAGE_MIN_TOKENS = 60  # a passage shorter than this (after tidying) is grown
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which knowledge earns a place, and how: whole, or as a passage; and why it stops."""
+
+    whole: tuple[Item, ...]
+    passages: tuple[Item, ...]
+    below: tuple[Item, ...]  # candidates the evidence does not support
+    stop: str
+
+
+def plan(knowledge: Sequence[Item]) -> Plan:
+    """Size the knowledge by the evidence: a pure function of the ranked candidates."""
+    if not knowledge:
+        return Plan((), (), (), "no knowledge matched the task")
+    best = knowledge[0].score
+    whole: list[Item] = []
+    supported: list[tuple[int, Item, float]] = []  # (rank, item, share) above PASSAGE_RATIO
+    below: tuple[Item, ...] = ()
+    stop = f"every candidate ({len(knowledge)}) placed"
+    seen: set[str] = set()  # near-duplicates (same words) never spend the budget twice
+    for i, it in enumerate(knowledge):
+        share = it.score / best if best > 0 else 0.0
+        key = " ".join(it.text.lower().split())
+        if key in seen or it.id in seen:
+            continue
+        seen.add(key)
+        if not whole or (share >= WHOLE_RATIO and len(whole) < WHOLE_MAX and not supported):
+            whole.append(it)
+            if it.follow is not None and it.follow.id not in seen:
+                whole.append(it.follow)
+                seen |= {it.follow.id, " ".join(it.follow.text.lower().split())}
+        elif share < PASSAGE_RATIO:
+            stop = f"scores fell below {PASSAGE_RATIO:.0%} of the best ({share:.0%})"
+            below = tuple(knowledge[i:])
+            break
+        else:
+            supported.append((i, it, share))
+    # Breadth first: one passage per document (its sections near the best score all), then,
+    # in rank order, the further sections of documents already quoted while room is left.
+    per_doc: dict[str, int] = {}
+    first: list[tuple[int, Item]] = []
+    later: list[tuple[int, Item]] = []
+    for rank, it, share in supported:
+        n = per_doc.get(it.source_path, 0)
+        (first if n < PASSAGE_PER_DOC or share >= WHOLE_RATIO else later).append((rank, it))
+        per_doc[it.source_path] = n + 1
+    chosen: list[tuple[int, Item]] = []
+    spent = 0
+    room = PASSAGE_ROOM
+    if len(knowledge) > 1 and best > 0 and knowledge[1].score / best < CONCENTRATED:
+        room //= 2
+    for rank, it in [*first, *later]:
+        quote = it.passage or it
+        cost = count_tokens(quote.text) + count_tokens(quote.citation(brief=True)) + 6
+        if spent + cost > room:
+            stop = f"{len(chosen)} passages quoted ({room} tokens of passages)"
+            break
+        spent += cost
+        chosen.append((rank, quote))
+    kept = {id(q) for _, q in chosen}
+    left = tuple(it for _, it, _ in supported if id(it.passage or it) not in kept)
+    passages = tuple(q for _, q in sorted(chosen, key=lambda rq: rq[0]))
+    return Plan(tuple(whole), passages, left + below, stop)
+
+
 def assemble(inp: FrameInput, budget: int) -> Frame:
     """Build the frame. Guarantees count_tokens(frame.markdown) <= budget (or an empty frame)."""
     task_block = _task_block(inp)
@@ -177,19 +275,38 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
 
     learn_cap = min(room, int(budget * SHARES["learnings"]))
     learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
-    # Code takes its share beside the docs; where the docs have little to say (none, or weak
-    # evidence) the code is what the task is about, and takes the share they leave.
+    chosen = plan(inp.knowledge)
+    need = sum(
+        count_tokens(q.text) + count_tokens(q.citation(brief=True)) + 6 for q in chosen.passages
+    )
+    # Code takes its share beside the docs, and what the docs' plan leaves of the room; where
+    # the docs have little to say (none, or weak evidence) the code is what the task is
+    # about, and takes most of it. The zone itself is sized by the evidence (ncx.code.zone).
+    docs_need = need + sum(
+        count_tokens(it.text) + count_tokens(it.citation()) + 6 for it in chosen.whole
+    )
     code_share = SHARES["code"] if inp.knowledge and not inp.weak else CODE_SHARE_ALONE
-    code, used_c = _pack("code", inp.code, int((room - used_l) * code_share), decisions)
+    code_cap = max(int((room - used_l) * code_share), room - used_l - docs_need)
+    code, used_c = _pack("code", inp.code, code_cap, decisions)
     knowledge_room = room - used_l - used_c
-    rel_cap = int(knowledge_room * SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"]))
-    relevant, used_r = _pack("relevant", inp.knowledge, rel_cap, decisions)
-    rest = [it for it in inp.knowledge if it.id not in {p.item.id for p in relevant}]
+    # Whole sections may take what the passages leave, but never all of a small budget:
+    # breadth keeps its share of it.
+    rel_cap = max(int(knowledge_room * WHOLE_SHARE), knowledge_room - need)
+    relevant, used_r = _pack("relevant", chosen.whole, rel_cap, decisions)
+    rest = [it for it in chosen.whole if it.id not in {q.item.id for q in relevant}]
     rest_ids = {d.id for d in decisions if d.zone == "relevant" and d.outcome != "placed"}
     decisions = [d for d in decisions if not (d.zone == "relevant" and d.id in rest_ids)]
     background, _ = _pack(
-        "background", rest, knowledge_room - used_r, decisions, item_cap=BACKGROUND_ITEM_TOKENS
+        "background",
+        [*(it.passage or it for it in rest), *chosen.passages],
+        knowledge_room - used_r,
+        decisions,
+        item_cap=max(BACKGROUND_ITEM_TOKENS, 2 * PASSAGE_TOKENS + 10),
     )
+    decisions += [Decision(it.id, "background", it.score, "below evidence") for it in chosen.below]
+    stop = chosen.stop
+    if any(d.outcome == "no room" for d in decisions if d.zone in ("relevant", "background")):
+        stop = f"the budget ({budget} tokens) was reached"
 
     zones = {
         "task": [],
@@ -218,6 +335,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         zone, idx = victim
         p = zones[zone].pop(idx)
         decisions.append(Decision(p.item.id, zone, p.item.score, "no room"))
+        stop = f"the budget ({budget} tokens) was reached"
         body = _render(task_block, zones, state_block, tail, note)
     if count_tokens(body) + _ID_SLACK > budget:
         # A budget too small even for the task: cut state, instructions, then the task.
@@ -235,7 +353,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
     markdown = body.replace("{frame_id}", frame_id, 1)
     decisions.sort(key=lambda d: (-d.score, d.id))
-    return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions)
+    return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions, stop)
 
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
@@ -243,10 +361,35 @@ _MYST_LABEL = re.compile(r"^\([\w.:-]+\)=[ \t]*$")
 _DIRECTIVE = re.compile(r"^ {0,3}(:{3,})\{([\w-]+)\}[ \t]*(.*)$")
 _DIRECTIVE_END = re.compile(r"^ {0,3}:{3,}[ \t]*$")
 _HEADING = re.compile(r"^(#{1,6})[ \t]")
+# pymdownx blocks: `/// tip | Title` ... `///` (an admonition, details, tab): read as the
+# directives are, the name as a bold lead and the title kept with the body.
+_BLOCK = re.compile(r"^ {0,3}/{3,}[ \t]*([\w-]+)[ \t]*(?:\|[ \t]*(.*?))?[ \t]*$")
+_BLOCK_END = re.compile(r"^ {0,3}/{3,}[ \t]*$")
 # A list item that is only a link into the docs themselves (not out to the web: a list of
 # references is content; a list of the docs' own pages and anchors is navigation).
 _LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+\[[^\]]+\]\((?!https?:)[^)]*\)\s*$")
 _QUOTED_MIN_LEVEL = 4  # the frame's zones are ##, its items ###: quoted headings go below
+
+
+_BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)|!\[[^\]]*\]\([^)]*\)")
+_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+# A quote that carries nothing: a bare default, a version note (reST/MkDocs field lines).
+_NOTHING = re.compile(
+    r"^\W*(default(s| value)?|new in( version)?|changed in( version)?|added in( version)?|"
+    r"deprecated since( version)?|version ?added|version ?changed)\W*[:\s]\W*[\w.`'\"-]*\W*$",
+    re.I,
+)
+
+
+def plain_heading(text: str) -> str:
+    """A heading's words: badges and HTML are markup for a web page."""
+    return " ".join(_TAG.sub("", _BADGE.sub("", text)).split())
+
+
+def says_nothing(text: str) -> bool:
+    """A quote with nothing for the reader: a bare default or version note, or no words."""
+    body = " ".join(ln for ln in text.split("\n") if ln.strip() and not _HEADING.match(ln))
+    return not re.search(r"\w", body) or bool(_NOTHING.match(body.strip()))
 
 
 def tidy(text: str, section: Sequence[str] = ()) -> str:
@@ -286,7 +429,11 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
             if not skipping:
                 out.append(line)
             continue
-        if _MYST_LABEL.match(line) or _DIRECTIVE_END.match(line):
+        if _MYST_LABEL.match(line) or _DIRECTIVE_END.match(line) or _BLOCK_END.match(line):
+            continue
+        b = _BLOCK.match(line)
+        if b:
+            out.append(f"**{b.group(1)}**" + (f" {b.group(2)}" if b.group(2) else ""))
             continue
         d = _DIRECTIVE.match(line)
         if d:
@@ -297,9 +444,48 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
         h = _HEADING.match(line)
         if h:
             level = min(6, max(_QUOTED_MIN_LEVEL, len(h.group(1)) + 3))
-            line = "#" * level + line[len(h.group(1)) :]
+            # badges and HTML in a heading are markup for a web page, not words
+            line = "#" * level + " " + plain_heading(line[len(h.group(1)) :])
+        if ":`" in line:  # reST roles in markdown (Sphinx sites mix them): as a reader reads
+            line = render_rst_inline(line)
         out.append(line)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+
+
+def best_lines(
+    lines: Sequence[str], terms: Sequence[frozenset[str]], max_tokens: int
+) -> tuple[int, int]:
+    """The window [i, j) of lines that quotes the most of the task's terms within max_tokens:
+    grown from the line sharing the most terms, toward the side that adds terms (then down:
+    an answer follows its lead-in). `terms[k]` are line k's terms that the task has."""
+    if not lines:
+        return 0, 0
+    anchor = max(range(len(lines)), key=lambda k: (len(terms[k]), -k))
+    i, j = anchor, anchor + 1
+    used = count_tokens(lines[anchor]) + 1
+    seen = set(terms[anchor])
+    up, down = i > 0, j < len(lines)  # sides still growing
+    while up or down:
+        gain_up = len(terms[i - 1] - seen) if up else -1
+        gain_down = len(terms[j] - seen) if down else -1
+        k = j if gain_down >= gain_up else i - 1
+        t = count_tokens(lines[k]) + 1
+        if used + t > max_tokens:
+            # that side's next line does not fit: the other side may still grow
+            if k == j:
+                down = False
+            else:
+                up = False
+            continue
+        used += t
+        seen |= terms[k]
+        if k == j:
+            j += 1
+            down = j < len(lines)
+        else:
+            i -= 1
+            up = i > 0
+    return i, j
 
 
 def is_link_list(text: str) -> bool:
@@ -351,7 +537,7 @@ def _pack(
     placed: list[Placed] = []
     used = 0
     for it in items:
-        head = count_tokens(it.citation()) + 6
+        head = count_tokens(it.citation(brief=zone == BRIEF_ZONE)) + 6
         full = count_tokens(it.text)
         if item_cap and full > item_cap:
             text = lead(it.text, item_cap)
@@ -445,25 +631,36 @@ def _weakest(zones: dict[str, list[Placed]]) -> tuple[str, int] | None:
     return None if best is None else (best[1], best[2])
 
 
+ZONE_ORDER = ("relevant", "code", "background", "learnings")  # quoted zones, in frame order
+BRIEF_ZONE = "background"  # its items are passages: cited briefly
+
+
+def render_zone(zone: str, placed: Sequence[Placed], note: str = "") -> list[str]:
+    """One quoted zone's lines: its title, an optional note, then each item under its
+    citation (a memory under its id and tags)."""
+    if not placed:
+        return []
+    out = [f"## {ZONE_TITLES[zone]}", ""]
+    if note:
+        out += [note, ""]
+    for p in placed:
+        if p.item.kind == "memory":
+            m = p.item.meta
+            tags = ", ".join(str(m[k]) for k in ("type", "confidence") if m.get(k))
+            out += [f"### {p.item.id}" + (f" ({tags})" if tags else ""), "", p.text, ""]
+        else:
+            out += [f"### {p.item.citation(brief=zone == BRIEF_ZONE)}", "", p.text, ""]
+    return out
+
+
 def _render(
     task: str, zones: dict[str, list[Placed]], state: str, tail: str, note: str = ""
 ) -> str:
     out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
     if note and not zones["relevant"]:  # nothing to quote: the note still says why
         out += [f"## {ZONE_TITLES['relevant']}", "", note, ""]
-    for zone in ("relevant", "code", "background", "learnings"):
-        if not zones[zone]:
-            continue
-        out += [f"## {ZONE_TITLES[zone]}", ""]
-        if zone == "relevant" and note:
-            out += [note, ""]
-        for p in zones[zone]:
-            if p.item.kind == "memory":
-                m = p.item.meta
-                tags = ", ".join(str(m[k]) for k in ("type", "confidence") if m.get(k))
-                out += [f"### {p.item.id}" + (f" ({tags})" if tags else ""), "", p.text, ""]
-            else:
-                out += [f"### {p.item.citation()}", "", p.text, ""]
+    for zone in ZONE_ORDER:
+        out += render_zone(zone, zones[zone], note if zone == "relevant" else "")
     if state:
         out += [f"## {ZONE_TITLES['state']}", "", state, ""]
     if tail:

@@ -6,6 +6,7 @@ assembler and retriever stay pure.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections import Counter
@@ -24,18 +25,21 @@ from ncx.query.assembler import (
     Item,
     assemble,
     is_link_list,
+    says_nothing,
     tidy,
 )
+from ncx.query.lexical import terms as lexical_terms
 from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher
 from ncx.tokens import count_tokens
 
 MIN_BUDGET = 200
-# Chunks one document may put in a frame: FRAME_PER_DOC, or one per FRAME_DOC_TOKENS of budget
-# when that is more. The cap keeps one long page from crowding a small frame; a large frame
-# quotes ~100 chunks, and 3 of them per document left out answers that are their document's
-# 4th-8th section (benchmarks/frame_suite.py, every question of the dev suite, SUITE.md).
-FRAME_PER_DOC = 4
+# Chunks one document may put in a frame: none by default (0). The fixed cap of 4 below a
+# 5,000-token budget left answers out that were their document's 5th section (issue 28); the
+# evidence plan (assembler.plan) now decides how many sections a document gives: whole while
+# they score near the best, then PASSAGE_PER_DOC passages. FRAME_PER_DOC > 0 restores a cap
+# of max(FRAME_PER_DOC, budget // FRAME_DOC_TOKENS) for a sweep.
+FRAME_PER_DOC = 0
 FRAME_DOC_TOKENS = 1000
 INSTRUCTIONS = (
     "Cite the sources above as `path:lines` when you rely on them.",
@@ -44,6 +48,11 @@ INSTRUCTIONS = (
     'When you learn something worth keeping, save it: `ncx memory add "..." --context "..."`.',
 )
 LINKING_ITEMS = 3  # the best sections whose named code the frame's code search lifts
+# A memory earns a place in a frame when it holds this idf-weighted share of the task's terms
+# (Hit.confidence). benchmarks/memory_threshold.py: at 0.4 the gold memory of 98.9% of the
+# ADR fact questions stays, and 7% of unrelated tasks (raydocs questions) still get one
+# (every frame carried every active memory before: 100%).
+MEMORY_MIN_CONFIDENCE = 0.4
 STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 
 
@@ -77,11 +86,25 @@ def build_frame(
     s = searcher or Searcher.open(root, cfg, query=query)
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = _fitting(s, query, chunk_filters, req.budget)
-    memories = s.search(query, k=12, filters=Filters(frozenset({"memory"}), req.filters.domains))
-    items = [_item(s, h) for h in knowledge]
+    memories = [
+        h
+        for h in s.search(query, k=12, filters=Filters(frozenset({"memory"}), req.filters.domains))
+        if h.confidence >= MEMORY_MIN_CONFIDENCE
+    ]
+    q_terms = frozenset(lexical_terms(query))
+    items = [_with_passage(s, h, _item(s, h), q_terms) for h in knowledge]
+    # Only the best few can be quoted whole (assembler.plan): only they look for a follow-up.
+    items[: assembler.WHOLE_MAX + 1] = [
+        _with_follow(s, h, it)
+        for h, it in zip(knowledge, items[: assembler.WHOLE_MAX + 1], strict=False)
+    ]
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
-    items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
+    items = [
+        it
+        for it in items
+        if it.text.strip() and not is_link_list(it.text) and not says_nothing(it.text)
+    ]
     code, pending = code_items(
         root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
     )
@@ -181,6 +204,8 @@ def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit
 
 def frame_per_doc(budget: int) -> int:
     """How many chunks one document may put in a frame of `budget` tokens."""
+    if not FRAME_PER_DOC:
+        return 0
     return max(FRAME_PER_DOC, budget // FRAME_DOC_TOKENS) if FRAME_DOC_TOKENS else FRAME_PER_DOC
 
 
@@ -199,6 +224,72 @@ def _item(s: Searcher, h: Hit) -> Item:
         text=_quoted(s, h) if h.kind == "chunk" else _learning(s.text(h)),
         meta=meta,
     )
+
+
+def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Item:
+    """The item with its passage: the lines of the chunk that share the most of the task's
+    terms, about PASSAGE_TOKENS long, cited by their own line numbers where the chunk's text
+    maps line for line onto its source (else by the chunk's)."""
+    if count_tokens(it.text) <= assembler.PASSAGE_TOKENS * 1.5:
+        return it
+    raw = s.text(h).split("\n")
+    terms = [frozenset(lexical_terms(ln)) & q_terms for ln in raw]
+    # Grown until its quote, tidied, is worth a citation (PASSAGE_MIN_TOKENS): markup that
+    # tidying drops (directive fences, labels) left some windows a pointer.
+    for grow in (1.0, 1.5, 2.0):
+        i, j = assembler.best_lines(raw, terms, int(assembler.PASSAGE_TOKENS * grow))
+        window = raw[i:j]
+        if sum(1 for ln in raw[:i] if ln.lstrip().startswith("```")) % 2:
+            window = ["```", *window]  # the window starts inside a code block: open it
+        if sum(1 for ln in window if ln.lstrip().startswith("```")) % 2:
+            window = [*window, "```"]  # ... or ends inside one: close it
+        text = tidy("\n".join(window), h.section if i == 0 else ())
+        if count_tokens(text) >= assembler.PASSAGE_MIN_TOKENS:
+            break
+    if not text.strip():
+        return it
+    start, end = it.start_line, it.end_line
+    if start is not None and end is not None and end - start + 1 == len(raw):
+        start, end = start + i, start + j - 1
+    return dataclasses.replace(
+        it, passage=dataclasses.replace(it, text=text, start_line=start, end_line=end)
+    )
+
+
+def _with_follow(s: Searcher, h: Hit, it: Item) -> Item:
+    """A section that ends by announcing what follows ("This is a simple example:") brings
+    the next chunk of its document: without it the frame quotes the lead-in, not the answer."""
+    if not it.text.rstrip().endswith(":"):
+        return it
+    unit = s.index.units[h.unit]
+    files = s.index.column("file")
+    same = {s.index.units[i].block: i for i, f in enumerate(files) if f == unit.file}
+    # the next block with words: a heading alone (the chunker's lead of a long section)
+    # names the section, it is not its content
+    for block in (unit.block + 1, unit.block + 2):
+        nxt = same.get(block)
+        if nxt is None:
+            return it
+        if s.index.quick:  # a quick index finds line ranges only for what it is asked
+            s.index.locate([nxt])
+        u = s.index.units[nxt]
+        text = tidy(s.index.body(nxt), tuple(u.section))
+        if text.strip():
+            break
+    else:
+        return it
+    follow = Item(
+        id=u.id,
+        kind="chunk",
+        source_path=u.source_path,
+        start_line=u.start_line,
+        end_line=u.end_line,
+        section=tuple(u.section),
+        doc_id=u.doc_id,
+        score=h.score,
+        text=text,
+    )
+    return dataclasses.replace(it, follow=follow)
 
 
 def _quoted(s: Searcher, h: Hit) -> str:

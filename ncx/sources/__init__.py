@@ -10,6 +10,7 @@ plus a map from each view line to the line of the file as stored.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +86,26 @@ def list_sources(
         if p.lower().endswith(wanted)
         and not is_inside_ncx(p)
         and not is_excluded(p, manifest.exclude)
+        and (manifest.index_logs or log_reason(p) is None)
     ]
+
+
+# A project's history, not how it works now: changelogs and release notes. Conventional
+# upper-case names only for HISTORY/NEWS (docs/history.md is as often a guide).
+_LOG_NAME = re.compile(
+    r"(?:^|/)(?:(?i:change[-_ ]?log|changes|release[-_ ]?notes)[^/]*"
+    r"|(?:HISTORY|NEWS)(?:\.[^/]*)?|(?i:release[-_ ]?notes|changelog)s?/.*)$"
+)
+LOG_REASON = (
+    "a changelog or release notes: history, not how things work now "
+    '(index it with `"index_logs": true` under sources in .neocortex/manifest.json)'
+)
+
+
+def log_reason(path: str) -> str | None:
+    """Why a doc is not indexed by default: a changelog or release notes (issue 28: 16 of a
+    flask frame's items were CHANGES.rst entries)."""
+    return LOG_REASON if _LOG_NAME.search(path) else None
 
 
 def is_excluded(path: str, patterns: Iterable[str]) -> bool:

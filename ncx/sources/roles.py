@@ -30,6 +30,10 @@ def _role(name: str, content: str) -> str:
         if code and text.startswith("~"):
             text = text[1:].rsplit(".", 1)[-1]
         text = text.lstrip("!~")
+        if short in ("ref", "doc") and text:
+            # a bare label or path: its last part as words (`app-factories` -> app factories),
+            # what a reader would call it, not an anchor to look up
+            text = text.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").replace("_", " ")
     if not text:
         return ""
     return f"`{text}`" if code else text

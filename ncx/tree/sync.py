@@ -59,6 +59,7 @@ from ncx.sources import (
     format_of,
     is_excluded,
     list_sources,
+    log_reason,
 )
 from ncx.store import (
     blob_vec,
@@ -141,7 +142,9 @@ def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[st
         if is_inside_ncx(p) or is_excluded(p, manifest.exclude):
             continue
         fmt = format_of(p)
-        if fmt is not None and fmt.name in manifest.skip_formats:
+        if fmt is not None and not manifest.index_logs and (why := log_reason(p)):
+            out.append((p, why))
+        elif fmt is not None and fmt.name in manifest.skip_formats:
             out.append((p, f"{fmt.label} is switched off (manifest sources.skip_formats)"))
         elif fmt is None and (why := UNREAD.get(Path(p).suffix.lower())):
             out.append((p, why))
