@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from ncx.cli.app import _config, _root, _say, app, command
+from ncx.errors import UsageError
 from ncx.query.warm import warm_in_background
 
 DEFAULT_TIMEOUT = 3.0  # seconds; NCX_HOOK_TIMEOUT
@@ -47,18 +48,22 @@ BudgetOpt = Annotated[
 ]
 
 
+# What a hook setting may be at most: an hour to answer, a million tokens.
+_MAXIMUM = {"NCX_HOOK_TIMEOUT": 3600.0, "NCX_HOOK_BUDGET": 1_000_000.0}
+
+
 def _number(raw: str | None, name: str, default: float) -> float:
-    # Parsed here, not by typer: a bad value must not become a usage error (exit 2).
+    # Parsed here, not by typer: a bad value must not become a usage error (exit 2): a hook
+    # never fails, so it says what is wrong and goes on with the default.
+    from ncx.config import positive_setting
+
     if raw is None or not raw.strip():
         return default
     try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value > 0:
-        return value
-    _say(f"ncx: {name}={raw!r} is not a positive number; using {default:g}")
-    return default
+        return positive_setting(raw.strip(), name, maximum=_MAXIMUM[name])
+    except UsageError as exc:
+        _say(f"ncx: {exc.message}; using {default:g}")
+        return default
 
 
 def _fail_open(

@@ -30,6 +30,12 @@ HINT_JSON = (
 def read_notebook(text: str, path: str = "") -> View:
     try:
         nb = json.loads(text)
+    except RecursionError:  # json's decoder nests by recursion too
+        raise BadSource(
+            "is not a readable notebook: its JSON is nested too deeply",
+            path=path,
+            hint=HINT_JSON,
+        ) from None
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         where = f" (line {line})" if line else ""
