@@ -40,6 +40,8 @@ from ncx.query.lexical import (
 )
 from ncx.store import (
     decode_source,
+    read_regular,
+    source_text,
     inline_vec,
     is_temp,
     parse_frontmatter,
@@ -1074,8 +1076,9 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
         by_source.setdefault(u.source_path, []).append(i)
     for src, rows in by_source.items():
         try:
-            text = (root / src).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
-            text = text.replace("\r\n", "\n")
+            # As sync read it: a FIFO is not waited on, a UTF-16 doc is decoded, a lone CR
+            # ends a line (else a classic-Mac doc is one line and no chunk is found in it).
+            text = source_text(read_regular(root / src))
         except OSError:
             text = ""
         try:

@@ -67,8 +67,10 @@ from ncx.store import (
     inline_vec,
     is_temp,
     is_written,
+    NotRegular,
     lf,
     read_chunk_file,
+    read_regular,
     read_unit,
     remove_unit,
     split_chunk_file,
@@ -790,9 +792,17 @@ def _read_contents(
             if size > cfg.max_doc_bytes:
                 report.problems.append(_too_big(p, size, cfg))
                 continue
-            out[p] = full.read_bytes()
+            out[p] = read_regular(full)
         except FileNotFoundError:
             continue  # tracked but deleted in the working tree: nothing to chunk
+        except NotRegular:
+            report.problems.append(
+                BadSource(
+                    "is not a regular file (a FIFO, socket or device); skipped",
+                    path=p,
+                    hint=f"put the doc back (`git checkout -- {p}`) or `git rm --cached {p}`",
+                )
+            )
         except OSError as exc:
             report.problems.append(
                 BadSource(f"cannot be read: {exc.strerror}", path=p, hint="check its permissions")
@@ -823,7 +833,7 @@ def _read_sidecars(
                 continue  # a linked sidecar is not followed; the doc is chunked without it
             if (root / sc).stat().st_size > _MAX_SIDECAR:
                 continue
-            out[p] = (sc, (root / sc).read_bytes())
+            out[p] = (sc, read_regular(root / sc))
         except OSError:
             continue  # deleted in the working tree: the doc is chunked without it
     return out
@@ -866,8 +876,7 @@ def _stat(path: Path | str) -> list[int] | None:
 
 def _read(path: Path | str) -> bytes | None:
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_regular(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
 
