@@ -294,6 +294,13 @@ def _sync(
     state = _load_state(root, manifest) if not reembed else {}
     docs_state: dict[str, Any] = state.setdefault("docs", {})
     contents = _read_contents(root, in_scope, staged, cfg, report)
+    for p in [p for p, data in contents.items() if is_lfs_pointer(data)]:
+        # A Git LFS pointer (the content was not fetched, or is fetched only on demand): its
+        # three lines of oid and size are no knowledge. Not indexed, and said so.
+        del contents[p]
+        report.skipped.append(
+            (p, "a Git LFS pointer, not the file's content: `git lfs pull` to index it")
+        )
     sidecars = _read_sidecars(root, in_scope, set(tracked), staged)
     all_chunks = 0
     # Which docs need chunking (the state file's word is checked against the chunk file),
@@ -631,6 +638,12 @@ def _chunk_doc(
         blocks = chunk_blocks(load_doc(path, data, meta), chunker)
     except NcxError as exc:
         return exc
+    except RecursionError:  # (the readers stop nesting; this is the net under any other)
+        return BadSource(
+            "is nested too deeply to read; skipped, its chunks are kept as they were",
+            path=path,
+            hint="flatten its nesting, or exclude it (`ncx init --exclude PATH`)",
+        )
     path = top + rel_file if os.sep == "/" else os.path.join(top, rel_file)
     try:
         st = _stat(path)
@@ -852,6 +865,14 @@ def _too_big(path: str, size: int, cfg: Config) -> BadSource:
         path=path,
         hint=fix,
     )
+
+
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
+def is_lfs_pointer(data: bytes) -> bool:
+    """Whether a file is a Git LFS pointer (the spec caps a pointer at 1024 bytes)."""
+    return len(data) < 1024 and data.startswith(_LFS_POINTER)
 
 
 def _signature(data: bytes) -> str:
