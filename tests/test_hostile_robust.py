@@ -1,0 +1,233 @@
+"""Robustness under hostile input (issue 29): crashes, hangs and costs that grow faster than
+the input, and the smaller cases (encodings, line ends, LFS pointers, conflict markers).
+
+Every test drives the real CLI (in process, or a subprocess where a hang or a signal is the
+point) on a real git repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import NCX_CMD, commit_all, ncx, write
+
+SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
+TRACE = "Traceback (most recent call last)"
+PROMPT = json.dumps({"prompt": "how does the service read its settings from the config file"})
+
+
+def _init(repo: Path) -> None:
+    write(repo, "docs/guide.md", "# Guide\n\n" + SEC + "\n\n## Install\n\n" + SEC + "\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    ncx("sync", "-q")
+    commit_all(repo, "ncx")
+
+
+def _results(*args: str, cwd: Path | None = None) -> list[dict]:
+    out = ncx("retrieve", *args, "--json", cwd=cwd).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+# --- deep nesting -------------------------------------------------------------------------
+
+
+def _deep_notebook() -> str:
+    deep = "[" * 1000 + '"leaf"' + "]" * 1000
+    cell = {"cell_type": "markdown", "metadata": {}, "source": ["# Hi\n", "text"]}
+    return (
+        '{"cells": [%s], "metadata": {"deep": %s}, "nbformat": 4, "nbformat_minor": 5}'
+        % (json.dumps(cell), deep)
+    )
+
+
+def _deep_myst(depth: int = 500) -> str:
+    lines = ["# Top", ""]
+    lines += [":" * (depth + 3 - i) + "{note}" for i in range(depth)]
+    lines.append("the innermost words")
+    lines += [":" * (i + 4) for i in range(depth)]
+    return "\n".join(lines) + "\n"
+
+
+def _deep_rst(depth: int = 500) -> str:
+    lines = ["Top", "===", ""]
+    for i in range(depth):
+        lines += ["   " * i + ".. note::", ""]
+    lines.append("   " * depth + "the innermost words")
+    return "\n".join(lines) + "\n"
+
+
+def _deep_eval_rst(depth: int = 400) -> str:
+    return "# Top\n\n```{eval-rst}\n" + _deep_rst(depth) + "```\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [
+        ("deep.ipynb", _deep_notebook),
+        ("deep.md", _deep_myst),
+        ("deep.rst", _deep_rst),
+        ("evalrst.md", _deep_eval_rst),
+    ],
+)
+def test_a_deeply_nested_doc_is_one_problem_not_the_whole_repo(
+    repo: Path, name: str, make: object
+) -> None:
+    _init(repo)
+    write(repo, f"docs/{name}", make())  # type: ignore[operator]
+    commit_all(repo, "deep")
+    for args in (("sync",), ("status",), ("check",)):
+        proc = ncx(*args, ok=False)
+        assert TRACE not in proc.stderr and "too deeply nested to process" not in proc.stderr
+        assert "run `ncx check` to find the file" not in proc.stderr  # the circular hint
+    # The rest of the repository is synced and answers.
+    assert any(r["source_path"] == "docs/guide.md" for r in _results("service settings"))
+    proc = ncx("check", ok=False)
+    if name.endswith(".ipynb"):
+        assert proc.returncode == 1 and f"docs/{name}" in proc.stdout + proc.stderr
+    else:
+        # Read as far as a real doc nests; deeper content kept as text, so it is searchable.
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert any(r["source_path"] == f"docs/{name}" for r in _results("innermost words"))
+
+
+# --- settings -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("var", ["NCX_HOOK_BUDGET", "NCX_HOOK_TIMEOUT"])
+def test_infinite_hook_settings_are_a_warning_not_a_traceback(repo: Path, var: str) -> None:
+    _init(repo)
+    proc = ncx("agent-hook", "prompt", input=PROMPT, env={var: "inf"})
+    assert TRACE not in proc.stderr and "Error" not in proc.stderr
+    assert f"{var}='inf'" in proc.stderr and "using" in proc.stderr
+    assert "service" in proc.stdout.lower()  # answered with the default
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+def test_non_finite_weights_are_refused_naming_the_variable(repo: Path, value: str) -> None:
+    _init(repo)
+    proc = ncx("retrieve", "service settings", "--json", env={"NCX_W_DENSE": value}, ok=False)
+    assert proc.returncode == 2 and TRACE not in proc.stderr
+    assert "NCX_W_DENSE" in proc.stderr and "finite" in proc.stderr
+    assert "NaN" not in proc.stdout
+
+
+# --- encodings and line ends ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-be", "utf-32"])
+def test_a_doc_with_a_byte_order_mark_is_read_and_cited(repo: Path, codec: str) -> None:
+    _init(repo)
+    text = "# Wide\n\nThe frobnicator install guide for wide text.\n"
+    data = text.encode(codec)
+    if codec == "utf-16-be":
+        data = b"\xfe\xff" + data
+    (repo / "docs/wide.md").write_bytes(data)
+    commit_all(repo, "wide")
+    proc = ncx("sync", ok=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "binary" not in proc.stderr
+    top = _results("frobnicator install", "--k", "1")[0]
+    assert top["source_path"] == "docs/wide.md" and top["start_line"] == 1
+
+
+def test_the_binary_hint_names_a_command_that_exists(repo: Path) -> None:
+    _init(repo)
+    (repo / "docs/blob.md").write_bytes(b"# x\n\x00\x01\x02 binary\n")
+    commit_all(repo, "blob")
+    proc = ncx("sync", ok=False)
+    assert proc.returncode == 1 and "docs/blob.md" in proc.stderr
+    assert "ncx sync --exclude" not in proc.stderr and "ncx init --exclude" in proc.stderr
+
+
+def test_a_cr_only_doc_keeps_its_citations(repo: Path) -> None:
+    _init(repo)
+    lines = ["# Classic", "", "The frobnicator reads its dial at start.", "", "## Other", ""]
+    lines += [SEC, ""]
+    (repo / "docs/mac.md").write_bytes("\r".join(lines).encode())
+    commit_all(repo, "mac")
+    ncx("sync")
+    top = _results("frobnicator dial", "--k", "1")[0]
+    assert top["source_path"] == "docs/mac.md"
+    assert (top["start_line"], top["end_line"]) == (1, 7)  # lines as an editor counts them
+
+
+# --- files that are not docs ----------------------------------------------------------------
+
+
+def test_a_doc_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
+    _init(repo)
+    fifo = repo / "docs/guide.md"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    for args in (("sync",), ("check",), ("retrieve", "service settings")):
+        proc = subprocess.run(
+            [*NCX_CMD, *args], capture_output=True, text=True, timeout=60, cwd=repo
+        )
+        assert TRACE not in proc.stderr, proc.stderr
+        if args[0] != "retrieve":
+            assert proc.returncode == 1 and "docs/guide.md" in proc.stderr + proc.stdout
+            assert "not a regular file" in proc.stderr + proc.stdout
+        else:
+            assert proc.returncode == 0 and "docs/guide.md" in proc.stdout
+
+
+def test_lfs_pointers_are_listed_as_not_indexed(repo: Path) -> None:
+    _init(repo)
+    write(
+        repo,
+        "docs/big.md",
+        "version https://git-lfs.github.com/spec/v1\n"
+        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+        "size 12345\n",
+    )
+    commit_all(repo, "lfs")
+    proc = ncx("sync")
+    assert "docs/big.md" in proc.stderr and "LFS" in proc.stderr
+    assert not (repo / ".neocortex/chunks/docs/big.md").exists()
+    assert not _results("sha256 oid version spec")  or all(
+        r["source_path"] != "docs/big.md" for r in _results("sha256 oid version spec")
+    )
+    assert "LFS" in ncx("status").stdout
+
+
+# --- conflict markers -----------------------------------------------------------------------
+
+CONFLICTED = (
+    "# Guide\n\n" + SEC + "\n\n## Install\n\n"
+    "<<<<<<< HEAD\nRun the installer twice.\n=======\nRun the installer once.\n"
+    ">>>>>>> feature\n"
+)
+
+
+def test_a_doc_with_conflict_markers_is_refused_and_keeps_its_chunks(repo: Path) -> None:
+    _init(repo)
+    chunk_file = repo / ".neocortex/chunks/docs/guide.md"
+    before = chunk_file.read_bytes()
+    write(repo, "docs/guide.md", CONFLICTED)
+    for args in (("sync",), ("check",)):
+        proc = ncx(*args, ok=False)
+        said = proc.stdout + proc.stderr
+        assert proc.returncode == 1, said
+        assert "docs/guide.md:7" in said and "conflict" in said and "resolve" in said
+    assert chunk_file.read_bytes() == before
+    assert "<<<<<<<" not in chunk_file.read_text()
+
+
+def test_quoted_conflict_markers_and_rst_underlines_are_not_conflicts(repo: Path) -> None:
+    _init(repo)
+    write(
+        repo,
+        "docs/git.md",
+        "# Git\n\nA conflict looks like this:\n\n```\n<<<<<<< HEAD\na\n=======\nb\n"
+        ">>>>>>> x\n```\n",
+    )
+    write(repo, "docs/t.rst", "Seven c\n=======\n\nText about >>>>>>> arrows.\n")
+    commit_all(repo, "quoted")
+    ncx("sync")
+    ncx("check")
