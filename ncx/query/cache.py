@@ -1125,60 +1125,73 @@ def _front_text(src: str, text: str, heads: set[str]) -> str:
 
 
 def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:
-    """(char offset, 1-based line) of the first occurrence of each body in `text`, or None.
+    """(char offset, 1-based line) of each body in `text` (its first occurrence, or for a
+    body with no rare line, the first one after the body before it), or None.
 
-    Linear in the text plus the bodies: a body of three or more lines is keyed by its longest
-    inner line (a whole line of the text wherever the body starts, even mid-line as a
-    sentence window does), the text's lines are scanned once for those keys, and each
-    candidate is verified in place; the earliest verified one is the first occurrence. A
-    body of one or two lines, or one whose key repeats all over the text, falls back to
-    `str.find`. (A `find` per chunk from the start plus a newline count up to it made a
-    50 MB doc's first retrieve take 92 s; benchmarks/hostile_costs.py.)
+    Linear in the text plus the bodies: a body of three or more lines is keyed by its rarest
+    inner line in the text (the longest of those), a whole line of the text wherever the
+    body starts, even mid-line as a sentence window does; the text's lines are scanned once
+    for those keys, and each candidate is verified in place; the earliest verified one is
+    the first occurrence. A key found more than _MAX_CANDIDATES times is dropped from the
+    scan at once (a doc of one line repeated 40,000 times made every line try every chunk:
+    quadratic, 57 s), and so is a body of one or two lines: those are found by `str.find`
+    from where the body before them was found (chunks come in the doc's order), from the
+    start only when not found after it. (A `find` per chunk from the start plus a newline
+    count up to it made a 50 MB doc's first retrieve take 92 s; benchmarks/hostile_costs.py.)
     """
     from bisect import bisect_right
+    from collections import Counter
 
     if not text:
         return [None] * len(bodies)
     starts = [0]
     starts.extend(m + 1 for m in _newlines(text))
+    seen = Counter(text.split("\n"))  # how often each whole line stands in the text
     wanted: dict[str, list[tuple[int, int]]] = {}  # source line -> (body index, shift)
+    keyed: set[int] = set()
     for b, body in enumerate(bodies):
         lines = body.split("\n")
         if len(lines) < 3:
             continue
         # Inner lines are whole source lines wherever the body starts (a sentence window
-        # starts mid-line); the longest is the least likely to repeat.
-        shift, best = 0, -1
+        # starts mid-line); the rarest, then the longest, is the one to look for.
+        shift, best = 0, (-1, -1)
         off = len(lines[0]) + 1
         for line in lines[1:-1]:
-            if len(line) > best:
-                shift, best = off, len(line)
+            rank = (-seen.get(line, 0), len(line))
+            if rank > best:
+                shift, best = off, rank
             off += len(line) + 1
-        wanted.setdefault(body[shift : shift + best], []).append((b, shift))
+        if -best[0] <= _MAX_CANDIDATES:
+            wanted.setdefault(body[shift : shift + best[1]], []).append((b, shift))
+            keyed.add(b)
     cands: dict[int, list[int]] = {}
-    crowded: set[int] = set()  # a key repeated all over the text: plain find is cheaper
-    if wanted:
-        for n, start in enumerate(starts):
-            end = starts[n + 1] - 1 if n + 1 < len(starts) else len(text)
-            hits = wanted.get(text[start:end])
-            if hits:
-                for b, shift in hits:
-                    got = cands.setdefault(b, [])
-                    if len(got) >= _MAX_CANDIDATES:
-                        crowded.add(b)
-                    elif start - shift >= 0:
-                        got.append(start - shift)
+    for n, start in enumerate(starts):
+        if not wanted:
+            break
+        end = starts[n + 1] - 1 if n + 1 < len(starts) else len(text)
+        hits = wanted.get(text[start:end])
+        if hits:
+            for b, shift in hits:
+                if start - shift >= 0:
+                    cands.setdefault(b, []).append(start - shift)
     out: list[tuple[int, int] | None] = []
+    after = 0  # where the body before this one was found
     for b, body in enumerate(bodies):
         pos = -1
-        if body and (body.count("\n") < 2 or b in crowded):
-            # One line, or two that may start and end mid-line: no whole line to key on.
-            pos = text.find(body)
-        elif body:
+        if b in keyed:  # (a keyed body none of whose candidates holds it is not in the text)
             for c in sorted(set(cands.get(b, ()))):
                 if text.startswith(body, c):
                     pos = c
                     break
+        elif body:
+            # No rare whole line to key on: found after the body before it (chunks are in
+            # the doc's order), before it only when it is not there.
+            pos = text.find(body, after)
+            if pos < 0 and after:
+                pos = text.find(body, 0, after + len(body))
+        if pos >= 0:
+            after = pos
         out.append(None if pos < 0 else (pos, bisect_right(starts, pos)))
     return out
 
