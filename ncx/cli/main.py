@@ -372,7 +372,7 @@ def retrieve(
     """
     import time
 
-    from ncx.query.search import Searcher
+    from ncx.query.search import Searcher, clip_query
 
     filters = _filters(kind, domain, path, include_superseded)
     root = _root()
@@ -388,6 +388,8 @@ def retrieve(
                     raise ValueError(f"k must be a whole number from 1 to 10000, not {qk!r}")
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
+            if (note := clip_query(q)[1]) is not None:
+                _say(f"ncx: qid {req.get('qid')!r}: {note}")
             t = time.perf_counter()
             hits = searcher.search(q, k=qk, filters=filters)
             results = [searcher.hit_json(h, explain=explain) for h in hits]
@@ -397,6 +399,9 @@ def retrieve(
         return
     if not query:
         raise typer.BadParameter("give a query, or --batch to read queries from stdin")
+    query, note = clip_query(query)
+    if note is not None:
+        _say(f"ncx: {note}")
     cfg, cold = _one_query_config(root)
     searcher = Searcher.open(root, cfg, query=query)
     hits = searcher.search(query, k=k, filters=filters)
@@ -517,8 +522,12 @@ def assemble(
         raise typer.BadParameter(
             f"{out.parent} is not a folder; create it first", param_hint="--out"
         )
+    from ncx.query.search import clip_query
+
     root = _root()
     cfg, cold = _one_query_config(root)
+    if (note := clip_query(" ".join([task, *crit]))[1]) is not None:
+        _say(f"ncx: {note}")
     req = FrameRequest(
         task=task,
         criteria=tuple(crit),
