@@ -6,6 +6,7 @@ point) on a real git repository."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -231,3 +232,96 @@ def test_quoted_conflict_markers_and_rst_underlines_are_not_conflicts(repo: Path
     commit_all(repo, "quoted")
     ncx("sync")
     ncx("check")
+
+
+# --- background builds ----------------------------------------------------------------------
+
+
+def _big_tree(repo: Path) -> None:
+    """A tree whose cache build parses in worker processes (over 6 MB of chunk files)."""
+    import random
+
+    rng = random.Random(0)
+    words = "install cache index config service token retry deploy commit hook session".split()
+    for d in range(60):
+        parts = [f"# Doc {d}\n"]
+        for s in range(40):
+            parts.append(f"\n## Section {d} {s}\n\n" + " ".join(rng.choices(words, k=380)) + "\n")
+        write(repo, f"docs/d{d:02d}.md", "".join(parts))
+    commit_all(repo)
+    ncx("init", "-q")
+    ncx("sync", "-q")
+
+
+def _lock_free(path: Path, within: float) -> bool:
+    import fcntl
+
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            time.sleep(0.2)
+        finally:
+            os.close(fd)
+    return False
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    kids = []
+    for x in out.stdout.split():
+        try:
+            if b"python" in Path(f"/proc/{x}/cmdline").read_bytes():
+                kids.append(int(x))
+        except OSError:
+            continue
+    return kids
+
+
+@pytest.mark.skipif(
+    (os.cpu_count() or 1) < 2 or not Path("/proc").is_dir(), reason="needs 2 CPUs and /proc"
+)
+def test_a_killed_cache_build_leaves_no_worker_holding_the_lock(repo: Path) -> None:
+    import signal
+
+    _big_tree(repo)
+    proc = subprocess.Popen(
+        [*NCX_CMD, "retrieve", "cache index"],
+        cwd=repo,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    kids: list[int] = []
+    end = time.monotonic() + 60
+    while time.monotonic() < end and proc.poll() is None and len(kids) < 2:
+        kids = _children(proc.pid)
+        time.sleep(0.05)
+    assert len(kids) >= 2, "the cache build did not start its workers"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)  # as a hook's deadline (os._exit) or a kill -9 does
+    proc.wait()
+    try:
+        assert _lock_free(repo / ".neocortex/cache/.lock", 10), "cache/.lock held by orphans"
+    finally:
+        for k in kids:
+            with contextlib.suppress(OSError):
+                os.kill(k, signal.SIGKILL)
+    ncx("retrieve", "cache index")  # a later build is not blocked
+
+
+def test_warm_does_not_wait_behind_a_build_under_way(repo: Path) -> None:
+    import fcntl
+
+    _init(repo)
+    lock = repo / ".neocortex/cache/.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a build under way in another process
+        t = time.monotonic()
+        proc = subprocess.run(
+            [*NCX_CMD, "agent-hook", "warm"], cwd=repo, capture_output=True, timeout=20
+        )
+        assert proc.returncode == 0 and time.monotonic() - t < 15

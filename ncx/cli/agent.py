@@ -67,7 +67,12 @@ def _number(raw: str | None, name: str, default: float) -> float:
 
 
 def _fail_open(
-    event: str, timeout: float, produce: Callable[[], str], *, warm: bool = True
+    event: str,
+    timeout: float,
+    produce: Callable[[], str],
+    *,
+    warm: bool = True,
+    group: bool = False,
 ) -> None:
     """Run `produce` under a hard deadline; print its text, or a warning, and exit 0."""
     lock = threading.Lock()  # held while writing, so a timeout never cuts a frame in half
@@ -90,6 +95,10 @@ def _fail_open(
                 + " (NCX_HOOK_TIMEOUT raises the limit)"
             )
             sys.stderr.flush()
+            if group and hasattr(os, "killpg") and os.getpgrp() == os.getpid():
+                # A detached build (its own process group, warm_in_background): its pool
+                # workers go with it, whatever they are doing (they hold the cache lock).
+                os.killpg(os.getpid(), 9)
             os._exit(0)  # the main thread may be stuck in C code; only this is certain
 
     threading.Thread(target=watchdog, name="ncx-hook-deadline", daemon=True).start()
@@ -179,12 +188,15 @@ def hook_warm() -> None:
     """Build the search cache now (what a timed-out hook starts in the background)."""
 
     def produce() -> str:
-        from ncx.query.cache import load_index
+        from ncx.query.cache import building, load_index
 
-        load_index(_root())
+        root = _root()
+        if building(root):
+            return ""  # another build is under way: waiting for it would only pile up
+        load_index(root)
         return ""
 
-    _fail_open("warm", 600.0, produce, warm=False)
+    _fail_open("warm", 600.0, produce, warm=False, group=True)
 
 
 @command()

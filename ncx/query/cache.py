@@ -281,6 +281,27 @@ def _lock(folder: Path) -> Iterator[None]:
         yield
 
 
+def building(root: Path) -> bool:
+    """Whether another process holds the cache's lock now (a build under way)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(cache_dir(root) / ".lock", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False  # no lock file: nobody has built here yet
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # (closing releases a lock taken here)
+    return False
+
+
 # A tree this large (units) gets a quick answer instead of a cold build in the user's face:
 # below it, a cold build takes a few seconds at most.
 QUICK_FROM = 5_000
