@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -325,3 +326,54 @@ def test_warm_does_not_wait_behind_a_build_under_way(repo: Path) -> None:
             [*NCX_CMD, "agent-hook", "warm"], cwd=repo, capture_output=True, timeout=20
         )
         assert proc.returncode == 0 and time.monotonic() - t < 15
+
+
+# --- a read-only tree -----------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _read_only(folder: Path) -> Iterator[None]:
+    """`folder` read-only as a user meets it: a read-only bind mount where this runs as root
+    (root writes through modes), the write bits off otherwise."""
+    if os.geteuid() == 0:
+        done = subprocess.run(
+            ["mount", "--bind", "-o", "ro", str(folder), str(folder)], capture_output=True
+        )
+        if done.returncode != 0:
+            pytest.skip("root, and no read-only bind mount to be had here")
+        try:
+            yield
+        finally:
+            subprocess.run(["umount", str(folder)], check=True)
+        return
+    modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")]}
+    for p in modes:
+        p.chmod(modes[p] & ~0o222)
+    try:
+        yield
+    finally:
+        for p, m in modes.items():
+            p.chmod(m)
+
+
+@pytest.mark.parametrize("what", [".neocortex", ".neocortex/cache"])
+def test_a_read_only_tree_answers_without_writing(repo: Path, what: str) -> None:
+    import shutil
+
+    _init(repo)
+    shutil.rmtree(repo / ".neocortex/cache")
+    (repo / ".neocortex/cache").mkdir()
+    with _read_only(repo / what):
+        for args in (
+            ("retrieve", "service settings"),
+            ("assemble", "--task", "change the service settings"),
+            ("wakeup",),
+        ):
+            proc = ncx(*args, ok=False)
+            assert proc.returncode == 0, proc.stderr
+            assert "Read-only" not in proc.stderr and "docs/guide.md" in proc.stdout
+        if what == ".neocortex":
+            write(repo, "docs/guide.md", "# Guide\n\nNew words about the frobnicator.\n")
+            proc = ncx("sync", ok=False)
+            assert proc.returncode == 1 and "docs/guide.md" in proc.stderr
+            assert "up to date" not in proc.stderr.replace("not up to date", "")

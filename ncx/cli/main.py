@@ -223,6 +223,12 @@ def sync(
                 f"ncx: {len(report.written)} written, {len(report.removed)} removed, "
                 f"{report.embedded} embedded ({docs} {report.chunks} chunks)"
             )
+        elif report.problems:
+            # Never "up to date" beside a doc it could not read or a file it could not write.
+            _say(
+                f"ncx: not up to date: {len(report.problems)} problem(s) above; nothing "
+                f"written ({docs} {report.chunks} chunks)"
+            )
         else:
             _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
     if report.problems:

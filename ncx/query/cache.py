@@ -253,32 +253,51 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
         idx = _try_load(root, path, check=not stale_ok)
         if idx is not None:
             return idx
-    with _lock(cache_dir(root)):
-        if not rebuild:  # another process may have rebuilt it while we waited
+    with _lock(cache_dir(root)) as writable:
+        if not rebuild and writable:  # another process may have rebuilt it while we waited
             idx = _try_load(root, path)
             if idx is not None:
                 return idx
         members, idx = _build(root, None if rebuild else _previous(path))
-        import numpy as np
-
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        with open(tmp, "wb") as f:
-            np.savez(f, **members)
-        os.replace(tmp, path)
+        if writable:
+            _save(path, members)
     return idx
 
 
+def _save(path: Path, members: dict[str, Any]) -> None:
+    """Write the cache file (atomically); a disk that refuses it costs the next query a
+    build, never this one its answer."""
+    import numpy as np
+
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **members)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
 @contextlib.contextmanager
-def _lock(folder: Path) -> Iterator[None]:
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as f:
+def _lock(folder: Path) -> Iterator[bool]:
+    """Hold the cache's build lock; yields whether the cache folder can be written. A
+    read-only .neocortex/ or cache/ (a CI checkout, a mounted volume) yields False and
+    takes no lock: the cache is built in memory for this process and not saved."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        f = open(folder / ".lock", "w")  # noqa: SIM115 - closed below
+    except OSError:
+        yield False
+        return
+    with f:
         try:
             import fcntl
 
             fcntl.flock(f, fcntl.LOCK_EX)
         except ImportError:  # Windows: no flock; the atomic rename still protects readers
             pass
-        yield
+        yield True
 
 
 def building(root: Path) -> bool:
