@@ -377,3 +377,61 @@ def test_a_read_only_tree_answers_without_writing(repo: Path, what: str) -> None
             proc = ncx("sync", ok=False)
             assert proc.returncode == 1 and "docs/guide.md" in proc.stderr
             assert "up to date" not in proc.stderr.replace("not up to date", "")
+
+
+# --- costs that grew faster than the input (sizes and times: benchmarks/linear_costs.py) ----
+
+
+def _timed(*args: str, input: str | None = None) -> tuple[float, subprocess.CompletedProcess[str]]:
+    t = time.perf_counter()
+    proc = ncx(*args, input=input)
+    return time.perf_counter() - t, proc
+
+
+def test_a_doc_of_one_line_repeated_builds_its_cache_in_linear_time(repo: Path) -> None:
+    _init(repo)
+    write(repo, "docs/rep.md", "# Rep\n\n" + "The same line about the cache and the index.\n" * 60_000)
+    commit_all(repo, "rep")
+    ncx("sync", "-q")
+    took, proc = _timed("retrieve", "cache index", "--json")
+    # Every line tried every chunk's key before: 25 s and more here; now about a second.
+    assert took < 12, f"cache build took {took:.1f} s"
+    assert json.loads(proc.stdout.splitlines()[0])["start_line"] is not None
+
+
+def test_notebook_cells_saved_one_string_each_are_located_in_linear_time(repo: Path) -> None:
+    _init(repo)
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": f"## Cell {i}\n\nText of cell {i}."}
+        for i in range(8_000)
+    ]
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    write(repo, "docs/nb.ipynb", json.dumps(nb, indent=1))
+    commit_all(repo, "nb")
+    took, _ = _timed("sync", "-q")
+    assert took < 15, f"sync took {took:.1f} s"  # 40 s and more before
+    hit = _results("Text of cell 7999", "--k", "1")[0]
+    assert hit["source_path"] == "docs/nb.ipynb" and hit["start_line"] is not None
+
+
+def test_a_long_heading_is_not_repeated_into_every_chunk(repo: Path) -> None:
+    _init(repo)
+    heading = " ".join(f"word{i % 50}" for i in range(30_000))[:200_000]
+    paras = "".join(f"Paragraph {i} says something about the cache and more.\n\n" for i in range(3000))
+    write(repo, "docs/h.md", f"# Top\n\n## {heading}\n\n{paras}")
+    commit_all(repo, "heading")
+    ncx("sync", "-q")
+    size = (repo / ".neocortex/chunks/docs/h.md").stat().st_size
+    assert size < 2_000_000, f"{size:,} bytes of chunk file (48 MB before)"
+    hit = _results("Paragraph 2999 cache", "--k", "1")[0]
+    assert hit["source_path"] == "docs/h.md" and len(hit["section"]) < 500
+
+
+def test_a_huge_query_is_cut_with_a_notice(repo: Path) -> None:
+    _init(repo)
+    query = " ".join(f"service{i} settings" for i in range(300_000))  # 5 MB
+    line = json.dumps({"qid": 1, "query": query, "k": 3}) + "\n"
+    took, proc = _timed("retrieve", "--batch", input=line)
+    assert "searched with its first" in proc.stderr and "qid 1" in proc.stderr
+    assert took < 10, f"took {took:.1f} s"
+    assert json.loads(proc.stdout)["results"]

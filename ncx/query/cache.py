@@ -1195,7 +1195,7 @@ def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:
             continue
         # Inner lines are whole source lines wherever the body starts (a sentence window
         # starts mid-line); the rarest, then the longest, is the one to look for.
-        shift, best = 0, (-1, -1)
+        shift, best = 0, (-len(starts) - 1, -1)  # (minus how often, length) of the key
         off = len(lines[0]) + 1
         for line in lines[1:-1]:
             rank = (-seen.get(line, 0), len(line))
@@ -1231,7 +1231,7 @@ def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:
             if pos < 0 and after:
                 pos = text.find(body, 0, after + len(body))
         if pos >= 0:
-            after = pos
+            after = pos + 1  # (the next chunk starts after this one starts)
         out.append(None if pos < 0 else (pos, bisect_right(starts, pos)))
     return out
 
