@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -435,3 +436,40 @@ def test_a_huge_query_is_cut_with_a_notice(repo: Path) -> None:
     assert "searched with its first" in proc.stderr and "qid 1" in proc.stderr
     assert took < 10, f"took {took:.1f} s"
     assert json.loads(proc.stdout)["results"]
+
+
+# --- names and markup -----------------------------------------------------------------------
+
+
+def test_nfc_and_nfd_twins_get_chunk_files_apart_on_any_file_system(repo: Path) -> None:
+    import unicodedata
+
+    _init(repo)
+    nfc, nfd = unicodedata.normalize("NFC", "café"), unicodedata.normalize("NFD", "café")
+    write(repo, f"docs/{nfc}.md", "# Composed\n\nThe composed twin speaks of frobnicators.\n")
+    write(repo, f"docs/{nfd}.md", "# Decomposed\n\nThe decomposed twin speaks of widgets.\n")
+    commit_all(repo, "twins")
+    written = json.loads(ncx("sync", "--json").stdout)["written"]
+    chunk_files = [p for p in written if "/chunks/docs/caf" in p]
+    assert len(chunk_files) == 2
+    # One file on macOS (case and normalization insensitive) unless the names differ there too.
+    folded = {unicodedata.normalize("NFD", p.casefold()) for p in chunk_files}
+    assert len(folded) == 2, chunk_files
+
+
+def test_a_heading_inside_an_html_block_starts_no_section(repo: Path) -> None:
+    _init(repo)
+    write(
+        repo,
+        "docs/html.md",
+        "# Page\n\nThe page speaks of frobnicators. " + SEC + "\n\n"
+        "<!--\n## Old section\nHidden notes on frobnicators.\n-->\n\n"
+        "<div>\n## Boxed\nBoxed words on frobnicators.\n</div>\n\n"
+        "<pre>\n\n# Preformatted\n\n</pre>\n\n"
+        "## Real\n\n" + SEC + "\n",
+    )
+    commit_all(repo, "html")
+    ncx("sync", "-q")
+    chunk_file = (repo / ".neocortex/chunks/docs/html.md").read_text()
+    ids = re.findall(r"^id: (\S+)$", chunk_file, flags=re.M)
+    assert ids == ["docs/html.md#page", "docs/html.md#page--real"], ids
