@@ -31,7 +31,9 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 
 
-def _run(root: Path, checkout: Path, model: Path, *args: str, stdin: str | None = None) -> tuple[float, float]:
+def _run(
+    root: Path, checkout: Path, model: Path, *args: str, stdin: str | None = None
+) -> tuple[float, float]:
     """(seconds, peak RSS in MB) of `python -m ncx ARGS` in `root`."""
     env = {
         **os.environ,
@@ -105,7 +107,10 @@ def big_query(mb: float) -> str:
 
 
 def case(
-    name: str, sizes: list[float], unit: str, make: Callable[[Path, float], tuple[float, float, str]]
+    name: str,
+    sizes: list[float],
+    unit: str,
+    make: Callable[[Path, float], tuple[float, float, str]],
 ) -> list[tuple[str, str, float, float, str]]:
     rows = []
     for size in sizes:

@@ -83,8 +83,8 @@ def chunk_folders(sources: Iterable[str]) -> dict[str, str]:
     empty or unit-like is escaped (`..md` -> `chunks/%2E`), and when two sources still share a
     folder ignoring case (`guide.md`, `guide.markdown`, `Guide.MD`), the first by (not
     `.md`, path) keeps it (and likewise twins whose names differ only in Unicode
-    normalization, `café` in NFC and in NFD) and the others get `~` and 6 hex digits of their path's hash:
-    deterministic, and the same on a case-insensitive file system.
+    normalization, `café` in NFC and in NFD) and the others get `~` and 6 hex digits of
+    their path's hash: deterministic, and the same on a case-insensitive file system.
     """
     plain: dict[str, str] = {}
     for src in sources:

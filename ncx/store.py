@@ -432,7 +432,7 @@ def read_regular(path: Path | str) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket or device?)", str(path))
+            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket?)", str(path))
         with os.fdopen(os.dup(fd), "rb") as f:
             return f.read()
     finally:

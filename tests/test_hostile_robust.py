@@ -11,7 +11,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,10 +42,8 @@ def _results(*args: str, cwd: Path | None = None) -> list[dict]:
 def _deep_notebook() -> str:
     deep = "[" * 1000 + '"leaf"' + "]" * 1000
     cell = {"cell_type": "markdown", "metadata": {}, "source": ["# Hi\n", "text"]}
-    return (
-        '{"cells": [%s], "metadata": {"deep": %s}, "nbformat": 4, "nbformat_minor": 5}'
-        % (json.dumps(cell), deep)
-    )
+    meta = '"metadata": {"deep": ' + deep + '}, "nbformat": 4, "nbformat_minor": 5'
+    return '{"cells": [' + json.dumps(cell) + "], " + meta + "}"
 
 
 def _deep_myst(depth: int = 500) -> str:
@@ -193,7 +190,7 @@ def test_lfs_pointers_are_listed_as_not_indexed(repo: Path) -> None:
     proc = ncx("sync")
     assert "docs/big.md" in proc.stderr and "LFS" in proc.stderr
     assert not (repo / ".neocortex/chunks/docs/big.md").exists()
-    assert not _results("sha256 oid version spec")  or all(
+    assert not _results("sha256 oid version spec") or all(
         r["source_path"] != "docs/big.md" for r in _results("sha256 oid version spec")
     )
     assert "LFS" in ncx("status").stdout
@@ -391,7 +388,9 @@ def _timed(*args: str, input: str | None = None) -> tuple[float, subprocess.Comp
 
 def test_a_doc_of_one_line_repeated_builds_its_cache_in_linear_time(repo: Path) -> None:
     _init(repo)
-    write(repo, "docs/rep.md", "# Rep\n\n" + "The same line about the cache and the index.\n" * 60_000)
+    write(
+        repo, "docs/rep.md", "# Rep\n\n" + "The same line about the cache and the index.\n" * 60_000
+    )
     commit_all(repo, "rep")
     ncx("sync", "-q")
     took, proc = _timed("retrieve", "cache index", "--json")
@@ -418,7 +417,9 @@ def test_notebook_cells_saved_one_string_each_are_located_in_linear_time(repo: P
 def test_a_long_heading_is_not_repeated_into_every_chunk(repo: Path) -> None:
     _init(repo)
     heading = " ".join(f"word{i % 50}" for i in range(30_000))[:200_000]
-    paras = "".join(f"Paragraph {i} says something about the cache and more.\n\n" for i in range(3000))
+    paras = "".join(
+        f"Paragraph {i} says something about the cache and more.\n\n" for i in range(3000)
+    )
     write(repo, "docs/h.md", f"# Top\n\n## {heading}\n\n{paras}")
     commit_all(repo, "heading")
     ncx("sync", "-q")

@@ -126,7 +126,6 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         ] = 4000,
     ) -> str:
         from ncx.query.context import FrameRequest, build_frame
-
         from ncx.query.search import clip_query
 
         query, note = clip_query(" ".join([task, *(criteria or ())]))

@@ -40,13 +40,13 @@ from ncx.query.lexical import (
 )
 from ncx.store import (
     decode_source,
-    read_regular,
-    source_text,
     inline_vec,
     is_temp,
     parse_frontmatter,
     read_chunk_file,
+    read_regular,
     read_unit,
+    source_text,
     split_chunk_file,
     split_frontmatter,
     usable_vec,

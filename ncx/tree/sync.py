@@ -60,6 +60,7 @@ from ncx.sources import (
     list_sources,
 )
 from ncx.store import (
+    NotRegular,
     blob_vec,
     dump_frontmatter,
     has_markers,
@@ -67,7 +68,6 @@ from ncx.store import (
     inline_vec,
     is_temp,
     is_written,
-    NotRegular,
     lf,
     read_chunk_file,
     read_regular,
