@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -474,3 +475,62 @@ def test_a_heading_inside_an_html_block_starts_no_section(repo: Path) -> None:
     chunk_file = (repo / ".neocortex/chunks/docs/html.md").read_text()
     ids = re.findall(r"^id: (\S+)$", chunk_file, flags=re.M)
     assert ids == ["docs/html.md#page", "docs/html.md#page--real"], ids
+
+
+# --- no-op cost -----------------------------------------------------------------------------
+
+_OPENED: list[str] | None = None
+
+
+def _count_opens(event: str, args: tuple[object, ...]) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], str | bytes | Path):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+@contextlib.contextmanager
+def _opens(root: Path) -> Iterator[list[str]]:
+    """The doc files (under docs/) this process opens inside the block."""
+    global _OPENED
+    if not getattr(_count_opens, "installed", False):
+        sys.addaudithook(_count_opens)
+        _count_opens.installed = True  # type: ignore[attr-defined]
+    seen: list[str] = []
+    _OPENED = seen
+    try:
+        yield seen
+    finally:
+        _OPENED = None
+        docs = str(root / "docs") + os.sep
+        seen[:] = [p for p in seen if p.startswith(docs)]
+
+
+def test_an_unchanged_tree_is_judged_without_reading_its_docs(repo: Path) -> None:
+    for i in range(40):
+        write(repo, f"docs/d{i}.md", f"# Doc {i}\n\nThe frobnicator note number {i}.\n")
+    write(repo, "docs/d0.meta.yaml", "title: First\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    ncx("sync", "-q")
+    commit_all(repo, "ncx")
+    for args in (("sync",), ("status",), ("check",)):
+        with _opens(repo) as seen:
+            ncx(*args)
+        assert seen == [], f"ncx {args[0]} read {len(seen)} docs: {seen[:3]}"
+    # An edit in place (same size), staged or not, and a sidecar edit are seen and synced.
+    chunks = repo / ".neocortex/chunks/docs"
+    write(repo, "docs/d7.md", "# Doc 7\n\nThe widgetizer note number 7.\n")
+    with _opens(repo) as seen:
+        ncx("sync", "-q")
+    assert seen == [str(repo / "docs/d7.md")]
+    assert "widgetizer" in (chunks / "d7.md").read_text()
+    git_add = ["git", "-C", str(repo), "add", "docs/d7.md"]
+    subprocess.run(git_add, check=True)
+    ncx("sync", "-q")
+    write(repo, "docs/d0.meta.yaml", "title: Renamed\n")
+    ncx("sync", "-q")
+    assert "Renamed" in (chunks / "d0.md").read_text()
+    # A hand-edited chunk file is put back from its doc.
+    (chunks / "d3.md").write_text("garbage\n")
+    ncx("sync", "-q")
+    assert "frobnicator note number 3" in (chunks / "d3.md").read_text()
+    ncx("check")

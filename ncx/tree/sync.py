@@ -255,7 +255,11 @@ def _sync(
     manifest = _apply_settings(root, manifest, cfg, out)
     model = _ModelSlot(root, manifest, cfg, embedder, reembed)
 
-    tracked = repo.tracked_files(root)
+    # The index's blob id of every tracked file: a doc the working tree holds as the index
+    # does (git's own stat check, `modified_files`), with the blob id the state recorded
+    # for it, is known unchanged without reading it (see `_unread`).
+    blobs = repo.index_blobs(root)
+    tracked = sorted(blobs)
     sources = []
     for p in list_sources(root, manifest, tracked=tracked):
         bad = rel_problem(p)
@@ -293,7 +297,13 @@ def _sync(
 
     state = _load_state(root, manifest) if not reembed else {}
     docs_state: dict[str, Any] = state.setdefault("docs", {})
-    contents = _read_contents(root, in_scope, staged, cfg, report)
+    unread = (
+        set()
+        if staged or reembed or not docs_state
+        else _unread(root, in_scope, blobs, repo.modified_files(root), docs_state, files_of)
+    )
+    to_read = [p for p in in_scope if p not in unread] if unread else in_scope
+    contents = _read_contents(root, to_read, staged, cfg, report)
     for p in [p for p, data in contents.items() if is_lfs_pointer(data)]:
         # A Git LFS pointer (the content was not fetched, or is fetched only on demand): its
         # three lines of oid and size are no knowledge. Not indexed, and said so.
@@ -301,17 +311,26 @@ def _sync(
         report.skipped.append(
             (p, "a Git LFS pointer, not the file's content: `git lfs pull` to index it")
         )
-    sidecars = _read_sidecars(root, in_scope, set(tracked), staged)
+    sidecars = _read_sidecars(root, to_read, set(tracked), staged)
     all_chunks = 0
     # Which docs need chunking (the state file's word is checked against the chunk file),
     # then chunk them all (in worker processes when there are many), then plan the writes.
     jobs: list[tuple[str, bytes, Any, str]] = []
     sigs: dict[str, str] = {}
+    verified: dict[str, tuple[str | None, str | None]] = {}  # doc -> (blob, sidecar blob)
     for path in in_scope:
+        if path in unread:
+            n = int(docs_state[path].get("chunks", 0))
+            report.intact[files_of[path]] = n
+            all_chunks += n
+            _count(report.chunks_by_format, path, n)
+            continue
         data = contents.get(path)
         if data is None:
             continue
         sidecar = sidecars.get(path)
+        if not staged:
+            verified[path] = _verified_blobs(path, data, sidecar, blobs)
         # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
         # CRLF is read as LF (store.decode_source), so a core.autocrlf clone's doc has the
         # LF clone's signature and can take a record made there (a CI cache).
@@ -333,7 +352,9 @@ def _sync(
                     and _file_digest(_read(root / files_of[path]) or b"") == prev["digest"]
                 )
                 if intact and now != prev["file"]:
-                    docs_state[path] = {**prev, "file": now}
+                    docs_state[path] = prev = {**prev, "file": now}
+                if intact and path in verified:
+                    docs_state[path] = _with_blobs(prev, verified[path])
         except OSError as exc:
             report.problems.append(_os_problem(root, path, exc))
             continue
@@ -383,6 +404,8 @@ def _sync(
             "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
         }
+        if path in verified:
+            docs_state[path] = _with_blobs(docs_state[path], verified[path])
         if compared.blocks is not None and spec is not None:
             # Embedded where it was chunked: written now, while the workers go on.
             _write_chunk_file(
@@ -1085,7 +1108,75 @@ def _entry_ok(entry: Any) -> bool:
         and type(entry.get("chunks")) is int
         and (entry.get("file") is None or isinstance(entry.get("file"), list))
         and (entry.get("digest") is None or isinstance(entry.get("digest"), str))
+        and (entry.get("blob") is None or isinstance(entry.get("blob"), str))
+        and (entry.get("scblob") is None or isinstance(entry.get("scblob"), str))
     )
+
+
+def _verified_blobs(
+    path: str, data: bytes, sidecar: tuple[str, bytes] | None, blobs: dict[str, str | None]
+) -> tuple[str | None, str | None]:
+    """(the doc's blob id, its sidecar's) when the bytes read are the index's very blobs,
+    else (None, None): only then may a later run take the doc as unchanged unread (a file
+    edited between git's look and this read, a CRLF checkout, is read every time)."""
+    blob = repo.blob_id(data)
+    if blob != blobs.get(path):
+        return None, None
+    if sidecar is None:
+        return blob, None
+    sc_blob = repo.blob_id(sidecar[1])
+    return (blob, sc_blob) if sc_blob == blobs.get(sidecar[0]) else (None, None)
+
+
+def _with_blobs(entry: dict[str, Any], found: tuple[str | None, str | None]) -> dict[str, Any]:
+    blob, scblob = found
+    out = {k: v for k, v in entry.items() if k not in ("blob", "scblob")}
+    if blob is not None:
+        out["blob"] = blob
+        if scblob is not None:
+            out["scblob"] = scblob
+    return out
+
+
+def _unread(
+    root: Path,
+    docs: Sequence[str],
+    blobs: dict[str, str | None],
+    modified: set[str],
+    docs_state: dict[str, Any],
+    files_of: dict[str, str],
+) -> set[str]:
+    """Docs known unchanged without reading them: the working tree holds the index's bytes
+    for the doc (and its sidecar, if it has one), git's own stat check says so
+    (`modified`), the state file recorded those very blob ids when it last read them, and
+    the doc's chunk file is the very file that run left (size, mtime, inode).
+
+    Why: reading and hashing every doc made a no-op sync, status or check of a
+    100,000-doc tree cost a minute; git keeps the stat of every file already, and answers
+    for all of them at the cost of `git status`."""
+    top = str(root) + os.sep
+    out = set()
+    for p in docs:
+        prev = docs_state.get(p)
+        if prev is None or p in modified:
+            continue
+        blob = prev.get("blob")
+        if blob is None or blobs.get(p) != blob:
+            continue
+        sc = sidecar_path(p)
+        sc_blob = blobs.get(sc) if sc is not None and sc in blobs else None
+        if (sc is not None and sc in blobs) and (sc in modified or sc_blob is None):
+            continue
+        if prev.get("scblob") != sc_blob:
+            continue
+        rel = files_of[p]
+        try:
+            now = _stat(top + rel if os.sep == "/" else os.path.join(top, rel))
+        except OSError:
+            continue
+        if now is not None and now == prev.get("file"):
+            out.add(p)
+    return out
 
 
 def _save_state(root: Path, manifest: Manifest, state: dict[str, Any]) -> None:
