@@ -218,6 +218,12 @@ def test_a_doc_with_conflict_markers_is_refused_and_keeps_its_chunks(repo: Path)
         assert "docs/guide.md:7" in said and "conflict" in said and "resolve" in said
     assert chunk_file.read_bytes() == before
     assert "<<<<<<<" not in chunk_file.read_text()
+    # The pre-commit hooks refuse it too, when it is staged.
+    subprocess.run(["git", "-C", str(repo), "add", "docs/guide.md"], check=True)
+    for hook in ("check", "sync"):
+        proc = ncx("hook", hook, ok=False)
+        assert proc.returncode == 1 and "merge-conflict markers" in proc.stdout + proc.stderr
+    assert chunk_file.read_bytes() == before
 
 
 def test_quoted_conflict_markers_and_rst_underlines_are_not_conflicts(repo: Path) -> None:

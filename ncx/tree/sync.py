@@ -296,7 +296,7 @@ def _sync(
         ]
 
     state = _load_state(root, manifest) if not reembed else {}
-    docs_state: dict[str, Any] = state.setdefault("docs", {})
+    docs_state = state["docs"] = _Touched(state.get("docs") or {})
     unread = (
         set()
         if staged or reembed or not docs_state
@@ -476,7 +476,7 @@ def _sync(
             # is an accelerator, stat-checked next time): without it, each `ncx status` or
             # `ncx check` in a clone nobody synced chunked every doc again (~9 s on 40,000
             # chunks). A stale doc's entry has no file: its file is not what sync would write.
-            _save_state(root, manifest, state)
+            _save_state(root, manifest, state, docs_state.touched)
         return report
     vectors = []
     if texts:
@@ -499,7 +499,7 @@ def _sync(
     if manifest.format < FORMAT_VERSION:
         manifest = replace(manifest, format=FORMAT_VERSION)
         out.write(manifest_path(root), manifest.to_json().encode())
-    _save_state(root, manifest, state)
+    _save_state(root, manifest, state, docs_state.touched or report.changed)
     report.written.sort()
     report.removed.sort()
     return report
@@ -1179,7 +1179,28 @@ def _unread(
     return out
 
 
-def _save_state(root: Path, manifest: Manifest, state: dict[str, Any]) -> None:
+class _Touched(dict[str, Any]):
+    """The state's doc entries, knowing whether this run changed any (an unchanged state
+    is not encoded again: 100,000 entries of JSON are most of what a no-op has left)."""
+
+    touched = False
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.touched = True
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.touched = True
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self.touched = True
+        return super().pop(key, *default)
+
+
+def _save_state(root: Path, manifest: Manifest, state: dict[str, Any], changed: bool) -> None:
+    if not changed:
+        return  # (the file on disk is this very state)
     state["key"] = _state_key(manifest)
     try:
         write_if_changed(cache_folder(root) / _STATE, json.dumps(state, sort_keys=True).encode())
