@@ -404,7 +404,7 @@ def _sync(
             "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
         }
-        if path in verified:
+        if path in verified and sigs[path]:
             docs_state[path] = _with_blobs(docs_state[path], verified[path])
         if compared.blocks is not None and spec is not None:
             # Embedded where it was chunked: written now, while the workers go on.
@@ -1158,8 +1158,8 @@ def _unread(
     out = set()
     for p in docs:
         prev = docs_state.get(p)
-        if prev is None or p in modified:
-            continue
+        if prev is None or not prev.get("sig") or p in modified:
+            continue  # (no signature: a run found a problem in it, said by every run)
         blob = prev.get("blob")
         if blob is None or blobs.get(p) != blob:
             continue
