@@ -98,7 +98,10 @@ def chunk_folders(sources: Iterable[str]) -> dict[str, str]:
     for src, folder in plain.items():
         # Case and Unicode normalization both ignored: macOS file systems take `café` in NFC
         # and in NFD (two names to git) for one file, as they take `Guide` for `guide`.
-        groups.setdefault(unicodedata.normalize("NFD", folder.casefold()), []).append(src)
+        key = (
+            folder.lower() if folder.isascii() else unicodedata.normalize("NFD", folder.casefold())
+        )
+        groups.setdefault(key, []).append(src)
     out: dict[str, str] = {}
     for members in groups.values():
         members.sort(key=lambda s: (not s.endswith(".md"), s))
