@@ -78,7 +78,9 @@ def main() -> None:
         print(f"first sync: {first:.1f} s", flush=True)
         subprocess.run([*GIT, "add", "-A"], cwd=tree, check=True)
         subprocess.run([*GIT, "commit", "-qm", "ncx", "--no-verify"], cwd=tree, check=True)
-        timed([*ncx, "sync", "-q"], tree, env)  # the state file, as after any sync
+    # The state file as after any sync of this ncx (another checkout's is not taken: its
+    # code differs), and git's index refreshed, as after any `git status`.
+    timed([*ncx, "sync", "-q"], tree, env)
     rows = []
     for name, cmd in (
         ("git status", ["git", "status", "--short"]),
