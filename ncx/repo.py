@@ -58,16 +58,17 @@ def tracked_files(root: Path, pathspecs: Sequence[str] = ()) -> list[str]:
 
 def index_blobs(root: Path) -> dict[str, str | None]:
     """{repo-relative path: its blob id in the index} for every tracked file; None for a
-    path in conflict (several stages) or not a regular file (a link, a submodule)."""
-    out = git(root, "ls-files", "-z", "--stage")
+    path in conflict (several stages), not a regular file (a link, a submodule), or one git
+    does not stat-check (assume-unchanged, skip-worktree: `git diff-files` never lists it)."""
+    out = git(root, "ls-files", "-z", "--stage", "-v")
     found: dict[str, str | None] = {}
     for rec in out.decode("utf-8", "surrogateescape").split("\0"):
         if not rec:
             continue
         head, _, path = rec.partition("\t")
-        mode, blob, stage = head.split(" ")
-        regular = mode in ("100644", "100755") and stage == "0"
-        found[path] = blob if regular and path not in found else None
+        tag, mode, blob, stage = head.split(" ")
+        plain = tag == "H" and mode in ("100644", "100755") and stage == "0"
+        found[path] = blob if plain and path not in found else None
     return found
 
 

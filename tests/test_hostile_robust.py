@@ -540,3 +540,13 @@ def test_an_unchanged_tree_is_judged_without_reading_its_docs(repo: Path) -> Non
     ncx("sync", "-q")
     assert "frobnicator note number 3" in (chunks / "d3.md").read_text()
     ncx("check")
+
+
+def test_an_assume_unchanged_doc_is_still_read(repo: Path) -> None:
+    _init(repo)
+    git_cmd = ["git", "-C", str(repo), "update-index", "--assume-unchanged", "docs/guide.md"]
+    subprocess.run(git_cmd, check=True)
+    ncx("sync", "-q")
+    write(repo, "docs/guide.md", "# Guide\n\nThe widgetizer replaced the service.\n")
+    ncx("sync", "-q")  # git's stat check skips the file: ncx reads it
+    assert "widgetizer" in (repo / ".neocortex/chunks/docs/guide.md").read_text()
