@@ -1,10 +1,12 @@
 """Which credential shapes ncx.secrets catches, how much ordinary prose it flags, how fast.
 
-Usage: python benchmarks/secret_shapes.py [--against REV]
+Usage: python benchmarks/secret_shapes.py [--against REV] [--docs DIR]
 Reads the tables in tests/secret_corpus.py. A shape counts as caught when a finding of
 its kind lands on its line; "other" means only some other finding landed there (a generic
 rule, say). --against REV adds a column for ncx/secrets.py as of that git revision.
 Speed: best CPU time of 20 scans of 100 KB of this repository's markdown and Python (no credentials).
+--docs DIR: also the best CPU time of 3 scans of every file under DIR, each as one text, as
+`ncx sync` scans a doc it re-plans (issue 29), and the findings there.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ def sample_text(size: int = 100_000) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", metavar="REV", help="also score ncx/secrets.py at REV")
+    parser.add_argument("--docs", metavar="DIR", type=Path, help="also time scans of a doc set")
     args = parser.parse_args()
     scanners: dict[str, Scanner] = {}
     if args.against:
@@ -100,6 +103,15 @@ def main() -> None:
         )
         for t in false_positives:
             print(f"  flagged: {t[:100]!r}")
+    if args.docs:
+        files = sorted(p for p in args.docs.rglob("*") if p.is_file())
+        docs = [p.read_text(encoding="utf-8", errors="replace") for p in files]
+        size = sum(len(d) for d in docs) / 1e6
+        print(f"\ndoc set {args.docs}: {len(docs)} files, {size:.1f} M characters")
+        for label, scan in scanners.items():
+            secs = min(sum(cpu_time(scan, d) for d in docs) for _ in range(3))
+            found = sum(len(scan(d)) for d in docs)
+            print(f"{label}: {secs:.2f} s CPU to scan every file, {found} findings")
 
 
 if __name__ == "__main__":

@@ -118,6 +118,15 @@ def positive_setting(raw: str, name: str, *, maximum: float) -> float:
     return value
 
 
+def command_name(env: Mapping[str, str] | None = None) -> str:
+    """How ncx names itself in its hints: the committed launcher when it started this
+    process (it sets NCX_LAUNCHER), where a bare `ncx` may not be on PATH."""
+    from ncx.layout import LAUNCHER
+
+    env = os.environ if env is None else env
+    return LAUNCHER if env.get("NCX_LAUNCHER") == LAUNCHER else "ncx"
+
+
 def load_config(env: Mapping[str, str] | None = None) -> Config:
     env = os.environ if env is None else env
     size = _int(env, "NCX_CHUNK_SIZE")

@@ -32,6 +32,17 @@ def memories_dir(root: Path) -> Path:
     return root / NCX_DIR / MEMORIES
 
 
+# The committed launcher `ncx init --agent` writes (templates/ncx-launcher.sh): the agents'
+# files start ncx through it, whatever each machine's install.
+LAUNCHER = f"{NCX_DIR}/bin/ncx"
+
+
+def ncx_command_name(root: Path) -> str:
+    """How text an agent reads (frames, the wakeup, hook messages) names ncx in this tree:
+    the launcher where it is installed (a bare `ncx` may not be on the agent's PATH)."""
+    return LAUNCHER if (root / LAUNCHER).is_file() else "ncx"
+
+
 def cache_dir(root: Path) -> Path:
     return root / NCX_DIR / CACHE
 

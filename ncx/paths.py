@@ -157,10 +157,40 @@ def ignored_targets(root: Path, rels: Iterable[str], links: Links | None = None)
     return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
+def check_real_folders(root: Path, rel: str, *, hint: str) -> None:
+    """Refuse (UnsafePath) a write of repo-relative `rel` when a folder on its way from the
+    repository's top is a symlink or not a folder: a link to a folder inside the repository
+    (`.neocortex -> .`, `.github -> .git`) stays "within" it and would still be written
+    through, replacing the repository's own files or writing into `.git/`. Folders that do
+    not exist yet are fine (they are made as real folders)."""
+    parts = PurePosixPath(rel).parts[:-1]
+    here = root
+    for part in parts:
+        here = here / part
+        if os.path.islink(here):
+            raise UnsafePath(
+                "is a symlink; ncx writes only into real folders inside the repository",
+                path=here,
+                hint=hint,
+            )
+        if not os.path.lexists(here):
+            return
+        if not os.path.isdir(here):
+            raise UnsafePath("is not a folder", path=here, hint=hint)
+
+
+NCX_LINK_HINT = (
+    f"replace the {NCX_DIR} symlink with a real folder (`rm {NCX_DIR}` and run `ncx init`), "
+    "and commit that"
+)
+
+
 def check_write(root: Path, path: Path) -> None:
     """Refuse a write or delete that would land outside `.neocortex/` (via `..` or a linked
-    folder at any level, `.neocortex/` itself included)."""
+    folder at any level, `.neocortex/` itself included), or through a `.neocortex` that is a
+    link to a folder elsewhere in the repository (`-> .`, `-> .git`)."""
     ncx = root / NCX_DIR
+    check_real_folders(root, f"{NCX_DIR}/x", hint=NCX_LINK_HINT)
     # Only the folders count: the file itself is replaced by rename or unlinked, and neither
     # follows a link in its place (a linked unit becomes a regular file, its target untouched).
     if not is_within(ncx, root) or not is_within(path.parent, ncx):

@@ -47,7 +47,18 @@ def find_root(start: Path) -> Path:
             path=start,
             hint="run `git init` first, or cd into your project",
         )
-    return Path(proc.stdout.decode().strip())
+    return Path(git_path_out(proc.stdout))
+
+
+def git_path_out(out: bytes) -> str:
+    """A path git printed on one line, as the OS spells it.
+
+    Only the one newline git adds is cut: a folder named "proj " or "proj\n" is a different
+    folder from "proj" (`.strip()` made ncx work on the sibling repository). Bytes that are
+    not UTF-8 are kept as the OS's own (os.fsdecode), so such a path still opens."""
+    import os
+
+    return os.fsdecode(out[:-1] if out.endswith(b"\n") else out)
 
 
 def tracked_files(root: Path, pathspecs: Sequence[str] = ()) -> list[str]:

@@ -467,10 +467,30 @@ def read_unit(path: Path) -> tuple[dict[str, Any], str]:
     return meta, body
 
 
-def write_atomic(path: Path | str, data: bytes, *, mkdir: bool = True) -> None:
+@functools.cache
+def _umask() -> int:
+    # Read once per process (setting it back at once): os.umask has no read-only form.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(path: Path | str, mode: int) -> int:
+    """The permission bits a replaced file keeps (a user's 0644 CLAUDE.md stays 0644), or
+    `mode` less the umask for a new one, as `open()` would give it."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return mode & ~_umask()
+
+
+def write_atomic(path: Path | str, data: bytes, *, mkdir: bool = True, mode: int = 0o666) -> None:
     """Write `data` to `path` via a temp file in the same folder and os.replace.
 
-    `mkdir=False`: the caller made the folder (sync, writing 80,000 files, makes each once)."""
+    `mkdir=False`: the caller made the folder (sync, writing 80,000 files, makes each once).
+    The file gets the mode a plain write would give it (`mode` less the umask), or keeps the
+    mode of the file it replaces; mkstemp's 0600 would hide committed files from the
+    other users of a shared checkout, and git would record nothing else anyway."""
     folder = os.path.dirname(path) or "."
     if mkdir:
         os.makedirs(folder, exist_ok=True)
@@ -480,6 +500,8 @@ def write_atomic(path: Path | str, data: bytes, *, mkdir: bool = True) -> None:
     )
     try:
         with os.fdopen(fd, "wb") as f:
+            if os.name != "nt":
+                os.fchmod(f.fileno(), _mode_for(path, mode))
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
@@ -517,14 +539,17 @@ def stale_temp(path: Path) -> bool:
     return False
 
 
-def write_if_changed(path: Path, data: bytes) -> bool:
+def write_if_changed(path: Path, data: bytes, *, mode: int = 0o666) -> bool:
     """Atomically write `data` unless the file already holds exactly these bytes."""
     try:
         if path.read_bytes() == data:
             return False
     except OSError:
         pass
-    write_atomic(path, data)
+    if mode == 0o666:
+        write_atomic(path, data)
+    else:
+        write_atomic(path, data, mode=mode)
     return True
 
 

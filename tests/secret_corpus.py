@@ -495,3 +495,119 @@ BENIGN = [
     "Café menu — prices in € … see （notes）; ﬁle names may use ligatures.",
     "Docker image ghcr.io/org/app:v1.2.3 was built from main.",
 ]
+
+# --- issue 29: shapes the second hostile-input sweep found missed ---------------------------
+
+ADO = rand("ado", 52, "abcdefghijklmnopqrstuvwxyz234567")
+FN_KEY = rand("fnk", 54) + "=="
+SAS_SIG = rand("sas", 43, ALNUM) + "%3D"
+RSA_DER = "MIIEowIBAAKCAQEA" + rand("rsab", 48, B64)
+OSSH_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+SSH2_KEY = (
+    '---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: "rsa-key-2026"\n'
+    + "P2/56wAAAi4AAAA3aWYtbW9kbntzaWdue3JzYS1wa2NzMS1zaGExfSxlbmNyeXB0e3JzYS1wa2NzMXYyLW9hZXB9fQ==\n"
+    + "---- END SSH2 ENCRYPTED PRIVATE KEY ----"
+)
+DJANGO = "django-insecure-" + "k9#m2$x)v!q8@w7z(3e%r5t^y1u&i0o*p"
+PW = "Zq8wLm2pX4"
+
+
+def pct(text: str) -> str:
+    return "".join(f"%{b:02X}" for b in text.encode())
+
+
+SHAPES_29 = [
+    ("hex of a GitHub token", "token (hex): " + GH2.encode().hex(), "github_token", 1),
+    ("hex of an AWS key id", "id bytes " + AWS_SESSION_ID.encode().hex() + " in the dump", "aws_access_key_id", 1),
+    ("percent-encoded GitHub token", f"see https://ci.example.com/hook/{pct(GH2)} for the build", "github_token", 1),
+    ("percent-encoded Slack webhook", "callback=" + SLACK_WEBHOOK.replace(":", "%3A").replace("/", "%2F"), "slack_webhook", 1),
+    ("token split by a shell continuation", f'export GH="{GH2[:18]}\\\n  {GH2[18:]}"', "github_token", 1),
+    ("token split by JS string concatenation", f'const t = "{GH2[:18]}" + "{GH2[18:]}";', "github_token", 1),
+    ("key split by a concatenation over two lines", f'k = ("{STRIPE[:12]}" +\n     "{STRIPE[12:]}")', "stripe_key", 1),
+    ("SSH2 encrypted private key", SSH2_KEY, "private_key", 1),
+    ("lower-case PEM key", RSA_KEY.lower(), "private_key", 1),
+    ("RSA key body without a header", "key:\n" + RSA_DER + "\n" + rand("rsab2", 64, B64), "private_key", 2),
+    ("OpenSSH key body without a header", OSSH_BODY + "\nQyNTUxOQAAACD" + rand("ossh", 40, B64), "private_key", 1),
+    ("Stripe webhook secret", "STRIPE_WEBHOOK=" + "whsec_" + rand("whsec", 32), "webhook_secret", 1),
+    ("Postman API key", "postman " + "PMAK-" + rand("pmak1", 24, HEX) + "-" + rand("pmak2", 34, HEX), "postman_key", 1),
+    ("New Relic user key", "newrelic " + "NRAK-" + rand("nrak", 27, UPPER_NUM), "newrelic_key", 1),
+    ("Linear API key", "linear " + "lin_api_" + rand("lin", 40), "linear_key", 1),
+    ("Notion integration token", "notion " + "ntn_" + rand("ntn", 46), "notion_token", 1),
+    ("Doppler service token", "doppler " + "dp.st." + "prd." + rand("dp", 40), "doppler_token", 1),
+    ("Google OAuth access token", "access token " + "ya29." + rand("ya29", 60, ALNUM + "_-"), "google_oauth_token", 1),
+    ("Mailchimp API key", "mailchimp " + rand("mc", 32, HEX) + "-us" + "14", "mailchimp_key", 1),
+    (
+        "Azure SAS URL",
+        "https://acct.blob.core.windows.net/c/f?sv=2022-11-02&ss=b&sp=r&se=2026-01-01T00:00:00Z&sig="
+        + SAS_SIG,
+        "azure_sas",
+        1,
+    ),
+    ("Azure DevOps PAT", "AZURE_DEVOPS_EXT_PAT=" + ADO, "assigned_secret", 1),
+    ("Azure Functions key in a URL", "https://fn-app.azurewebsites.net/api/Hook?code=" + FN_KEY, "azure_function_key", 1),
+    ("Azure Functions key header", "x-functions-key: " + FN_KEY, "azure_function_key", 1),
+    ("Twilio API key sid alone", "creds = ('" + TWILIO_SK + "', region)", "twilio_key", 1),
+    ("mysql -p password", "mysql -u root -p" + "Xk29mQ7vL2" + " app_db", "cli_password", 1),
+    ("sshpass -p password", "sshpass -p '" + PW + "' ssh deploy@10.0.0.5", "cli_password", 1),
+    ("docker login -p password", "docker login -u ci -p " + PW + "! registry.example.com", "cli_password", 1),
+    ("docker login --password", "docker login --username ci --password " + PW + "! ghcr.io", "cli_password", 1),
+    ("redis-cli -a password", "redis-cli -h cache -a " + PW + " ping", "cli_password", 1),
+    ("redis URL with an empty user", "REDIS_URL=redis://:" + PW + "@cache:6379/0", "url_password", 1),
+    ("user= pass= in prose", "login with user=admin pass=" + PW, "assigned_password", 1),
+    ("Django SECRET_KEY", "SECRET_KEY = '" + DJANGO + "'", "django_secret_key", 1),
+    ("all-lowercase run-together passphrase", "DB_PASSWORD=" + "correcthorse" + "batterystaple", "assigned_password", 1),
+    ("zero-width space as an HTML entity in a token", f"token {GH2[:10]}&#8203;{GH2[10:]}", "github_token", 1),
+    ("zero-width space as a JSON escape in a token", f'["{GH2[:10]}\\u200b{GH2[10:]}"]', "github_token", 1),
+]  # fmt: skip
+SHAPES += SHAPES_29
+
+# Ordinary technical lines near the new shapes: none may be flagged.
+BENIGN_29 = [
+    "Run mysql -u root -p and type the password when asked.",
+    "mysqldump --single-transaction -h db app > app.sql",
+    'Use sshpass -p "$SSH_PASS" only in throwaway containers.',
+    "docker login -u ci --password-stdin < token.txt keeps it out of ps.",
+    "docker login -p $REGISTRY_PASSWORD registry.example.com",
+    'redis-cli -a "$REDIS_PASSWORD" ping',
+    "REDIS_URL=redis://localhost:6379/0",
+    "redis://:${REDIS_PASSWORD}@cache:6379",
+    "user=admin pass=${ADMIN_PASS}",
+    "pass: true",
+    "SECRET_KEY = os.environ['DJANGO_SECRET_KEY']",
+    "SECRET_KEY = env('SECRET_KEY')",
+    "SECRET_KEY = 'change-me-in-production-please-really'",
+    "The file starts with " + BEGIN + "CERTIFICATE----- and holds a public certificate.",
+    BEGIN
+    + "PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
+    + END
+    + "PUBLIC KEY-----",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@host",
+    "---- BEGIN SSH2 PUBLIC KEY ----",
+    "Commit 6768705f is the one that fixed the hex parser.",
+    "sha256 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824 of hello",
+    "The UUID 123e4567-e89b-12d3-a456-426614174000 names the tenant.",
+    "URL-encode spaces as %20 and slashes as %2F, e.g. a%20b%2Fc.",
+    "https://example.com/search?q=rust%20async%20traits&page=2",
+    "Mailchimp data centers are named us1 to us21.",
+    "Azure SAS tokens have sv=, se=, sp= and sig= query parameters; never commit one.",
+    "https://myapp.azurewebsites.net/api/HttpTrigger?name=world",
+    "x-functions-key: <your-function-key>",
+    "AZURE_DEVOPS_EXT_PAT=$(cat ~/.ado-pat)",
+    "Set AZURE_DEVOPS_EXT_PAT in the pipeline's secret variables.",
+    "file_path = os.path.join(base, 'data')",
+    "compat_path=/usr/lib/compat",
+    "Twilio API keys start with SK; keep the secret half in the vault.",
+    "whsec_ prefixes mark Stripe webhook signing secrets.",
+    "Linear API keys start with lin_api_ and Notion tokens with ntn_.",
+    "Google access tokens start with ya29. and expire after an hour.",
+    "Doppler service tokens look like dp.st.<env>.<token>.",
+    "PMAK- keys come from the API keys page of Postman.",
+    'echo "line one" \\\n  "line two" > notes.txt',
+    'const url = "https://" + host + "/api";',
+    'greeting = "hello " + "world"',
+    "password_reset_token_ttl=3600",
+    "The &#8203; entity is a zero-width space; strip it from pasted code.",
+    "Escape it as \\u200b in JSON strings.",
+    "DB_PASSWORD=placeholdervalue",
+]
+BENIGN += BENIGN_29

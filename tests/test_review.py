@@ -230,6 +230,7 @@ def test_review_names_the_sections_added_changed_and_removed_in_a_chunk_file(
             "added": ["Guide > New"],
             "changed": ["Guide > Edit"],
             "removed": ["Guide > Drop"],
+            "merged": {},
         }
     ]
     assert data["reembedded"] == 0

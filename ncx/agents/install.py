@@ -20,12 +20,23 @@ from pathlib import Path
 from typing import Any
 
 from ncx.errors import NcxError, UsageError
+
+# every agent file starts ncx through the committed launcher: no machine's path in them
+from ncx.layout import LAUNCHER
 from ncx.sources import AGENT_BLOCK_END, AGENT_BLOCK_START
 
 AGENTS = ("claude", "cursor", "codex")
 MD_START, MD_END = AGENT_BLOCK_START, AGENT_BLOCK_END  # one home: the readers skip this block
 TOML_START, TOML_END = "# >>> ncx >>>", "# <<< ncx <<<"
-_OWN_TOML_TABLE = re.compile(r'^\s*\[\s*mcp_servers\s*\.\s*(ncx|"ncx")\s*\]', re.MULTILINE)
+# Python 3.10 has no tomllib: there, a definition of the ncx server in any TOML form it can
+# take (a table, a dotted key, an inline table inside [mcp_servers]) is found by its shape.
+_OWN_TOML_SHAPES = re.compile(
+    r'^\s*(?:\[\s*mcp_servers\s*\.\s*"?ncx"?\s*[\].]'
+    r'|mcp_servers\s*\.\s*"?ncx"?\s*[.=]'
+    r"|mcp_servers\s*=\s*\{.*\bncx\s*="
+    r'|"?ncx"?\s*=\s*\{)',
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +44,7 @@ class Change:
     path: str  # repo-relative, posix
     before: str | None  # None: the file does not exist yet
     after: str
+    executable: bool = False  # the launcher: written with its x bits
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,17 +84,13 @@ WORKFLOWS = ("ncx-review.yml", "ncx-review-comment.yml")
 
 
 def ncx_command() -> list[str]:
-    """How an agent should start this ncx, whatever the install.
-
-    `ncx` when that name on PATH is the ncx running now (portable across machines), else
-    the absolute path of the running console script (a venv not on PATH), else this
-    interpreter with `-m ncx`. Agents start hooks and MCP servers from their own
-    environment, where a bare name that fails here fails there too.
-    """
+    """The running ncx as a command: what NCX_BIN should name when the launcher finds no
+    ncx on this machine. Its console script (when that is what runs), else this
+    interpreter with `-m ncx`."""
     running = Path(sys.argv[0]) if sys.argv and Path(sys.argv[0]).name == "ncx" else None
     on_path = shutil.which("ncx")
     if on_path and (running is None or _same_file(Path(on_path), running)):
-        return ["ncx"]
+        return [str(Path(on_path).resolve())]
     if running is not None and running.is_file():
         return [str(running.resolve())]
     return [sys.executable, "-m", "ncx"]
@@ -114,28 +122,24 @@ def imports_agents_md(text: str | None) -> bool:
     return text is not None and any(ln.strip() == "@AGENTS.md" for ln in text.splitlines())
 
 
-def plan_install(
-    root: Path,
-    agents: Sequence[str],
-    *,
-    workflow: bool = False,
-    command: Sequence[str] = ("ncx",),
-) -> Plan:
+def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -> Plan:
     """Every file change installing `agents` needs; reads files, writes nothing.
 
-    `command` starts ncx in the files written (see ncx_command)."""
+    Every file starts ncx through the committed launcher (LAUNCHER), never through a path
+    of this machine."""
     changes: list[Change] = []
     notes: list[str] = []
     block = template_text("agents-block.md")
-    cmd = list(command)
-    mcp = _with_command(json.loads(template_text("mcp.json")), cmd)
+    mcp = json.loads(template_text("mcp.json"))
 
-    def add(rel: str, make: Any) -> None:
+    def add(rel: str, make: Any, *, executable: bool = False) -> None:
         before = _read(root, rel)
         after = make(before)
         if after is not None and after != before:
-            changes.append(Change(rel, before, after))
+            changes.append(Change(rel, before, after, executable))
 
+    if agents:
+        add(LAUNCHER, lambda t: template_text("ncx-launcher.sh"), executable=True)
     if "claude" in agents:
         claude_md = _read(root, "CLAUDE.md")
         # one block where Claude reads it: in AGENTS.md when CLAUDE.md imports that file
@@ -150,7 +154,11 @@ def plan_install(
             add("CLAUDE.md", lambda t: put_block(t or "", block, MD_START, MD_END, rel="CLAUDE.md"))
         add(
             ".claude/settings.json",
-            lambda t: _merge_file(t, ".claude/settings.json", lambda d: _hooks(d, cmd)),
+            lambda t: _merge_file(
+                t,
+                ".claude/settings.json",
+                lambda d: merge_hooks(d, json.loads(template_text("claude-settings.json"))),
+            ),
         )
         add(".mcp.json", lambda t: _merge_file(t, ".mcp.json", lambda d: merge_mcp(d, mcp)))
     if "cursor" in agents:
@@ -159,28 +167,25 @@ def plan_install(
             ".cursor/rules/ncx.mdc",
             lambda t: rule if t is None else put_block(t, block, MD_START, MD_END, rel="ncx.mdc"),
         )
-        cursor_mcp = _with_command(json.loads(template_text("cursor-mcp.json")), cmd)
+        cursor_mcp = json.loads(template_text("cursor-mcp.json"))
         add(
             ".cursor/mcp.json",
             lambda t: _merge_file(t, ".cursor/mcp.json", lambda d: merge_mcp(d, cursor_mcp)),
         )
     if "codex" in agents:
         add("AGENTS.md", lambda t: put_block(t or "", block, MD_START, MD_END, rel="AGENTS.md"))
-        toml = template_text("codex-config.toml").replace(
-            'command = "ncx"\nargs = [',
-            f"command = {json.dumps(cmd[0])}\nargs = ["
-            + "".join(f"{json.dumps(a)}, " for a in cmd[1:]),
-        )
         rel = ".codex/config.toml"
-        current = _read(root, rel) or ""
-        if _OWN_TOML_TABLE.search(_outside_block(current, TOML_START, TOML_END)):
-            notes.append(f"{rel} already defines [mcp_servers.ncx]; left as it is")
+        current = _read(root, rel)
+        toml = template_text("codex-config.toml")
+        if current is not None and _defines_ncx_server(current, rel):
+            notes.append(f"{rel} already defines the MCP server ncx; left as it is")
         else:
-            add(rel, lambda t: put_block(t or "", toml, TOML_START, TOML_END, rel=rel))
+            add(rel, lambda t: _codex_config(t or "", toml, rel))
         if any(c.path == rel for c in changes):
             notes.append(
                 f"Codex reads {rel} only in a trusted project; to use ncx in every project, "
-                "add the [mcp_servers.ncx] lines of that block to ~/.codex/config.toml"
+                "add the [mcp_servers.ncx] lines of that block to ~/.codex/config.toml, with "
+                "the launcher's absolute path as the command"
             )
     # the PR review: a read-only pull_request workflow and the workflow_run one that comments
     for name in WORKFLOWS if workflow else ():
@@ -191,17 +196,81 @@ def plan_install(
             changes.append(Change(rel, None, wf))
         elif current_wf != wf:
             notes.append(f"{rel} differs from ncx's template; left as it is")
-    if agents and cmd != ["ncx"]:
-        where = "is not on PATH here" if shutil.which("ncx") is None else "on PATH is another ncx"
-        notes.append(f"`ncx` {where}; the agents' files start this one: {shlex.join(cmd)}")
     return Plan(tuple(changes), tuple(notes))
+
+
+# --- .codex/config.toml ---------------------------------------------------------------------
+
+
+def _toml(text: str, rel: str) -> dict[str, Any] | None:
+    """`text` parsed (None where this Python has no TOML reader); a file that does not parse
+    is refused: appended to, it would stay broken and Codex would lose its whole config."""
+    try:
+        import tomllib  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError:  # Python 3.10
+        return None
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BadAgentFile(
+            f"is not valid TOML ({exc})",
+            path=rel,
+            hint="fix the TOML (Codex cannot read it either), then re-run",
+        ) from None
+    return data
+
+
+def _defines_ncx_server(text: str, rel: str) -> bool:
+    """Whether the user's part of the config (outside ncx's block) defines mcp_servers.ncx,
+    in whatever TOML form: a table, a dotted key, an inline table."""
+    _toml(text, rel)  # the whole file must parse
+    outside = _outside_block(text, TOML_START, TOML_END)
+    try:
+        data = _toml(outside, rel)
+    except BadAgentFile:
+        return False  # only with ncx's block does it parse: the block is what defines it
+    if data is None:
+        return _OWN_TOML_SHAPES.search(outside) is not None
+    servers = data.get("mcp_servers")
+    return isinstance(servers, dict) and "ncx" in servers
+
+
+def _codex_config(text: str, block: str, rel: str) -> str:
+    after = put_block(text, block, TOML_START, TOML_END, rel=rel)
+    try:
+        _toml(after, rel)
+    except BadAgentFile:
+        # e.g. `mcp_servers = { other = {...} }`: a [mcp_servers.ncx] table cannot extend an
+        # inline table. Said, never written.
+        raise BadAgentFile(
+            "defines [mcp_servers] in a form ncx's [mcp_servers.ncx] table cannot be added to",
+            path=rel,
+            hint=f'add `ncx = {{ command = "{LAUNCHER}", args = ["mcp"] }}` to your '
+            "mcp_servers by hand",
+        ) from None
+    return after
 
 
 def apply_plan(root: Path, plan: Plan) -> list[str]:
     """Write the planned files (atomically); return their repo-relative paths."""
+    import os
+    import stat
+
     from ncx.store import write_if_changed
 
-    return [c.path for c in plan.changes if write_if_changed(root / c.path, c.after.encode())]
+    written = [
+        c.path
+        for c in plan.changes
+        if write_if_changed(root / c.path, c.after.encode(), mode=0o777 if c.executable else 0o666)
+    ]
+    launcher = root / LAUNCHER
+    if launcher.is_file() and os.name != "nt":
+        # a launcher that lost its x bits (a copy, an archive) cannot start: given back
+        mode = stat.S_IMODE(launcher.stat().st_mode)
+        want = mode | (mode & 0o444) >> 2  # executable by whoever may read it
+        if want != mode:
+            launcher.chmod(want)
+    return written
 
 
 def diff_text(change: Change) -> str:
@@ -256,9 +325,14 @@ def _outside_block(text: str, start: str, end: str) -> str:
 
 
 def _read(root: Path, rel: str) -> str | None:
-    from ncx.paths import read_problem
+    from ncx.paths import check_real_folders, read_problem
 
     path = root / rel
+    # Every file read here may be written: a linked .claude/, .codex/, .cursor/ or .github/
+    # would carry the write out of the repository (or into .git/).
+    check_real_folders(
+        root, rel, hint="replace the symlink with a real folder inside the repository, then re-run"
+    )
     # A linked CLAUDE.md (or .claude/ folder) could point outside the repository: its text
     # would be read into the plan and the merged file written over the link's target.
     bad = read_problem(root, rel)
@@ -301,23 +375,9 @@ def _merge_file(text: str | None, rel: str, merge: Any) -> str | None:
     return json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
 
 
-def _hooks(settings: dict[str, Any], cmd: list[str]) -> dict[str, Any]:
-    ours = json.loads(template_text("claude-settings.json"))
-    if cmd != ["ncx"]:
-        prefix = shlex.join(cmd)
-        ours["hooks"] = {e: [_with_exe(g, prefix) for g in gs] for e, gs in ours["hooks"].items()}
-    return merge_hooks(settings, ours)
-
-
-def _with_command(config: dict[str, Any], cmd: list[str]) -> dict[str, Any]:
-    """An mcpServers template whose ncx entry starts `cmd` instead of bare `ncx`."""
-    entry = config["mcpServers"]["ncx"]
-    entry["command"], entry["args"] = cmd[0], [*cmd[1:], *entry["args"]]
-    return config
-
-
 def _ncx_exe(command: Any, *, subcommand: str | None = None) -> str | None:
-    """The executable of an ncx command line (`/x/bin/ncx agent-hook prompt` -> '/x/bin/ncx')."""
+    """The executable of an ncx command line (`/x/bin/ncx agent-hook prompt` -> '/x/bin/ncx',
+    the launcher's `"${CLAUDE_PROJECT_DIR:-.}"/.neocortex/bin/ncx` too)."""
     if not isinstance(command, str):
         return None
     try:
@@ -346,8 +406,10 @@ def merge_hooks(settings: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any
     """Claude Code settings with ncx's hook groups in place of any earlier ncx hooks.
 
     The user's keys, other hooks and their order are kept; ncx's group goes where its
-    previous one was (else last), so re-running changes nothing. An ncx command the user
-    pointed at another executable (`/home/me/.ncx/bin/ncx ...`) keeps that executable.
+    previous one was (else last), so re-running changes nothing. An earlier ncx hook that
+    named an executable (`/home/me/.ncx/bin/ncx agent-hook prompt`, what ncx wrote before
+    the launcher) is replaced too: a machine's path in a committed file fails on every other
+    machine; a machine's own choice of ncx goes in NCX_BIN, which the launcher reads.
     """
     hooks = settings.get("hooks", {})
     if not isinstance(hooks, dict):
@@ -359,40 +421,25 @@ def merge_hooks(settings: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any
             raise BadAgentFile(f'"hooks.{event}" must be a list', path=".claude/settings.json")
         kept: list[Any] = []
         at: int | None = None
-        exe: str | None = None
         for group in groups:
             inner = group.get("hooks") if isinstance(group, dict) else None
             if isinstance(inner, list) and any(_is_ours(h) for h in inner):
                 at = len(kept) if at is None else at
-                exe = exe or next(_kept_exe(h["command"]) for h in inner if _is_ours(h))
                 rest = [h for h in inner if not _is_ours(h)]
                 if rest:
                     kept.append({**group, "hooks": rest})
                 continue
             kept.append(group)
-        fresh = [_with_exe(g, exe) for g in our_groups]
         at = len(kept) if at is None else at
-        merged_hooks[event] = kept[:at] + fresh + kept[at:]
+        merged_hooks[event] = kept[:at] + list(our_groups) + kept[at:]
     return {**settings, "hooks": merged_hooks}
-
-
-def _with_exe(group: dict[str, Any], exe: str | None) -> dict[str, Any]:
-    """`group` with its commands started by `exe` (a shell-quoted command prefix)."""
-    if not exe or exe == "ncx":
-        return group
-    hooks = []
-    for h in group["hooks"]:
-        argv = shlex.split(h["command"])
-        rest = argv[len(shlex.split(_ncx_exe(h["command"]) or "ncx")) :]
-        hooks.append({**h, "command": exe + " " + shlex.join(rest)})
-    return {**group, "hooks": hooks}
 
 
 def merge_mcp(config: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
     """An MCP client config (`mcpServers`) with ncx's server entry set; other servers kept.
 
-    The user's extra keys on the ncx entry (env, ...) and an ncx executable they pointed
-    elsewhere are kept.
+    The user's extra keys on the ncx entry (env, ...) are kept; its command and args are
+    ncx's (the launcher: see merge_hooks for why not a machine's path).
     """
     servers = config.get("mcpServers", {})
     if not isinstance(servers, dict):
@@ -400,24 +447,5 @@ def merge_mcp(config: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
     entry = dict(ours["mcpServers"]["ncx"])
     old = servers.get("ncx")
     if isinstance(old, dict):
-        args = old.get("args")
-        old_args: list[Any] = args if isinstance(args, list) else []
-        exe = _kept_exe(_argv_text([old.get("command"), *old_args]))
         entry = {**old, **entry}
-        if exe:  # the user's own ncx executable: keep it
-            argv = [entry["command"], *entry["args"]]
-            rest = argv[len(shlex.split(_ncx_exe(_argv_text(argv)) or "ncx")) :]
-            prefix = shlex.split(exe)
-            entry["command"], entry["args"] = prefix[0], [*prefix[1:], *rest]
     return {**config, "mcpServers": {**servers, "ncx": entry}}
-
-
-def _argv_text(argv: list[Any]) -> str | None:
-    return shlex.join(argv) if argv and all(isinstance(a, str) for a in argv) else None
-
-
-def _kept_exe(command: str | None) -> str | None:
-    """The ncx command prefix of an existing entry when it names an executable (an install
-    the user chose); a bare `ncx` is re-derived (see ncx_command)."""
-    exe = _ncx_exe(command)
-    return None if not exe or exe == "ncx" else exe

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from ncx.config import Config
+from ncx.controls import strip_controls
 from ncx.errors import NcxError
 
 INSTRUCTIONS = (
@@ -96,7 +97,23 @@ def _tool_error(exc: NcxError, args: Collection[str] = ()) -> Exception:
     from mcp.server.mcpserver.exceptions import ToolError
 
     hint = mcp_hint(exc.hint, args) if exc.hint else ""
-    return ToolError(f"{exc}" + (f" (hint: {hint})" if hint else ""))
+    return ToolError(strip_controls(f"{exc}" + (f" (hint: {hint})" if hint else "")))
+
+
+def _safe_dict(value: dict[str, Any]) -> dict[str, Any]:
+    return {k: _safe(v) for k, v in value.items()}
+
+
+def _safe(value: Any) -> Any:
+    """A tool's answer with terminal controls taken out of every string in it: a client may
+    show it on a terminal, and a doc's or a task's `ESC ]` must not drive that terminal."""
+    if isinstance(value, str):
+        return strip_controls(value)
+    if isinstance(value, dict):
+        return {k: _safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe(v) for v in value]
+    return value
 
 
 def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) -> Any:
@@ -110,7 +127,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
     tree = _Tree(root, cfg, problem)
     instructions = INSTRUCTIONS
     if problem is not None:
-        instructions = f"Not serving a repository: {problem}. " + instructions
+        instructions = strip_controls(f"Not serving a repository: {problem}. ") + instructions
     server: Any = MCPServer(
         "ncx", instructions=instructions, version=version(), log_level="WARNING"
     )
@@ -138,14 +155,14 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
                 frame = build_frame(tree.root, tree.cfg, req, searcher=tree.searcher(query))
         except NcxError as exc:
             raise _tool_error(exc, assemble_args) from None
-        return str(frame.markdown) + (f"\n<!-- ncx: {note} -->\n" if note else "")
+        return strip_controls(str(frame.markdown)) + (f"\n<!-- ncx: {note} -->\n" if note else "")
 
     def retrieve(
         query: Annotated[str, Field(description="What to look for, in words.")],
         k: Annotated[int, Field(ge=1, le=50, description="How many results.")] = 8,
         kind: Annotated[
-            Literal["chunk", "memory"] | None,
-            Field(description="Only chunks (doc sections) or only memories."),
+            Literal["chunk", "memory", "code"] | None,
+            Field(description="Only chunks (doc sections), memories, or code definitions."),
         ] = None,
         domain: Annotated[
             str | None, Field(description="Only knowledge of this domain, e.g. auth.")
@@ -163,12 +180,13 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
+                from ncx.code.search import CodeSearcher, combined
+
                 s = tree.searcher(query)
-                hits = s.search(query, k=k, filters=filters)
-                results = [s.hit_json(h) for h in hits]
+                results = combined(s, CodeSearcher(tree.root), query, k, filters)
         except NcxError as exc:
             raise _tool_error(exc) from None
-        return {"results": results, **({"note": note} if note else {})}
+        return {"results": _safe(results), **({"note": note} if note else {})}
 
     def remember(
         learning: Annotated[str, Field(description="The fact, in one or two sentences.")],
@@ -212,18 +230,21 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
             from mcp.server.mcpserver.exceptions import ToolError
 
             raise ToolError(
-                f"{exc} (hint: if it says something {exc.existing} does not, call remember "
+                strip_controls(f"{exc}")
+                + f" (hint: if it says something {exc.existing} does not, call remember "
                 f"again with force=true; if {exc.existing} is wrong, tell the user, who can "
                 f'correct it with `ncx memory evolve {exc.existing} --incorrect "..."`)'
             ) from None
         except NcxError as exc:
             raise _tool_error(exc, remember_args) from None
-        return {
-            "id": added.memory.id,
-            "status": "proposed",
-            "written": list(added.written),
-            "related": [{"id": r.id, "similarity": r.similarity} for r in added.related],
-        }
+        return _safe_dict(
+            {
+                "id": added.memory.id,
+                "status": "proposed",
+                "written": list(added.written),
+                "related": [{"id": r.id, "similarity": r.similarity} for r in added.related],
+            }
+        )
 
     def status() -> dict[str, Any]:
         from ncx.tree.status import tree_status
@@ -231,7 +252,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
-                return tree_status(tree.root, tree.cfg).to_json()
+                return _safe_dict(tree_status(tree.root, tree.cfg).to_json())
         except NcxError as exc:
             raise _tool_error(exc) from None
 
@@ -270,3 +291,49 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         "(run `ncx check`).",
     )
     return server
+
+
+def serve_stdio(server: Any) -> None:
+    """Run `server` over stdio, answering what is not a JSON-RPC message.
+
+    The SDK's stdio transport drops such a line without a word, so a client that sent it
+    waits forever; JSON-RPC 2.0 wants an error with id null: -32700 for text that is not
+    JSON, -32600 for JSON that is not a request, notification or response."""
+    import anyio
+
+    anyio.run(_serve_stdio, server)
+
+
+async def _serve_stdio(server: Any) -> None:
+    import anyio
+    from mcp import types
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves too
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream[Any](0)
+
+        async def forward() -> None:
+            async with send:
+                async for item in read_stream:
+                    if not isinstance(item, Exception):
+                        await send.send(item)
+                        continue
+                    not_json = any(
+                        e.get("type") == "json_invalid"
+                        for e in getattr(item, "errors", lambda: [])()
+                    )
+                    error = types.ErrorData(
+                        code=types.PARSE_ERROR if not_json else types.INVALID_REQUEST,
+                        message="Parse error: not JSON"
+                        if not_json
+                        else "Invalid Request: not a JSON-RPC 2.0 request, notification or "
+                        "response",
+                    )
+                    reply = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
+                    await write_stream.send(SessionMessage(reply))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(forward)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())

@@ -1,4 +1,4 @@
-"""cli_agent: `ncx agent-hook …` (what agents' hooks run; hidden) and `ncx mcp` (the MCP server).
+"""cli_agent: `ncx agent-hook …` (what agents' hooks run) and `ncx mcp` (the MCP server).
 
 A hook must never block or break the agent: it runs under a hard deadline, and on any error
 or timeout it prints one warning line on stderr and exits 0 with nothing on stdout (an exit
@@ -8,6 +8,7 @@ of 2 would make Claude Code drop the user's prompt).
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import threading
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Annotated
 import typer
 
 from ncx.cli.app import _config, _root, _say, app, command
+from ncx.controls import strip_controls
 from ncx.errors import UsageError
 from ncx.query.warm import warm_in_background
 
@@ -28,7 +30,7 @@ hook_app = typer.Typer(
     "Reads the hook's JSON on stdin; never fails: errors and timeouts are one warning line.",
     no_args_is_help=True,
 )
-app.add_typer(hook_app, name="agent-hook", hidden=True)
+app.add_typer(hook_app, name="agent-hook")
 
 TimeoutOpt = Annotated[
     str | None,
@@ -112,7 +114,9 @@ def _fail_open(
     with lock:
         done.set()
         if text:
-            sys.stdout.write(text)
+            # What a hook prints goes to the agent, and often to the user's terminal too: a
+            # prompt or a doc holding `ESC ] 52` must not reach either as a control.
+            sys.stdout.write(strip_controls(text))
             sys.stdout.flush()
 
 
@@ -173,11 +177,17 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
             # A fresh clone: the wakeup needs the whole cache, which can take longer than
             # the hook may. Start building it now, so the session's prompts find it ready.
             warm_in_background(root)
+            from ncx.layout import ncx_command_name
+
             return (
                 "<!-- ncx wakeup -->\nThis clone's ncx search cache is being built in the "
-                "background; until it is ready, `ncx assemble --task ...` and the prompt hook "
-                "search only the sections that share the task's words.\n"
+                f"background; until it is ready, `{ncx_command_name(root)} assemble --task ...` "
+                "and the prompt hook search only the sections that share the task's words.\n"
             )
+        from ncx.code.index import has_code_index
+
+        if not has_code_index(root):
+            warm_in_background(root)  # the code index too, before the first prompt needs it
         return session_context(root, _config(), tokens)
 
     _fail_open("session-start", limit, produce)
@@ -185,15 +195,18 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
 
 @hook_app.command("warm")
 def hook_warm() -> None:
-    """Build the search cache now (what a timed-out hook starts in the background)."""
+    """Build the search cache and the code index now (what a timed-out hook starts in the
+    background)."""
 
     def produce() -> str:
+        from ncx.code.index import load_code_index
         from ncx.query.cache import building, load_index
 
         root = _root()
         if building(root):
             return ""  # another build is under way: waiting for it would only pile up
         load_index(root)
+        load_code_index(root)
         return ""
 
     _fail_open("warm", 600.0, produce, warm=False, group=True)
@@ -215,14 +228,27 @@ def mcp(
         import mcp  # noqa: F401  (the optional extra; heavy, so only here)
     except ImportError:
         _say("ncx: error: `ncx mcp` needs the MCP Python SDK, which is not installed")
-        _say("  hint: pip install 'ncx[mcp]'  (with pipx: pipx inject ncx mcp)")
+        # the pip of the interpreter running ncx: the `pip` on PATH belongs to another
+        # Python after the README's install (~/.ncx) or a pipx one
+        _say(f"  hint: {shlex.join([sys.executable, '-m', 'pip', 'install', 'ncx[mcp]'])}")
+        _say("  (an install made with pipx: pipx inject ncx mcp)")
         raise typer.Exit(code=1) from None
-    from ncx.agents.mcp_server import build_server
+    from ncx.agents.mcp_server import build_server, serve_stdio
     from ncx.errors import NcxError
     from ncx.repo import find_root
 
     # Cursor expands ${workspaceFolder} in mcp.json; a client that does not passes it verbatim.
     where = root if root is not None and "${" not in str(root) else None
+    if where is not None:
+        # A --root the config names is a typo or a moved checkout: refused now, where the
+        # client's log shows it, rather than a server whose every tool answers an error.
+        if not where.is_dir():
+            raise NcxError(
+                "--root is not a folder",
+                path=where,
+                hint="give the repository's path in the MCP config's \"--root\" argument",
+            )
+        find_root(where)
     try:
         tree_root = find_root(where) if where is not None else _root()
         problem: NcxError | None = None
@@ -238,4 +264,4 @@ def mcp(
         tree_root = where or Path.cwd()
         _say(f"ncx: warning: {exc}")
     _say(f"ncx: MCP server for {tree_root} on stdio")
-    build_server(tree_root, _config(), problem=problem).run("stdio")
+    serve_stdio(build_server(tree_root, _config(), problem=problem))

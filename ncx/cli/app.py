@@ -10,7 +10,6 @@ import contextlib
 import functools
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
 import typer
 
+from ncx.controls import strip_controls
 from ncx.errors import NcxError
 
 if TYPE_CHECKING:
@@ -64,31 +64,26 @@ def _root_options(
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-# What a terminal would act on instead of print: CSI (`ESC [ ... m`, cursor moves, screen
-# clears), OSC (`ESC ] ... BEL`: window titles, hyperlinks, clipboard writes), DCS/PM/APC
-# strings, other two-byte escapes, and the C0/C1 control characters (tab and newline stay).
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"
-    r"|\x1b.?"
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-)
-
-
 def clean(text: str) -> str:
     """Text quoted from docs, memories, paths or tasks, made safe to show on a terminal."""
-    return _CONTROL.sub("", text) if text else text
+    return strip_controls(text)
 
 
 class _Clean:
-    """A text stream that strips terminal controls from everything written through it."""
+    """A text stream that strips terminal controls from everything written through it.
 
-    def __init__(self, inner: TextIO):
+    `ncx`: how to name ncx in the commands the text quotes (`ncx sync`), where that is not
+    `ncx` (started by the committed launcher, whose hints must be runnable the same way)."""
+
+    def __init__(self, inner: TextIO, ncx: str = "ncx"):
         self._inner = inner
+        self._ncx = ncx
 
     def write(self, text: str) -> int:
-        self._inner.write(clean(text))
+        out = clean(text)
+        if self._ncx != "ncx":
+            out = out.replace("`ncx ", f"`{self._ncx} ")
+        self._inner.write(out)
         return len(text)
 
     def __getattr__(self, name: str) -> Any:
@@ -99,8 +94,11 @@ class _Clean:
 def _clean_streams() -> Iterator[None]:
     # The CLI edge: every line ncx prints (reports, frames, memory text, error messages)
     # passes here, so a heading or task holding `ESC ]` cannot drive the user's terminal.
+    from ncx.config import command_name
+
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Clean(out), _Clean(err)
+    # stderr is talk, hints included; stdout is data (frames name ncx by the tree's files)
+    sys.stdout, sys.stderr = _Clean(out), _Clean(err, command_name())
     try:
         yield
     finally:
@@ -108,7 +106,8 @@ def _clean_streams() -> Iterator[None]:
 
 
 def _say(msg: str) -> None:
-    print(msg, file=sys.stderr)
+    # (Also outside the CLI edge's cleaned streams: the agent hooks print their warnings here.)
+    print(strip_controls(msg), file=sys.stderr)
 
 
 def _fail(exc: NcxError) -> typer.Exit:

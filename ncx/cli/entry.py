@@ -26,6 +26,17 @@ def main() -> None:
 
 
 def _hook(name: str) -> int:
+    if name == "sync" and os.path.isfile(".neocortex/manifest.json"):
+        # Every clone gets the chunk-file merge driver from the hooks themselves, not only
+        # the one that ran `ncx init` (pre-commit runs hooks at the repository's top).
+        from ncx.tree.touched import merge_driver_set
+
+        if not merge_driver_set():
+            from pathlib import Path
+
+            from ncx.tree.merge import ensure_driver
+
+            ensure_driver(Path.cwd())  # best effort: a read-only .git must not fail commits
     if os.environ.get("GIT_INDEX_FILE"):
         # Inside `git commit`: a commit that touches no doc, sidecar or .neocortex/ file
         # has nothing for either hook to judge. Asked before anything else is imported.
@@ -48,7 +59,10 @@ def _hook(name: str) -> int:
         if name == "sync":
             return precommit.hook_sync(root, cfg, say, print)
         staged, span = precommit.check_stage(os.environ)
-        return precommit.hook_check(root, cfg, say, print, staged=staged, span=span)
+        pushing = bool(os.environ.get("PRE_COMMIT_REMOTE_NAME"))  # set by pre-push only
+        return precommit.hook_check(
+            root, cfg, say, print, staged=staged, span=span, pushing=pushing
+        )
     except NcxError as exc:
         say(exc.report())
         return exc.exit_code

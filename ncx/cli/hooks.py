@@ -30,9 +30,12 @@ def hook_sync() -> None:
 
     Example (.pre-commit-config.yaml): hooks: [{id: ncx-sync}]
     """
+    from ncx.tree.merge import ensure_driver
     from ncx.tree.precommit import hook_sync as run
 
-    raise typer.Exit(code=run(_root(), _config(), _say, _out))
+    root = _root()
+    ensure_driver(root)  # (`ncx hook sync` itself takes ncx.cli.entry's shortcut, which does too)
+    raise typer.Exit(code=run(root, _config(), _say, _out))
 
 
 @command("check", target=hook_app)
@@ -53,7 +56,10 @@ def hook_check(
     from ncx.tree.precommit import hook_check as run
 
     staged, span = check_stage(os.environ, full=full)
-    raise typer.Exit(code=run(_root(), _config(), _say, _out, staged=staged, span=span))
+    pushing = bool(os.environ.get("PRE_COMMIT_REMOTE_NAME"))  # set by pre-push only
+    raise typer.Exit(
+        code=run(_root(), _config(), _say, _out, staged=staged, span=span, pushing=pushing)
+    )
 
 
 @command("post-merge", target=hook_app)
@@ -79,6 +85,9 @@ def hook_post_merge() -> None:
     else:
         base, what = "ORIG_HEAD", "merge"
     root = _root()
+    from ncx.tree.merge import ensure_driver
+
+    ensure_driver(root)
     code = hook_after(root, _config(), _say, _out, base=base, what=what)
     from ncx.query.cache import has_cache
 
@@ -95,13 +104,24 @@ def hook_merge_chunks(
     base: Annotated[Path, typer.Argument(help="The common ancestor's version (%O).")],
     ours: Annotated[Path, typer.Argument(help="This branch's version; the result goes here (%A).")],
     theirs: Annotated[Path, typer.Argument(help="The other branch's version (%B).")],
+    path: Annotated[str | None, typer.Argument(help="The chunk file's path (%P).")] = None,
 ) -> None:
-    """git's merge driver for a doc's chunk file (set up by `ncx init`): the text merge when
-    it is clean, else exit 1 with this branch's version kept, without conflict markers.
+    """git's merge driver for a doc's chunk file (set up by `ncx init` and by the hooks):
+    the text merge when it is clean, else this branch's version kept, without conflict
+    markers, and the file reported merged: it is derived from the doc, and the hooks (or
+    `ncx sync`) rewrite it from the merged doc.
     """
     from ncx.tree.merge import merge_chunk_file
 
-    raise typer.Exit(code=0 if merge_chunk_file(base, ours, theirs) else 1)
+    if not merge_chunk_file(base, ours, theirs):
+        # Exit 0: a chunk file left unmerged is a step nobody can take but by hand (git
+        # refuses the commit before any hook runs), and the right content is not either side.
+        _say(
+            f"ncx: {path or 'a chunk file'}: both sides changed the same section; this "
+            "side's chunks kept, without markers: once the doc is merged, the ncx hooks "
+            "(or `ncx sync`) rewrite them from it"
+        )
+    raise typer.Exit(code=0)
 
 
 @command("migrate", target=hook_app)
@@ -179,6 +199,9 @@ def review(
             from ncx.tree.staged import verify_range
 
             rev.problems = [str(f) for f in verify_range(root, _config(), base, head).findings]
+    from ncx.eval.review import eval_delta
+
+    eval_delta(root, _config(), rev, base, head)
     if out is not None:
         out.write_text(render_markdown(rev), encoding="utf-8")
     if as_json or fmt == "json":

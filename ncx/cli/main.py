@@ -8,6 +8,7 @@ stdout carries data (reports, JSON, frames); stderr carries progress, warnings, 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -27,6 +28,10 @@ from ncx.cli.app import (
 )
 
 if TYPE_CHECKING:
+    from ncx.code.rank import CodeHit
+    from ncx.code.search import CodeSearcher
+    from ncx.config import Config
+    from ncx.query.context import FrameRequest
     from ncx.query.rank import Filters
 
 
@@ -102,10 +107,16 @@ def init(
 def _install_agents(
     root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
 ) -> None:
-    from ncx.agents.install import apply_plan, diff_text, ncx_command, plan_install, verify_command
+    from ncx.agents.install import (
+        apply_plan,
+        diff_text,
+        ncx_command,
+        plan_install,
+        verify_command,
+    )
+    from ncx.layout import LAUNCHER
 
-    command = ncx_command()
-    plan = plan_install(root, agents, workflow=len(agents) == 3, command=command)
+    plan = plan_install(root, agents, workflow=len(agents) == 3)
     if dry_run:
         for change in plan.changes:
             sys.stdout.write(diff_text(change))
@@ -125,17 +136,23 @@ def _install_agents(
         if written
         else f"ncx: {who}: already installed; nothing to do"
     )
-    if not dry_run:  # the agents will start ncx this way: prove it starts
-        import shlex
-
-        worked, said = verify_command(command)
-        shown = shlex.join([*command, "--version"])
-        _say(
-            f"ncx: checked: `{shown}` -> {said}"
-            if worked
-            else f"ncx: warning: `{shown}` failed ({said}); the agents cannot start ncx "
-            "this way: install ncx with pipx or uv tool, then re-run `ncx init --agent`"
-        )
+    if not dry_run:  # the agents start ncx through the launcher: prove it finds one here
+        worked, said = verify_command([str(root / LAUNCHER)])
+        if worked:
+            _say(f"ncx: checked: `{LAUNCHER} --version` -> {said}")
+        else:
+            own = ncx_command()
+            fix = (
+                f"export NCX_BIN={shlex.quote(own[0])} (in your shell profile)"
+                if len(own) == 1
+                else "install ncx as the README's Set-up does (~/.ncx), or with pipx or uv tool"
+            )
+            _say(
+                f"ncx: warning: `{LAUNCHER} --version` found no ncx on this machine ({said}); "
+                f"the agents cannot start ncx here until you {fix}"
+            )
+    if LAUNCHER in written and not dry_run:
+        _say(f"ncx: commit {LAUNCHER} with the agents' files: they start ncx through it")
     if tree:
         _say("next: `ncx sync` to chunk and embed your docs")
 
@@ -166,10 +183,13 @@ def sync(
     Example: ncx sync docs/
     """
     from ncx.sources import describe
+    from ncx.tree.merge import ensure_driver
     from ncx.tree.sync import sync as run_sync
 
+    root = _root()
+    ensure_driver(root)
     report = run_sync(
-        _root(),
+        root,
         _config(),
         paths=paths or [],
         staged=staged,
@@ -177,6 +197,10 @@ def sync(
         dry_run=dry_run,
         progress=None if quiet or as_json else lambda m: _say(f"ncx: {m}"),
     )
+    if not staged and not dry_run and not paths:
+        # The moment a person runs sync is the one to read the code too: the code index is
+        # derived (cache/, keyed by git blob ids), so this writes nothing a commit holds.
+        _warm_code(quiet or as_json)
     if as_json:
         _json_out(
             {
@@ -193,6 +217,9 @@ def sync(
                 "skipped": [{"path": p, "reason": why} for p, why in report.skipped],
                 "problems": [
                     {"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems
+                ],
+                "secrets": [
+                    {"path": p, "line": n, "kind": k} for p, n, k in sorted(set(report.secrets))
                 ],
                 "dry_run": dry_run,
             }
@@ -211,6 +238,10 @@ def sync(
                 print("(`ncx sync --json` lists every file)")
         for exc in report.problems:
             _say(exc.report())
+        from ncx.tree.sync import secret_warnings
+
+        for line in secret_warnings(report):
+            _say(line)
         if quiet and report.skipped:
             _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")
         elif report.skipped:
@@ -223,14 +254,15 @@ def sync(
                 f"ncx: {len(report.written)} written, {len(report.removed)} removed, "
                 f"{report.embedded} embedded ({docs} {report.chunks} chunks)"
             )
-        elif report.problems:
-            # Never "up to date" beside a doc it could not read or a file it could not write.
-            _say(
-                f"ncx: not up to date: {len(report.problems)} problem(s) above; nothing "
-                f"written ({docs} {report.chunks} chunks)"
-            )
+        elif report.problems:  # not "up to date": something asked for was not done
+            _say(f"ncx: nothing written ({docs} {report.chunks} chunks); see the error above")
         else:
             _say(f"ncx: up to date ({docs} {report.chunks} chunks); nothing written")
+    if not dry_run:
+        from ncx.tree.merge import unmerged_advice
+
+        if (advice := unmerged_advice(root)) is not None:
+            _say(advice)
     if report.problems:
         raise typer.Exit(code=1)
 
@@ -243,7 +275,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     """
     from ncx.tree.status import tree_status
 
-    st = tree_status(_root(), _config())
+    root = _root()
+    st = tree_status(root, _config())
     if as_json:
         _json_out(st.to_json())
         return
@@ -267,6 +300,11 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
         print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
     if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
+    if st.memories > 1:
+        from ncx.memory.dupes import near_duplicates
+
+        for pair in near_duplicates(root):  # as a merge of two branches can leave them
+            print(f"near-duplicate memories: {pair}")
 
 
 @command()
@@ -321,10 +359,10 @@ def _filters(
     from ncx.query.rank import Filters
 
     kinds = frozenset(kind or [])
-    bad = kinds - {"chunk", "memory"}
+    bad = kinds - {"chunk", "memory", "code"}
     if bad:
         raise typer.BadParameter(
-            f"unknown kind {sorted(bad)[0]!r}; use chunk or memory", param_hint="--kind"
+            f"unknown kind {sorted(bad)[0]!r}; use chunk, memory or code", param_hint="--kind"
         )
     return Filters(
         kinds=kinds,
@@ -353,7 +391,8 @@ def retrieve(
         ),
     ] = False,
     kind: Annotated[
-        list[str] | None, typer.Option("--kind", help="chunk or memory (repeatable).")
+        list[str] | None,
+        typer.Option("--kind", help="chunk, memory or code (repeatable) [default: all three]."),
     ] = None,
     domain: Annotated[
         list[str] | None, typer.Option("--domain", help="Only these domains (repeatable).")
@@ -371,17 +410,39 @@ def retrieve(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show the score parts of each result.")
     ] = False,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            metavar="REV",
+            help="Answer from the knowledge of commit REV, without checking it out (the "
+            "bytes a checkout of REV gives).",
+        ),
+    ] = None,
 ) -> None:
-    """Find the chunks and memories that best match a query (BM25F + static embeddings).
+    """Find the chunks, memories and code that best match a query.
+
+    Docs and memories are ranked by BM25F + static embeddings; code (definitions in the
+    tracked source files) by BM25F over names, signatures and docstrings, and the files'
+    reference graph. A code hit names path:lines and the symbol.
 
     Example: ncx retrieve "how do I rotate the signing key" --k 5 --json
+    Example: ncx retrieve "where are retries configured" --kind code
     """
+    import dataclasses
     import time
 
+    from ncx.code.search import CodeSearcher, best_per_file, combined, interleave
     from ncx.query.search import Searcher, clip_query
 
     filters = _filters(kind, domain, path, include_superseded)
     root = _root()
+    if at is not None:
+        from ncx.eval.at import materialise
+
+        root = materialise(root, at).root  # its own cache, built there once
+    want_code, want_docs = _wanted(filters)
+    code = CodeSearcher(root)
     if batch:
         searcher = Searcher.open(root, _config())
         for line in sys.stdin:
@@ -394,11 +455,11 @@ def retrieve(
                     raise ValueError(f"k must be a whole number from 1 to 10000, not {qk!r}")
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
-            if (note := clip_query(q)[1]) is not None:
+            q, note = clip_query(q)
+            if note is not None:
                 _say(f"ncx: qid {req.get('qid')!r}: {note}")
             t = time.perf_counter()
-            hits = searcher.search(q, k=qk, filters=filters)
-            results = [searcher.hit_json(h, explain=explain) for h in hits]
+            results = combined(searcher, code, q, qk, filters, explain=explain)
             ms = (time.perf_counter() - t) * 1000
             out = {"qid": req.get("qid"), "results": results, "latency_ms": round(ms, 3)}
             sys.stdout.write(json_text(out) + "\n")
@@ -408,18 +469,40 @@ def retrieve(
     query, note = clip_query(query)
     if note is not None:
         _say(f"ncx: {note}")
-    cfg, cold = _one_query_config(root)
-    searcher = Searcher.open(root, cfg, query=query)
-    hits = searcher.search(query, k=k, filters=filters)
-    _after_one_query(root, cold)
-    if as_json:
-        for h in hits:
-            sys.stdout.write(json_text(searcher.hit_json(h, explain=explain)) + "\n")
+    if not want_docs:
+        _print_code(code, query, k, filters, as_json, explain)
         return
-    if not hits:
+    cfg, cold = _one_query_config(root) if at is None else (_config(), False)
+    searcher = Searcher.open(root, cfg, query=query)
+    if want_code and not code.ready_for_quick_answer():
+        # a fresh clone of a large tree: docs now, the code index built in the background
+        filters = dataclasses.replace(filters, kinds=filters.kinds | {"chunk", "memory"})
+        want_code = False
+        _say("ncx: no code index in this clone yet: building it in the background (docs only now)")
+    if as_json:
+        for r in combined(searcher, code, query, k, filters, explain=explain):
+            sys.stdout.write(json_text(r) + "\n")
+        _after_one_query(root, cold)
+        return
+    hits = searcher.search(
+        query, k=k, filters=dataclasses.replace(filters, kinds=filters.kinds - {"code"})
+    )
+    _after_one_query(root, cold)
+    code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
+    if not hits and not code_hits:
         _say("ncx: no match")
         return
-    for rank, h in enumerate(hits, 1):
+    rows = interleave(
+        [(h.score, h.confidence, h) for h in hits],
+        [(c.file_score, c.confidence, c) for c in best_per_file(code_hits)],
+        k,
+    )
+    from ncx.code.rank import CodeHit
+
+    for rank, h in enumerate(rows, 1):
+        if isinstance(h, CodeHit):
+            _print_code_hit(rank, h, explain)
+            continue
         where = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
         where += f" (cell {h.cell})" if h.cell else ""
         print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
@@ -428,11 +511,58 @@ def retrieve(
             print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
         snippet = " ".join(searcher.text(h).split())[:160]
         print(f"      {snippet}")
-    if hits[0].weak:
+    if hits and hits[0].weak and not code_hits:
         _say(
             f"ncx: weak evidence: the best match has {hits[0].confidence:.0%} of the query's "
-            "terms; the answer may not be in the docs (look in the code)"
+            "terms; the answer may not be in the docs"
         )
+
+
+def _warm_code(quiet: bool) -> None:
+    from ncx.code.index import load_code_index
+
+    def said(n: int) -> None:
+        if not quiet:
+            _say(f"ncx: reading {n} source files for the code index (cache/, not committed)")
+
+    idx = load_code_index(_root(), on_read=said)
+    if not quiet and len(idx):
+        _say(f"ncx: code: {len(idx.files)} source files, {len(idx)} definitions")
+
+
+def _wanted(filters: Filters) -> tuple[bool, bool]:
+    """(code, docs-or-memories): what a --kind list asks for; none asks for all."""
+    kinds = filters.kinds
+    return (not kinds or "code" in kinds), (not kinds or bool(kinds - {"code"}))
+
+
+def _print_code(
+    code: CodeSearcher, query: str, k: int, filters: Filters, as_json: bool, explain: bool
+) -> None:
+    from ncx.code.search import best_per_file
+
+    code.on_read = lambda n: _say(f"ncx: reading {n} source files for the code index (once)")
+    hits = code.search(query, files=k, path_globs=filters.path_globs)
+    if as_json:
+        for h in hits:
+            sys.stdout.write(json_text(code.hit_json(h, explain=explain)) + "\n")
+        return
+    if not hits:
+        _say("ncx: no match in the code")
+        return
+    for rank, h in enumerate(best_per_file(hits), 1):
+        _print_code_hit(rank, h, explain)
+
+
+def _print_code_hit(rank: int, h: CodeHit, explain: bool) -> None:
+    from ncx.code.search import describe
+
+    sym = f"{h.kind} {h.qualname}" if h.qualname else "module"
+    print(f"{rank:>2}. {h.file_score:.3f}  {h.path}:{h.start}-{h.end}  [code] {sym}")
+    if explain:
+        parts = [f"{k}={v}" for k, v in h.why.items()]
+        print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
+    print(f"      {' '.join(describe(h).split())[:160]}")
 
 
 @command()
@@ -485,6 +615,16 @@ def assemble(
         list[str] | None,
         typer.Option("--path", help="Only knowledge from sources matching this glob (repeatable)."),
     ] = None,
+    at: Annotated[
+        str | None,
+        typer.Option(
+            "--at",
+            metavar="REV",
+            help="Answer from the knowledge of commit REV, without checking it out (the "
+            "bytes a checkout of REV gives).",
+        ),
+    ] = None,
+    words: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
 ) -> None:
     """Build a position-optimized context frame for a task, within a hard token budget.
 
@@ -496,6 +636,12 @@ def assemble(
 
     if fmt not in ("markdown", "json"):
         raise typer.BadParameter("use markdown or json", param_hint="--format")
+    if words:
+        # `ncx assemble "fix the login"`: the task given as an argument, as to `retrieve`
+        raise typer.BadParameter(
+            f"the task goes after --task: ncx assemble --task {shlex.quote(' '.join(words))}",
+            param_hint="TASK",
+        )
     crit = list(criteria or [])
     if task_file is not None:
         try:
@@ -531,7 +677,7 @@ def assemble(
     from ncx.query.search import clip_query
 
     root = _root()
-    cfg, cold = _one_query_config(root)
+    cfg, cold = _one_query_config(root) if at is None else (_config(), False)
     if (note := clip_query(" ".join([task, *crit]))[1]) is not None:
         _say(f"ncx: {note}")
     req = FrameRequest(
@@ -541,17 +687,38 @@ def assemble(
         state_file=state,
         filters=_filters(None, domain, path, False),
     )
-    frame = build_frame(root, cfg, req)
+    named = ""
+    if at is not None:
+        from ncx.eval.at import materialise
+        from ncx.query.context import git_state
+
+        commit = materialise(root, at)
+        frame = build_frame(commit.root, cfg, req, git_lines=git_state(root, commit.sha))
+        named = f" at {commit.sha[:12]} ({_frame_options(commit.root, cfg, req)})"
+    else:
+        frame = build_frame(root, cfg, req)
     _after_one_query(root, cold)
     text = frame.markdown if fmt == "markdown" else json_text(frame.as_json(), indent=2) + "\n"
     if out is not None:
         out.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    _say(f"ncx: frame {frame.id}: {frame.tokens}/{frame.budget} tokens")
+    _say(f"ncx: frame {frame.id}{named}: {frame.tokens}/{frame.budget} tokens")
     if explain:
         for d in frame.decisions:
             _say(f"  {d.outcome:<10} {d.zone:<10} {d.score:7.3f}  {d.id}")
+
+
+def _frame_options(root: Path, cfg: Config, req: FrameRequest) -> str:
+    """The model and options a frame was built with, to replay it (`--at`)."""
+    from ncx.embedder import tree_model_id
+    from ncx.manifest import load_manifest
+
+    model, _ = tree_model_id(cfg.model, load_manifest(root).model)
+    opts = [f"model {model}", f"budget {req.budget}"]
+    opts += [f"--domain {d}" for d in sorted(req.filters.domains)]
+    opts += [f"--path {g}" for g in req.filters.path_globs]
+    return ", ".join(opts)
 
 
 @command()
@@ -575,6 +742,7 @@ def wakeup(
 # them here, explicitly, so `ncx --help` lists every command.
 import ncx.cli.agent  # noqa: E402
 import ncx.cli.bench  # noqa: E402
+import ncx.cli.eval  # noqa: E402
 import ncx.cli.hooks  # noqa: E402
 import ncx.cli.memory  # noqa: E402
 import ncx.cli.migrate  # noqa: E402

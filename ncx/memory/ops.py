@@ -10,6 +10,7 @@ discovery writes into the new memory alone, and only supersede touches two files
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -56,6 +57,8 @@ DUPLICATE_COS = 0.92
 RELATED_COS = 0.7
 RELATED_MAX = 5
 _LIVE = frozenset({"active", "proposed"})  # what a new memory may duplicate
+# Live memories near a new one (as learning + context) whose learnings are compared alone.
+_SAME_LEARNING_CANDIDATES = 20
 _USEFUL_STEP = 0.1
 _DEFAULT_USEFULNESS = 0.5
 
@@ -277,11 +280,7 @@ def add_memory(
     # Both uses below stop at their own threshold.
     neighbours = _neighbours(root, vec, min(DUPLICATE_COS, RELATED_COS))
     if not force:
-        for unit, sim in neighbours:
-            if sim < DUPLICATE_COS:
-                break
-            if unit.kind == "memory" and (unit.status or "active") in _LIVE:
-                raise DuplicateMemory(unit.id, sim, Path(unit.file))
+        _refuse_duplicate(root, learning, neighbours, embedder)
     related = _related(neighbours, mid)
     meta: dict[str, Any] = {
         "id": mid,
@@ -304,6 +303,46 @@ def add_memory(
     memory = Memory(mid, learning, context, meta, _related_lines(related))
     written = write_memory(root, memory, vec)
     return Added(memory, tuple(p.relative_to(root).as_posix() for p in written), related)
+
+
+def _refuse_duplicate(
+    root: Path, learning: str, neighbours: Sequence[tuple[Unit, float]], embedder: Embedder
+) -> None:
+    """DuplicateMemory when a live memory holds the same learning. Judged on the learning
+    itself: the same fact saved with another context (two sessions, two tasks) scored 0.87
+    as learning + context, under DUPLICATE_COS. Neighbours of that vector (>= RELATED_COS)
+    are the candidates; their learnings alone are compared, text first, then by cosine."""
+    import numpy as np
+
+    mine: Any = None
+    candidates = 0
+    for unit, sim in neighbours:
+        if unit.kind != "memory" or (unit.status or "active") not in _LIVE:
+            continue
+        if sim >= DUPLICATE_COS:
+            raise DuplicateMemory(unit.id, sim, Path(unit.file))
+        candidates += 1
+        if candidates > _SAME_LEARNING_CANDIDATES:
+            break
+        try:
+            other = read_memory(root / unit.file).learning
+        except (NcxError, OSError):
+            continue  # a broken file is `ncx check`'s to report, not a reason to refuse
+        if _words(other) == _words(learning):
+            raise DuplicateMemory(unit.id, 1.0, Path(unit.file), same=True)
+        if mine is None:
+            mine = embedder.embed([_embed_text(learning, "")])[0]
+        theirs = embedder.embed([_embed_text(other, "")])[0]
+        same = float(np.dot(mine, theirs)) / (
+            float(np.linalg.norm(mine) * np.linalg.norm(theirs)) or 1.0
+        )
+        if same >= DUPLICATE_COS:
+            raise DuplicateMemory(unit.id, same, Path(unit.file))
+
+
+def _words(text: str) -> list[str]:
+    """A learning's words, case and punctuation aside: the same fact typed twice."""
+    return re.findall(r"\w+", text.casefold())
 
 
 def _embed_text(learning: str, context: str) -> str:
@@ -430,6 +469,9 @@ def approve(root: Path, ref: str, *, today: date) -> list[str]:
     mem = read_memory(path)
     if mem.status != "proposed":
         raise UsageError(f"{mem.id} is {mem.status}, not proposed; nothing to approve")
+    # A proposal may have been edited by hand since it was added: approving is what makes it
+    # served to every agent, so it is scanned again, whole (frontmatter and body).
+    guard_secrets(**{mem.id: path.read_text(encoding="utf-8", errors="replace")})
     meta = dict(mem.meta)
     meta.update(status="active", updated=today)
     return [_rewrite(root, path, mem, meta)]
@@ -550,3 +592,53 @@ def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, list) else [value]
+
+
+def merged_votes(root: Path) -> list[str]:
+    """After a merge commit (HEAD with two parents): the memories both sides confirmed
+    useful (`evolve --useful`) in the very same way, counted twice. Two same-day votes
+    make identical bytes on each branch, which git merges as one (0.6, not 0.7: it calls no
+    merge driver when both sides agree); each such memory gets the other side's step again
+    (capped at 1). Returns the files rewritten, repo-relative."""
+    from ncx import repo
+    from ncx.layout import MEMORIES, NCX_DIR
+    from ncx.store import parse_frontmatter
+
+    two = repo.git(root, "rev-parse", "--verify", "--quiet", "HEAD^2", check=False).strip()
+    if not two:
+        return []
+    base = repo.git(root, "merge-base", "HEAD^1", "HEAD^2", check=False).decode().strip()
+    if not base:
+        return []
+    prefix = f"{NCX_DIR}/{MEMORIES}/"
+
+    def changed(rev: str) -> set[str]:
+        out = repo.git(root, "diff", "--name-only", "-z", "--diff-filter=M", base, rev, "--")
+        names = out.decode("utf-8", "surrogateescape").split("\0")
+        return {p for p in names if p.startswith(prefix) and p.endswith(".md")}
+
+    def blob(rev: str, path: str) -> bytes:
+        return repo.git(root, "cat-file", "blob", f"{rev}:{path}", check=False)
+
+    def useful(data: bytes, path: str) -> float | None:
+        try:
+            meta, _body, _ = parse_frontmatter(data.decode("utf-8", "replace"), path=path)
+        except NcxError:
+            return None
+        value = meta.get("usefulness")
+        return float(value) if isinstance(value, int | float) else None
+
+    written = []
+    for path in sorted(changed("HEAD^1") & changed("HEAD^2")):
+        ours = blob("HEAD^1", path)
+        if ours != blob("HEAD^2", path) or blob("HEAD", path) != ours:
+            continue  # the sides differ, or the merge result was edited: not one vote twice
+        before, after = useful(blob(base, path), path), useful(ours, path)
+        if before is None or after is None or after <= before:
+            continue
+        file = root / path
+        mem = read_memory(file)
+        meta = dict(mem.meta)
+        meta["usefulness"] = round(min(1.0, after + (after - before)), 2)
+        written.append(_rewrite(root, file, mem, meta))
+    return written

@@ -1,6 +1,7 @@
 """assembler: pack ranked material into a position-optimized frame under a hard budget. Pure.
 
-Zones, in order: task (primacy) → relevant knowledge → background (the weak middle) →
+Zones, in order: task (primacy) → relevant knowledge → code to open → background (the weak
+middle) →
 past learnings → current state → instructions (recency, with the task restated). The
 frame never exceeds the budget: items that do not fit are trimmed at a paragraph
 boundary (never inside a fenced code block) or left out. Same input, same bytes; the
@@ -21,14 +22,18 @@ from ncx.tokens import count_tokens
 SHARES = {
     "task": 0.10,
     "relevant": 0.45,
+    "code": 0.25,  # of what the fixed zones leave; unused, it flows to knowledge
     "background": 0.17,
     "learnings": 0.12,
     "state": 0.10,
     "instructions": 0.06,
 }
+CODE_SHARE_ALONE = 0.7
+
 ZONE_TITLES = {
     "task": "CRITICAL: Task",
     "relevant": "Relevant Knowledge",
+    "code": "Code to Open",
     "background": "Background",
     "learnings": "Past Learnings",
     "state": "Current State",
@@ -38,9 +43,17 @@ WEAK_NOTE = (
     "> Weak evidence: the best match shares few of the task's terms; the answer may not "
     "be in the docs (look in the code)."
 )
+WEAK_NOTE_CODE = (
+    "> Weak evidence: the best match shares few of the task's terms; the answer may not "
+    "be in the docs: see Code to Open."
+)
 QUICK_NOTE = (
     "> Quick search: the search cache of this clone is still being built, so only the "
     "sections sharing the task's words were searched; the next query searches everything."
+)
+CODE_PENDING_NOTE = (
+    "> Code: this clone's code index is being built in the background; the next query also "
+    "names the code to open."
 )
 _MIN_ITEM_TOKENS = 40
 # Background items are quoted by their lead only: past the strongest results, a pointer
@@ -54,7 +67,7 @@ class Item:
     """One piece of retrieved material offered to the frame."""
 
     id: str
-    kind: str  # chunk | memory
+    kind: str  # chunk | memory | code
     source_path: str
     start_line: int | None
     end_line: int | None
@@ -147,6 +160,8 @@ class FrameInput:
     learnings: tuple[Item, ...] = ()  # memories, best first
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
     instructions: tuple[str, ...] = ()
+    code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.code.zone)
+    code_pending: bool = False  # the code index is being built: say so in the frame
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
     quick: bool = False  # answered by a quick search (no cache yet): say so in the frame
 
@@ -162,7 +177,11 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
 
     learn_cap = min(room, int(budget * SHARES["learnings"]))
     learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
-    knowledge_room = room - used_l
+    # Code takes its share beside the docs; where the docs have little to say (none, or weak
+    # evidence) the code is what the task is about, and takes the share they leave.
+    code_share = SHARES["code"] if inp.knowledge and not inp.weak else CODE_SHARE_ALONE
+    code, used_c = _pack("code", inp.code, int((room - used_l) * code_share), decisions)
+    knowledge_room = room - used_l - used_c
     rel_cap = int(knowledge_room * SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"]))
     relevant, used_r = _pack("relevant", inp.knowledge, rel_cap, decisions)
     rest = [it for it in inp.knowledge if it.id not in {p.item.id for p in relevant}]
@@ -175,12 +194,18 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     zones = {
         "task": [],
         "relevant": relevant,
+        "code": code,
         "background": background,
         "learnings": learnings,
         "state": [],
         "instructions": [],
     }
-    notes = [WEAK_NOTE if inp.weak and relevant else "", QUICK_NOTE if inp.quick else ""]
+    weak_note = WEAK_NOTE_CODE if code else WEAK_NOTE
+    notes = [
+        weak_note if inp.weak and relevant else "",
+        QUICK_NOTE if inp.quick else "",
+        CODE_PENDING_NOTE if inp.code_pending else "",
+    ]
     note = "\n\n".join(n for n in notes if n)
     body = _render(task_block, zones, state_block, tail, note)
     # The zone estimates are sums; the rendered whole is authoritative. Drop the weakest
@@ -412,7 +437,7 @@ def _cut(text: str, max_tokens: int) -> str:
 
 def _weakest(zones: dict[str, list[Placed]]) -> tuple[str, int] | None:
     best: tuple[float, str, int] | None = None
-    for zone in ("background", "learnings", "relevant"):
+    for zone in ("background", "learnings", "relevant", "code"):
         for i, p in enumerate(zones[zone]):
             key = (p.item.score, zone, i)
             if best is None or key[0] < best[0]:
@@ -424,7 +449,9 @@ def _render(
     task: str, zones: dict[str, list[Placed]], state: str, tail: str, note: str = ""
 ) -> str:
     out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
-    for zone in ("relevant", "background", "learnings"):
+    if note and not zones["relevant"]:  # nothing to quote: the note still says why
+        out += [f"## {ZONE_TITLES['relevant']}", "", note, ""]
+    for zone in ("relevant", "code", "background", "learnings"):
         if not zones[zone]:
             continue
         out += [f"## {ZONE_TITLES[zone]}", ""]

@@ -210,7 +210,16 @@ class Index:
         dense similarity, for ranking and for related / near-duplicate memories."""
         import numpy as np
 
-        return self.vectors @ np.asarray(vec, dtype=np.float32)
+        q = np.asarray(vec, dtype=np.float32)
+        # A frame searches twice with one query (chunks, then memories), `ncx eval` three
+        # times: the last query's cosines are kept (a pass over every vector, ~17 ms on a
+        # 34,000-unit tree); each caller gets its own copy (the ranking masks it in place).
+        key = q.tobytes()
+        last = self.memo.get("cosines")
+        if last is None or last[0] != key:
+            last = self.memo["cosines"] = (key, self.vectors @ q)
+        out: NDArray[np.float32] = last[1].copy()
+        return out
 
     def locate(self, rows: Sequence[int]) -> None:
         """Find the line ranges of these chunks, if the index was built without them (a
@@ -253,6 +262,12 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
         idx = _try_load(root, path, check=not stale_ok)
         if idx is not None:
             return idx
+    if not cache_dir(root).parent.is_dir():
+        # No tree here (a hook in a repository without ncx): fail before the lock below
+        # creates .neocortex/cache/, an untracked folder in someone else's repository.
+        from ncx.manifest import load_manifest
+
+        load_manifest(root)
     with _lock(cache_dir(root)) as writable:
         if not rebuild and writable:  # another process may have rebuilt it while we waited
             idx = _try_load(root, path)
@@ -982,6 +997,10 @@ def _parse_file(
     if kind == "memory":
         try:
             meta, body = read_unit(Path(path))
+            if _holds_secret(meta, body):
+                # A hand edit put a credential in a memory: never served (`ncx check` names
+                # it; `memory add` and `approve` refuse one).
+                return [None]
             return [_unit_fields(rel, kind, meta, body, _vector(Path(path[:-3] + ".npy"), dim))]
         except (NcxError, ValueError, TypeError, OverflowError):
             return [None]
@@ -1005,6 +1024,12 @@ def _parse_file(
         parsed[0].block, parsed[0].at, parsed[0].size = i, starts[i], len(found[i])
         out.append(parsed)
     return out
+
+
+def _holds_secret(meta: dict[str, Any], body: str) -> bool:
+    from ncx.secrets import find_secrets
+
+    return bool(find_secrets(body) or find_secrets(json.dumps(meta, default=str)))
 
 
 def _text(v: Any) -> str | None:
@@ -1121,18 +1146,26 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
             text = source_text(read_regular(root / src))
         except OSError:
             text = ""
-        try:
-            view = read_view(src, text) if text else View(text)
-        except NcxError:
-            view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
-        front[src] = _front_text(
-            src, view.text, {units[i].section[0] for i in rows if units[i].section}
-        )
         found_bodies: list[str] = []
         for i in rows:
             u = units[i]
             body = bodies[i] if bodies else unit_body(root, u)
             found_bodies.append(body.strip("\n"))
+        try:
+            if text and any("[REDACTED " in b for b in found_bodies):
+                from ncx.tree.chunkfile import redacted_view
+
+                # Its chunks hold labels where the doc has credentials (chunkfile.load_doc):
+                # found in the doc as sync read it, and its frontmatter indexed without them.
+                # Only such a doc pays for the scan.
+                view = redacted_view(src, text)[0]
+            else:
+                view = read_view(src, text) if text else View(text)
+        except NcxError:
+            view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
+        front[src] = _front_text(
+            src, view.text, {units[i].section[0] for i in rows if units[i].section}
+        )
         found = locate(view.text, found_bodies)
         for i, body, pos in zip(rows, found_bodies, found, strict=True):
             u = units[i]

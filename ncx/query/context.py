@@ -6,15 +6,17 @@ assembler and retriever stay pure.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ncx import repo
 from ncx.config import DEFAULT_TOKEN_BUDGET, Config
 from ncx.errors import NcxError, UsageError
-from ncx.layout import NCX_DIR, ncx_dir
+from ncx.layout import NCX_DIR, ncx_command_name, ncx_dir
 from ncx.query import assembler
 from ncx.query.assembler import (
     Frame,
@@ -41,6 +43,7 @@ INSTRUCTIONS = (
     'correction: `ncx memory add "..." --type factual`.',
     'When you learn something worth keeping, save it: `ncx memory add "..." --context "..."`.',
 )
+LINKING_ITEMS = 3  # the best sections whose named code the frame's code search lifts
 STATE_FILE = "state.md"  # optional handoff/state note: .neocortex/state.md
 
 
@@ -54,8 +57,15 @@ class FrameRequest:
 
 
 def build_frame(
-    root: Path, cfg: Config, req: FrameRequest, searcher: Searcher | None = None
+    root: Path,
+    cfg: Config,
+    req: FrameRequest,
+    searcher: Searcher | None = None,
+    *,
+    git_lines: list[str] | None = None,
 ) -> Frame:
+    """The frame for `req` from the tree at `root`; `git_lines` replace git_state(root) (a
+    commit's own, for `--at`; computed once for many frames by `ncx eval`)."""
     if req.budget < MIN_BUDGET:
         raise UsageError(
             f"a budget of {req.budget} tokens is too small for a frame",
@@ -72,17 +82,70 @@ def build_frame(
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
     items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
+    code, pending = code_items(root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS])
     inp = FrameInput(
+        code=tuple(code),
+        code_pending=pending,
         task=req.task,
         criteria=req.criteria,
         knowledge=tuple(items),
         learnings=tuple(_item(s, h) for h in memories),
-        state=tuple(git_state(root) + _state_note(root, req.state_file)),
-        instructions=INSTRUCTIONS,
+        state=tuple(
+            (git_state(root) if git_lines is None else git_lines)
+            + _state_note(root, req.state_file)
+        ),
+        instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
         weak=bool(knowledge) and knowledge[0].weak,
         quick=s.index.quick,
     )
     return assemble(inp, req.budget)
+
+
+def code_items(
+    root: Path,
+    cfg: Config,
+    query: str,
+    path_globs: tuple[str, ...] = (),
+    best_docs: Sequence[Item] = (),
+) -> tuple[list[Item], bool]:
+    """The frame's code to open: the best files' definitions (ncx.code.zone), cited
+    path:lines with the symbol; the best definition with its body when it is short. And
+    whether the code index is still to be built: a query that must answer quickly (a fresh
+    clone's first, an agent hook) on a large tree with
+    no code index yet leaves the code out, says so, and builds the index in the background
+    (CodeSearcher.ready_for_quick_answer)."""
+    from ncx.code.search import CodeSearcher
+    from ncx.code.zone import item_text, pick
+
+    code = CodeSearcher(root)
+    if cfg.quick_cold and not code.ready_for_quick_answer():
+        return [], True
+    linked = tuple(dict.fromkeys(link.unit for it in best_docs for link in code.links(it.text)))
+    hits = pick(code.search(query, files=10, path_globs=path_globs, linked=linked))
+    items = []
+    for i, h in enumerate(hits):
+        lines = _source_lines(root, h.path) if i == 0 else None
+        items.append(
+            Item(
+                id=f"{h.path}:{h.qualname}" if h.qualname else h.path,
+                kind="code",
+                source_path=h.path,
+                start_line=h.start,
+                end_line=h.end,
+                section=(h.qualname,) if h.qualname else (),
+                doc_id=None,
+                score=h.file_score,
+                text=item_text(h, lines, with_body=i == 0),
+            )
+        )
+    return items, False
+
+
+def _source_lines(root: Path, rel: str) -> list[str] | None:
+    from ncx.code.store import _read
+
+    data = _read(root / rel)
+    return None if data is None else data.decode("utf-8", "replace").splitlines()
 
 
 def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit]:
@@ -150,9 +213,17 @@ def _learning(body: str) -> str:
     return text
 
 
-def git_state(root: Path) -> list[str]:
-    """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible."""
+def git_state(root: Path, rev: str | None = None) -> list[str]:
+    """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible.
+
+    With `rev`, what a clean checkout of that commit says (detached: branch `HEAD`)."""
     try:
+        if rev is not None:
+            short = repo.git(root, "rev-parse", "--short", rev).decode().strip()
+            out = repo.git(root, "log", "-5", "--format=%h %s", rev, "--")
+            return [f"- branch `HEAD` at `{short}`", "- recent commits:"] + [
+                f"  - {ln}" for ln in out.decode("utf-8", "replace").splitlines()
+            ]
         info = repo.head_info(root)
         if not info.head:
             return ["- git: no commits yet"]
@@ -204,11 +275,14 @@ def _state_note(root: Path, given: Path | None) -> list[str]:
 
 def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
     """The session-start frame: identity, domains and their main docs, key memories."""
+    ncx = ncx_command_name(root)  # the command that runs here (the launcher, if any)
     from ncx.query.cache import load_index
 
     index = load_index(root)
     out = ["<!-- ncx wakeup -->", "## Project", ""]
-    out.append(_identity(root) or f"Repository `{root.name}`.")
+    # (A folder name that is not UTF-8 is shown with U+FFFD: a frame is text for an agent.)
+    name = os.fsencode(root.name).decode("utf-8", "replace")
+    out.append(_identity(root) or f"Repository `{name}`.")
     docs: Counter[str] = Counter()
     domains: dict[str, Counter[str]] = {}
     memories = []  # active memories (units are read from the columns; only these decoded)
@@ -244,7 +318,8 @@ def wakeup(root: Path, cfg: Config, budget: int = 600) -> str:
             out.append(f"- {first[:200]} ({u.id})")
     out += [
         "",
-        'Next: `ncx assemble --task "..."` for a task; `ncx retrieve "..."` to look things up.',
+        f'Next: `{ncx} assemble --task "..."` for a task; `{ncx} retrieve "..."` to look '
+        "things up.",
     ]
     text = "\n".join(out) + "\n"
     while count_tokens(text) > budget and len(out) > 4:
@@ -263,6 +338,11 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _RELEASE = re.compile(
     r"^\[?v?\d+\.\d+[\w.+-]*\]?\s*(?:$|[-–—(:{])|^\d{4}-\d{2}-\d{2}\b|^unreleased\b", re.I
 )
+
+
+def _named(lines: tuple[str, ...], ncx: str) -> tuple[str, ...]:
+    """`lines` naming ncx as the command that runs in this tree (see ncx_command_name)."""
+    return lines if ncx == "ncx" else tuple(ln.replace("`ncx ", f"`{ncx} ") for ln in lines)
 
 
 def _is_log(path: str) -> bool:

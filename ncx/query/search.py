@@ -55,6 +55,7 @@ class Searcher:
     _model_id: str = ""
     _model_origin: str = ""
     _dim: int = 0
+    _last: tuple[str, Any] | None = None  # the last query and its vector (a frame asks twice)
 
     @classmethod
     def open(cls, root: Path, cfg: Config, *, query: str | None = None) -> Searcher:
@@ -85,7 +86,9 @@ class Searcher:
                 self.cfg.model_cache,
                 check_sha=False,
             )
-        vec: NDArray[np.float32] = self._model.embed([query])[0]
+        if self._last is None or self._last[0] != query:
+            self._last = (query, self._model.embed([query])[0])
+        vec: NDArray[np.float32] = self._last[1]
         return vec
 
     def search(

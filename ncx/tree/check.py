@@ -8,6 +8,7 @@ and by the `ncx-check` pre-commit hook in CI.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import re
 from dataclasses import dataclass
@@ -66,13 +67,16 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
             # vectors were read there): reading them again is not needed.
             continue
         try:
-            blocks = split_chunk_file(read_chunk_file(md_s), path=md_s)
+            data = read_chunk_file(md_s)
+            blocks = split_chunk_file(data, path=md_s)
         except NcxError as exc:
             problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'run `ncx sync`'}"))
             continue
+        problems.extend(chunk_secret_problems(rel, data))
         problems.extend(
             Problem(rel, f"{why}; run `ncx sync`") for why in _vector_problems(blocks, dim)
         )
+    problems.extend(_foreign_problems(root, cfg, manifest.model, dim, _walk(chunks_dir(root))[0]))
     mds, npys = _walk(memories_dir(root))
     for md_s in mds:
         rel = md_s[base:].replace(os.sep, "/")
@@ -99,7 +103,26 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
         problems.append(Problem(err.path or "?", f"{err.message}; {err.hint or ''}".rstrip("; ")))
     for path in stale:
         problems.append(Problem(path, _why_stale(root, path, dim)))
+        if not path.startswith(f"{NCX_DIR}/{MEMORIES}/"):
+            with contextlib.suppress(OSError):
+                problems.extend(chunk_secret_problems(path, (root / path).read_bytes()))
     return problems
+
+
+def chunk_secret_problems(rel: str, data: bytes) -> list[Problem]:
+    """A credential in a chunk file: committed, and served to agents. `ncx sync` writes none
+    (a doc's are redacted), so one here came from an older ncx or a hand edit. (Files as
+    the last sync left them are not read: they hold what sync wrote.)"""
+    from ncx.secrets import find_secrets
+
+    return [
+        Problem(
+            f"{rel}:{f.line}:{f.column}",
+            f"{f.reason} A chunk file is committed and served to agents: run `ncx sync` "
+            "(it redacts credentials), remove it from the doc and rotate the credential.",
+        )
+        for f in find_secrets(data.decode("utf-8", "replace"))
+    ]
 
 
 def _vector_problems(blocks: list[bytes], dim: int) -> list[str]:
@@ -144,6 +167,29 @@ def _why_stale(root: Path, rel: str, dim: int) -> str:
     except NcxError as exc:
         return f"{exc.message}; {exc.hint or 'fix or delete it'}"
     return f"stale: differs from what `ncx sync` would write; {fix}"
+
+
+def _foreign_problems(
+    root: Path, cfg: Config, model: dict[str, Any], dim: int, files: list[str]
+) -> list[Problem]:
+    """Chunk files whose vectors another model made (ncx.tree.attribution), each sampled."""
+    from ncx.embedder import load_tree_model
+    from ncx.tree.attribution import foreign_files, foreign_message
+
+    if not files:
+        return []
+    try:
+        embedder = load_tree_model(root, model, None, cfg.model_cache, check_sha=False)
+    except NcxError:
+        return []  # the model does not load here: _model_problems says so
+    base = len(str(root)) + 1
+    data = {}
+    for f in files:
+        try:
+            data[f[base:].replace(os.sep, "/")] = read_chunk_file(f)
+        except (OSError, NcxError):
+            continue  # named by the loop over chunk files
+    return [Problem(rel, foreign_message(doc)) for rel, doc in foreign_files(data, embedder, dim)]
 
 
 def _model_problems(cfg: Config, model: dict[str, Any]) -> list[Problem]:

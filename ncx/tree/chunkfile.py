@@ -46,6 +46,7 @@ class DocMeta:
     tags: tuple[str, ...] = ()
     summary: str | None = None
     related: tuple[tuple[str, str | None, str | None], ...] = ()  # (id, type, why)
+    secrets: tuple[tuple[int, str], ...] = ()  # (line, kind) of each credential redacted
 
     def frontmatter(self) -> dict[str, Any]:
         """The chunk frontmatter keys it adds (after `domain`), empty values left out."""
@@ -77,6 +78,8 @@ class SourceDoc:
     first_line: int  # view line where body starts (after frontmatter)
     meta: DocMeta | None = None
     view: View | None = None  # the source as markdown; maps view lines to the file's lines
+    # (file, line, kind) of each credential redacted: the doc's own, and its sidecar's
+    secrets: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,10 @@ def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDo
             hint="resolve the conflict (keep one side, delete the marker lines), then "
             f"`git add {path}`",
         )
-    view = read_view(path, text)
+    # A credential in a doc never reaches its committed chunk file, a search cache or a
+    # frame: it is replaced by a label here, where every reader of a doc starts (sync, the
+    # staged check, check's dry run), and the finding travels with the doc to be said.
+    view, found = redacted_view(path, text)
     fmt = format_of(path)
     if fmt is None or fmt.frontmatter:
         meta, body, first_line = parse_frontmatter(view.text, path=path)
@@ -123,7 +129,29 @@ def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDo
     if domain is None and doc_id and doc_id.count("-") >= 2:
         domain = doc_id.split("-")[1]
     title = sc.title or _str(meta.get("title"))
-    return SourceDoc(path, doc_id, domain, title, body, first_line, sidecar, view)
+    secrets = tuple((path, line, kind) for line, kind in found)
+    if sidecar is not None:
+        secrets += tuple((sidecar.sidecar, line, kind) for line, kind in sidecar.secrets)
+    return SourceDoc(path, doc_id, domain, title, body, first_line, sidecar, view, secrets)
+
+
+def redacted_view(path: str, text: str) -> tuple[View, list[tuple[int, str]]]:
+    """The doc's markdown view with its credentials redacted, and (file line, kind) of each.
+
+    The view is what chunks are made of, so it is what is scanned: for a notebook that is
+    its cells' text (a key block whose lines were separate JSON strings is one block
+    there), for plain markdown the file itself. Line breaks are kept, so the view's map to
+    the file's lines still holds and cites each finding at its line in the file."""
+    from dataclasses import replace as _replace
+
+    from ncx.secrets import redact
+
+    view = read_view(path, text)
+    clean, found = redact(view.text)
+    if not found:
+        return view, []
+    view = _replace(view, text=clean)
+    return view, sorted({(view.source_span(f.line, f.line)[0], f.kind) for f in found})
 
 
 _CONFLICT_START = re.compile(r"^<<<<<<<(?: |$)", re.MULTILINE)

@@ -9,11 +9,15 @@ from pathlib import Path
 from ncx.config import Config
 from ncx.embedder import BUNDLED_MODEL, ENV_ORIGIN, load_embedder
 from ncx.errors import NotInitialized, UsageError
-from ncx.layout import chunks_dir, manifest_path, memories_dir, ncx_dir
+from ncx.layout import NCX_DIR, chunks_dir, manifest_path, memories_dir, ncx_dir
 from ncx.manifest import Manifest, load_manifest
 from ncx.store import write_if_changed
 
-GITIGNORE = "# derived, rebuilt on demand (ncx)\ncache/\n"
+GITIGNORE = (
+    "# derived, rebuilt on demand (ncx)\ncache/\n"
+    "# what `git mergetool` leaves beside a file it was offered: never ncx's\n"
+    "*.orig\n*_BACKUP_*\n*_BASE_*\n*_LOCAL_*\n*_REMOTE_*\n"
+)
 # Text under .neocortex/ is LF in every checkout (core.autocrlf=true must not make every
 # chunk differ from what sync writes); vectors are binary (no diff, no text merge, no EOL).
 # A doc's chunk file never gets a plain text merge (merge=binary): conflict markers in a
@@ -46,10 +50,17 @@ def init_tree(
     exclude: list[str],
     skip_formats: Sequence[str] = (),
 ) -> InitResult:
+    from ncx.paths import NCX_LINK_HINT, check_real_folders
+
+    # A committed `.neocortex` link would carry every write below out of the repository,
+    # over its own .gitignore (`-> .`) or into .git/ (`-> .git`).
+    check_real_folders(root, f"{NCX_DIR}/x", hint=NCX_LINK_HINT)
     result = InitResult()
     skip = _resolve_formats(skip_formats)
 
     def put(path: Path, data: bytes) -> None:
+        # (A linked chunks/ or memories/ inside .neocortex/ is refused the same way.)
+        check_real_folders(root, path.relative_to(root).as_posix(), hint=NCX_LINK_HINT)
         if write_if_changed(path, data):
             result.written.append(path.relative_to(root).as_posix())
 
@@ -77,12 +88,11 @@ def init_tree(
     put(manifest_path(root), manifest.to_json().encode())
     put(ncx_dir(root) / ".gitignore", GITIGNORE.encode())
     attrs = root / ".gitattributes"
-    put(
-        attrs,
-        with_block(
-            attrs.read_text(encoding="utf-8") if attrs.exists() else "", GITATTRIBUTES_BLOCK
-        ).encode(),
-    )
+    # Bytes, decoded, keep CRLF as read: in a core.autocrlf checkout the committed file is CRLF,
+    # and an LF block put back into it showed as modified in `git status` (issue 31 item 11).
+    have = attrs.read_bytes().decode("utf-8") if attrs.exists() else ""
+    block = GITATTRIBUTES_BLOCK.replace("\n", "\r\n") if "\r\n" in have else GITATTRIBUTES_BLOCK
+    put(attrs, with_block(have, block).encode())
     for keep in (chunks_dir(root) / ".gitkeep", memories_dir(root) / ".gitkeep"):
         if not keep.exists():
             put(keep, b"")

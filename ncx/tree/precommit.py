@@ -10,6 +10,7 @@ or a cache, and only the units the commit touches.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -17,12 +18,16 @@ from ncx import repo
 from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import MANIFEST, NCX_DIR, doc_chunk_file
-from ncx.tree.staged import Finding, changes, scope_of, staged_changes
+from ncx.tree.staged import Change, Finding, changes, scope_of, staged_changes
 
 Say = Callable[[str], None]
 # More lines than this and a hook prints the first few and a count instead of all of them.
 SUMMARY_LIMIT = 20
 _HEAD_LINES = 5
+# The command a hook names stays short enough to read and paste: past this many docs (or
+# characters of their paths) it stages .neocortex/ alone.
+STAGE_DOCS_LIMIT = 5
+STAGE_CHARS_LIMIT = 120
 
 
 def _manifest_left_out(root: Path) -> str | None:
@@ -47,6 +52,15 @@ def _tree_gate(root: Path, say: Say, absent: str) -> int | None:
         say(gone)
         return 1
     if not (root / NCX_DIR / MANIFEST).is_file():
+        if repo.git(root, "ls-files", "--", f"{NCX_DIR}/{MANIFEST}", check=False).strip():
+            # In the index, not on disk: a sparse checkout that leaves .neocortex/ out. The
+            # hooks cannot write the chunk files there, and passing would commit stale ones.
+            say(
+                f"ncx: {NCX_DIR}/ is outside this sparse checkout, so the chunk files of the "
+                f"docs this commit changes cannot follow them; bring it in: "
+                f"`git sparse-checkout add {NCX_DIR}`, then commit again"
+            )
+            return 1
         say(absent)
         return 0
     return None
@@ -55,7 +69,18 @@ def _tree_gate(root: Path, say: Say, absent: str) -> int | None:
 def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     """Write the chunk files of the docs this commit changes from their staged text; 1 if the
     commit does not hold matching chunk files (written now or only unstaged)."""
-    scope = scope_of(staged_changes(root))
+    found = staged_changes(root)
+    if strays := merge_backups(found):
+        summarise(
+            [
+                f"{p}: a merge tool's backup, not an ncx file; unstage and delete it: "
+                f"`git rm --cached -q {p}` (ncx init ignores them under {NCX_DIR}/)"
+                for p in strays
+            ],
+            out,
+        )
+        return 1
+    scope = scope_of(found)
     # Trigger: nothing this commit touches is a doc, a sidecar, a chunk, a memory or the
     # manifest. Why: most commits are code; they must cost no more than the CLI floor.
     # Outcome: exit 0 before numpy, the model or the manifest are even looked at.
@@ -88,23 +113,95 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
         )
         for exc in report.problems:
             say(exc.report())
+        from ncx.tree.sync import secret_warnings
+
+        for line in secret_warnings(report):
+            say(line)
     # What sync just rewrote is not repeated; the rest (chunks staged without their doc,
     # broken docs, secrets in memories, unresolved conflicts) is printed as found.
     rest = [f for f in verdict.findings if not (f.syncable and (f.doc in fixable or f.doc is None))]
     summarise([str(f) for f in rest], out)
     if fixable or (memories and not rest):
-        docs = " ".join(fixable)
         what = (
             f"{len(written) + len(removed)} file(s) written under {NCX_DIR}/ for the staged docs"
             if written or removed
             else f"{NCX_DIR}/ is right in the working tree but the commit does not hold it"
         )
-        say(
-            f"ncx: {what}; stage the doc and .neocortex: `git add {docs + ' ' if docs else ''}"
-            f"{NCX_DIR}`, then commit again (`git commit -a` does not stage new files; "
+        again = (
+            "`git am --continue`"
+            if _applying_patches(root)
+            else "commit again (`git commit -a` does not stage new files; "
             f"a `git commit PATH...` must name {NCX_DIR} too)"
         )
+        say(
+            f"ncx: {what}; stage the doc and .neocortex: "
+            f"`{stage_command(root, fixable, _recased(root, fixable))}`, "
+            f"then {again}"
+        )
     return 1
+
+
+def _applying_patches(root: Path) -> bool:
+    """Whether `git am` is applying a patch (the sync hook then runs as pre-applypatch)."""
+    rel = repo.git(root, "rev-parse", "--git-path", "rebase-apply/applying", check=False)
+    path = Path(rel.decode().strip())
+    return bool(rel.strip()) and (path if path.is_absolute() else root / path).is_file()
+
+
+def merge_backups(found: Sequence[Change]) -> list[str]:
+    """Files a commit adds under .neocortex/ that `git mergetool` leaves (`X.orig`,
+    `X_BACKUP_123.md`…): never ncx's, and `git add .neocortex` would commit them."""
+    import re
+
+    backup = re.compile(r"(\.orig|_(BACKUP|BASE|LOCAL|REMOTE)_\d+(\.[^/]*)?)$")
+    return [
+        c.path
+        for c in found
+        if c.status != "D" and c.path.startswith(f"{NCX_DIR}/") and backup.search(c.path)
+    ]
+
+
+def _recased(root: Path, docs: Sequence[str]) -> list[str]:
+    """Chunk files the index holds under another case of the path the docs' chunk files
+    now have (a case-only rename): with core.ignorecase=true, `git add` keeps the index's
+    case, so the commit never holds the new path (issue 31 item 9) unless the old entry is
+    removed first."""
+    # The docs the index holds under their exact name (a renamed doc's old name is gone).
+    live = set(repo.tracked_files(root, list(docs))) & set(docs) if docs else set()
+    want = {doc_chunk_file(d) for d in live}
+    lower = {w.lower() for w in want}
+    held = repo.tracked_files(root, [f"{NCX_DIR}/chunks"]) if want else []
+    old = sorted(t for t in held if t not in want and t.lower() in lower)
+    by_lower = {w.lower(): w for w in want}
+    for t in old:
+        # A case-sensitive file system (core.ignorecase set by hand, or a copied clone)
+        # holds both names; the old one is the removed doc's and would be staged as an
+        # alias of the new. Where both names are one file (macOS, Windows) it is kept.
+        gone, new = root / t, root / by_lower[t.lower()]
+        if gone.is_file() and new.is_file() and not os.path.samefile(gone, new):
+            gone.unlink()
+    return old
+
+
+def stage_command(root: Path, docs: Sequence[str], recased: Sequence[str] = ()) -> str:
+    """The `git add` that stages what the hook wrote, runnable as printed: a doc that is gone
+    (renamed or deleted) is not named, as git refuses a path that matches nothing, and past
+    a few docs none is (they are staged already; 300 renames made an 8,000-character command).
+    `git add PATH` records removals under PATH too."""
+    import shlex
+
+    here = [d for d in docs if (root / d).exists()]
+    named = " ".join(shlex.quote(d) for d in here)
+    first = ""
+    if recased:
+        old = " ".join(shlex.quote(p) for p in recased[:STAGE_DOCS_LIMIT])
+        # Past the limit the whole folder is taken out of the index and put back.
+        old = old if len(recased) <= STAGE_DOCS_LIMIT else f"{NCX_DIR}/chunks"
+        first = f"git rm -r -q --cached -- {old} && "
+    if not here or len(here) > STAGE_DOCS_LIMIT or len(named) > STAGE_CHARS_LIMIT:
+        return f"{first}git add -A {NCX_DIR}"
+    dashes = "-- " if any(d.startswith("-") for d in here) else ""
+    return f"{first}git add {dashes}{named} {NCX_DIR}"
 
 
 def check_stage(
@@ -133,11 +230,13 @@ def hook_check(
     *,
     staged: bool,
     span: tuple[str, str] | None = None,
+    pushing: bool = False,
 ) -> int:
     """Never writes. `staged` (inside `git commit`): the units this commit touches, judged in
     the index. `span` (FROM, TO) (pre-push, `pre-commit run --from-ref --to-ref`): what TO
-    changed since its merge base with FROM, judged in TO. Otherwise (CI: `pre-commit run
-    --all-files`): the whole tree."""
+    changed since its merge base with FROM, judged in TO; `pushing` (pre-push) and TO is the
+    clean HEAD: the whole tree too. Otherwise (CI: `pre-commit run --all-files`): the whole
+    tree."""
     if span is not None:
         if (
             stop := _tree_gate(root, say, "ncx: no .neocortex/ here; nothing to check")
@@ -146,10 +245,19 @@ def hook_check(
         from ncx.tree.staged import verify_range
 
         try:
-            found = verify_range(root, cfg, *span).findings
+            found: list[Finding | object] = list(verify_range(root, cfg, *span).findings)
         except NcxError as exc:
             say(exc.report())
             return 1
+        if pushing and _is_clean_head(root, span[1]):
+            # A range check trusts its base, as each commit's hook trusted its parent; a
+            # base pushed by a clone without hooks breaks that (issue 31 item 5). A push is
+            # rare enough for the whole tree (sync's state file makes it ~1 s after a first
+            # run): what the range found and what the tree holds, each said once.
+            from ncx.tree.check import check_tree
+
+            seen = {str(f) for f in found}
+            found += [p for p in check_tree(root, cfg) if str(p) not in seen]
         summarise([str(f) for f in found], out)
         if found:
             say(f"ncx: {len(found)} problem(s) in what {span[1][:12]} changed since {span[0][:12]}")
@@ -172,10 +280,44 @@ def hook_check(
 
         findings = check_tree(root, cfg)
         where = f"{NCX_DIR}/"
+    if staged:
+        findings = _staged_in_working_tree(root, findings)
     summarise([str(p) for p in findings], out)
     if findings:
         say(f"ncx: {len(findings)} problem(s) in {where}")
     return 1 if findings else 0
+
+
+def _staged_in_working_tree(
+    root: Path, findings: Sequence[Finding | object]
+) -> list[Finding | object]:
+    """The findings, with "run `ncx sync`" replaced by "stage it" where the working tree
+    already holds the chunk file the commit lacks. Trigger: ncx-sync, the hook before,
+    wrote it a moment ago. Why: the same doc edit got two pieces of advice, one of them
+    needless (and, for an agent without ncx on PATH, not runnable). Outcome: both hooks
+    name the same `git add`."""
+    import shlex
+
+    paths = sorted({f.path for f in findings if isinstance(f, Finding) and f.syncable and f.doc})
+    if not paths:
+        return list(findings)
+    raw = repo.git(root, "diff", "--name-only", "-z", "--", *paths)
+    differs = set(raw.decode("utf-8", "surrogateescape").split("\0"))
+    differs |= set(repo.untracked_files(root, paths))
+    fixed: list[Finding | object] = []
+    for f in findings:
+        cut = f.message.find("; run `ncx sync ") if isinstance(f, Finding) else -1
+        if not isinstance(f, Finding) or f.doc is None or f.path not in differs or cut < 0:
+            fixed.append(f)
+            continue
+        stage = (
+            f"git add {shlex.quote(f.doc)} {NCX_DIR}"
+            if (root / f.doc).exists()
+            else f"git add -A {NCX_DIR}"
+        )
+        how = f"; the working tree has it right (ncx-sync wrote it): stage it, `{stage}`"
+        fixed.append(Finding(f.path, f.message[:cut] + how, f.doc, f.syncable))
+    return fixed
 
 
 def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: str) -> int:
@@ -188,19 +330,44 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     except NcxError:
         return 0  # base is not a commit here (a first checkout): nothing to compare
     scope = scope_of(found)
-    if scope.empty:
+    votes: list[str] = []
+    if what == "merge":
+        from ncx.memory.ops import merged_votes
+
+        # Identical changes on both sides are no change to this side: not in `scope`.
+        votes = merged_votes(root)
+    if scope.empty and not votes:
         return 0
     from ncx.tree.sync import sync
 
-    tracked = set(repo.tracked_files(root, sorted(scope.docs)))
-    live_files = {doc_chunk_file(d) for d in tracked}
-    # A removed doc's chunk file is removed only when no live doc owns the same file.
-    gone = {d for d in scope.changed_docs - tracked if doc_chunk_file(d) not in live_files}
-    paths = sorted(tracked | gone)
-    if not paths and not scope.memories:
-        return 0
+    if scope.everything:
+        # The manifest changed (a chunker setting, the model): every doc's chunks may be
+        # wrong, not only those of the docs that changed (issue 31 item 4).
+        from ncx.manifest import load_manifest
+        from ncx.sources import list_sources
+
+        tracked = set(list_sources(root, load_manifest(root), tracked=repo.tracked_files(root)))
+        paths: list[str] = []
+    else:
+        tracked = set(repo.tracked_files(root, sorted(scope.docs)))
+        live_files = {doc_chunk_file(d) for d in tracked}
+        # A removed doc's chunk file is removed only when no live doc owns the same file.
+        gone = {d for d in scope.changed_docs - tracked if doc_chunk_file(d) not in live_files}
+        paths = sorted(tracked | gone)
+        if not paths and not scope.memories and not votes:
+            return 0
     try:
-        report = sync(root, cfg, paths=[str(root / p) for p in paths] or [str(root / NCX_DIR)])
+        where = [str(root / p) for p in paths] or [str(root / NCX_DIR)]
+        report = sync(root, cfg, paths=[] if scope.everything else where)
+        if what in ("merge", "rebase") and tracked:
+            # Another model's vectors, from a side of the merge that had another manifest
+            # model, match their text's hash: sync keeps them; re-embed what the sample
+            # says another model made (ncx.tree.attribution).
+            foreign = _foreign_docs(root, cfg, sorted(tracked))
+            if foreign:
+                again = sync(root, cfg, paths=[str(root / d) for d in foreign], reembed=True)
+                report.written = sorted(set(report.written) | set(again.written))
+                report.problems += again.problems
     except NcxError as exc:
         say(exc.report())
         say(f"ncx: {NCX_DIR}/ may not match the docs after the {what}; run `ncx sync`")
@@ -211,6 +378,17 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     )
     for err in report.problems:
         say(err.report())
+    if votes:
+        report.written = sorted(set(report.written) | set(votes))
+        summarise([f"ncx: counted the other side's usefulness vote in {p}" for p in votes], out)
+    pairs = []
+    if scope.memories and what in ("merge", "rebase"):
+        from ncx.memory.dupes import near_duplicates
+
+        # The same learning added on two branches passed `memory add`'s duplicate check on
+        # each; the merge is the first moment both are in one tree.
+        pairs = near_duplicates(root, among=scope.memories)
+        summarise([f"ncx: {p}" for p in pairs], out)
     if report.changed:
         say(
             f"ncx: {NCX_DIR}/ did not match the docs after the {what}; fixed in the working tree. "
@@ -218,7 +396,38 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
         )
     elif report.problems:
         say("ncx: fix the docs above, then run `ncx sync`")
-    return 1 if report.changed or report.problems else 0
+    return 1 if report.changed or report.problems or pairs else 0
+
+
+def _foreign_docs(root: Path, cfg: Config, docs: Sequence[str]) -> list[str]:
+    """The docs among `docs` whose chunk file in the working tree holds another model's
+    vectors (sampled: ncx.tree.attribution)."""
+    from ncx.embedder import load_tree_model
+    from ncx.manifest import load_manifest
+    from ncx.store import read_chunk_file
+    from ncx.tree.attribution import foreign_files
+
+    manifest = load_manifest(root)
+    files = {}
+    for d in docs:
+        try:
+            files[d] = read_chunk_file(root / doc_chunk_file(d))
+        except (OSError, NcxError):
+            continue
+    if not files:
+        return []
+    embedder = load_tree_model(root, manifest.model, None, cfg.model_cache, check_sha=False)
+    return [d for d, _doc in foreign_files(files, embedder, int(manifest.model.get("dim", 0)))]
+
+
+def _is_clean_head(root: Path, rev: str) -> bool:
+    """Whether `rev` is HEAD and the working tree holds it (no tracked file changed), so
+    the working tree's check judges what is pushed."""
+    head = repo.git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).strip()
+    want = repo.git(root, "rev-parse", "--verify", "--quiet", rev, check=False).strip()
+    if not head or head != want:
+        return False
+    return not repo.git(root, "status", "--porcelain", "--untracked-files=no", check=False)
 
 
 def summarise(lines: list[str], out: Say, limit: int = SUMMARY_LIMIT) -> None:

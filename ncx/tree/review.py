@@ -40,6 +40,9 @@ class DocChange:
     added: list[str] = field(default_factory=list)  # section trails
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    # sections whose own chunk is gone because their text now sits in a neighbour's chunk
+    # (a section shrunk below the chunker's minimum): trail -> the trail of that chunk
+    merged: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -52,6 +55,8 @@ class Review:
     tree: list[str] = field(default_factory=list)  # manifest and model changes
     reembedded: int = 0  # units whose vector changed while their text did not
     problems: list[str] = field(default_factory=list)
+    evals: dict[str, Any] | None = None  # the eval delta (ncx.eval), when the head has questions
+    evals_markdown: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +68,7 @@ class Review:
             "tree": self.tree,
             "reembedded": self.reembedded,
             "problems": self.problems,
+            **({"evals": self.evals} if self.evals is not None else {}),
         }
 
 
@@ -108,10 +114,13 @@ def _commit(r: Any, ref: str) -> Any:
     import git
 
     try:
-        # `HEAD:README.md` names a file, not a commit: refused here, not deep in a diff.
-        if r.rev_parse(ref).type not in ("commit", "tag"):
+        # git itself reads the revision (GitPython's own parser fails on reflog entries,
+        # `HEAD@{1}`, with an IndexError); `^{commit}` refuses what names a file
+        # (`HEAD:README.md`) here, not deep in a diff. A leading '-' would be an option.
+        if ref.startswith("-"):
             raise ValueError(ref)
-        return r.commit(ref)
+        sha = r.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}").strip()
+        return r.commit(sha)
     except (git.BadName, ValueError, TypeError, AttributeError, git.GitCommandError):
         raise UsageError(
             f"unknown git revision {ref!r}", hint="give a range like main..HEAD or main...HEAD"
@@ -200,9 +209,34 @@ def _doc_changes(
         doc.added = [t for t in now if t not in was]
         doc.removed = [t for t in was if t not in now]
         doc.changed = [t for t in now if t in was and was[t] != now[t]]
-        if doc.status == "renamed" or doc.added or doc.removed or doc.changed:
+        for trail in list(doc.removed):
+            into = _merged_into(trail, now)
+            if into is not None:
+                doc.removed.remove(trail)
+                doc.merged[trail] = into
+        if doc.status == "renamed" or doc.added or doc.removed or doc.changed or doc.merged:
             changes.append(doc)
     return changes
+
+
+def _merged_into(trail: str, now: dict[str, str]) -> str | None:
+    """The chunk (its trail) whose text holds the heading of the section `trail`, when its
+    own chunk is gone: the section was merged into a neighbour, not removed."""
+    heading = trail.rsplit(" > ", 1)[-1].strip()
+    if not heading or heading == "(intro)":
+        return None
+    for other, body in now.items():
+        lines = [ln.strip() for ln in body.splitlines()]
+        for i, line in enumerate(lines):
+            if line.lstrip("#").strip() != heading:
+                continue
+            # a markdown heading (`## Monitor`) or the title line of an underlined one
+            under = lines[i + 1] if i + 1 < len(lines) else ""
+            if line.startswith("#") or (
+                len(under) >= 3 and len(set(under)) == 1 and not under.isalnum()
+            ):
+                return other
+    return None
 
 
 def _blocks(data: bytes | None, path: str) -> list[bytes]:
@@ -325,6 +359,8 @@ def render_markdown(review: Review, *, limit: int | None = None) -> str:
         out[0] += f" ({review.base}..{review.head})"
     if not (review.memories or review.docs or review.problems or review.tree or review.reembedded):
         out.append("No change to `.neocortex/` in this range.")
+        if review.evals_markdown:
+            out += ["", review.evals_markdown.rstrip()]
         return "\n".join(out) + "\n"
     counts: dict[str, int] = {}
     for m in review.memories:
@@ -372,13 +408,16 @@ def render_markdown(review: Review, *, limit: int | None = None) -> str:
                 name += f" (renamed from `{d.renamed_from}`)"
             elif d.status in ("added", "deleted"):
                 name += f" ({d.status})"
-            cells = [_trails(x, limit) for x in (d.added, d.changed, d.removed)]
+            changed = d.changed + [f"{a} (merged into {b})" for a, b in d.merged.items()]
+            cells = [_trails(x, limit) for x in (d.added, changed, d.removed)]
             if d.status == "deleted":
                 cells[2] = f"all {len(d.removed)}"
             out.append(f"| {name} | " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         if len(shown_docs) < len(review.docs):
             out += ["", more.format(n=len(review.docs) - len(shown_docs), what="docs")]
         out.append("")
+    if review.evals_markdown:
+        out += [review.evals_markdown.rstrip(), ""]
     if review.problems:
         probs = review.problems if limit is None else review.problems[:limit]
         out += ["### Problems", ""] + [f"- {p}" for p in probs]

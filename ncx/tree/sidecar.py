@@ -53,14 +53,25 @@ def read_doc_meta(rel: str, data: bytes) -> tuple[DocMeta | None, list[BadSource
     ]
     if sc is None:
         return None, errors
+    from ncx.secrets import find_secrets, redact
+
+    # Its values are copied into every chunk's frontmatter: a credential in a summary or a
+    # tag is kept out as a doc's is (the parsed values are redacted, never the YAML, whose
+    # syntax a label could break); the lines are the sidecar's own, to say where it is.
+    found = find_secrets(data.decode("utf-8", "replace"))
+
+    def clean(value: str | None) -> str | None:
+        return value if value is None or not found else redact(value)[0]
+
     meta = DocMeta(
         sidecar=rel,
-        doc_id=sc.id,
-        title=sc.title,
-        status=sc.status,
-        domain=sc.domain,
-        tags=sc.tags,
-        summary=sc.summary,
-        related=tuple((r.id, r.type, r.why) for r in sc.related),
+        doc_id=clean(sc.id),
+        title=clean(sc.title),
+        status=clean(sc.status),
+        domain=clean(sc.domain),
+        tags=tuple(redact(t)[0] for t in sc.tags) if found else sc.tags,
+        summary=clean(sc.summary),
+        related=tuple((r.id, r.type, clean(r.why)) for r in sc.related),
+        secrets=tuple((f.line, f.kind) for f in found),
     )
     return meta, errors

@@ -270,6 +270,29 @@ def _model_problem(cfg: Config, model: dict[str, Any]) -> str | None:
     return why + "; undo the edit, or switch models with `ncx model use MODEL` (re-embeds all)"
 
 
+def _merging(root: Path) -> bool:
+    """Whether the commit being made concludes a merge (git keeps MERGE_HEAD until then)."""
+    rel = repo.git_path_out(repo.git(root, "rev-parse", "--git-path", "MERGE_HEAD", check=False))
+    return bool(rel) and (Path(rel) if Path(rel).is_absolute() else root / rel).is_file()
+
+
+def _foreign_findings(
+    root: Path, cfg: Config, manifest: Manifest, dim: int, files: dict[str, bytes]
+) -> list[Finding]:
+    """The chunk files whose sampled vector another model made (ncx.tree.attribution)."""
+    from ncx.embedder import load_tree_model
+    from ncx.tree.attribution import foreign_files, foreign_message
+
+    try:
+        embedder = load_tree_model(root, manifest.model, None, cfg.model_cache, check_sha=False)
+    except NcxError:
+        return []  # a model that does not load is its own finding (_model_problem)
+    return [
+        Finding(rel, foreign_message(doc), doc, False)
+        for rel, doc in foreign_files(files, embedder, dim)
+    ]
+
+
 def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = None) -> Verdict:
     """Check the index: each in-scope doc's staged chunk file against its staged text, each
     in-scope memory's text against its hash and its .npy. `scope` None: the whole index.
@@ -363,6 +386,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
     verdict.docs = live
 
     dim = int(manifest.model.get("dim", 0))
+    right: dict[str, bytes] = {}  # chunk files found to follow their doc
     for d in live:
         rel = file_of[d]
         expected = _expected(
@@ -377,10 +401,20 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
             if expected:
                 verdict.findings.append(Finding(rel, f"is missing from the commit; {how}", d, True))
             continue
-        why = _chunk_file_problem(blobs.get(entry.oid, b""), expected, dim, rel)
+        data = blobs.get(entry.oid, b"")
+        why = _chunk_file_problem(data, expected, dim, rel)
         if why is not None:
             kept = "staged" if tree is None else "committed"  # the index, or a commit's tree
             verdict.findings.append(Finding(rel, f"{why} the {kept} {d}; {how}", d, True))
+            # Only a file that is not what sync writes can hold a credential (sync redacts
+            # them): said by name, so the commit is not taken for a mere stale chunk file.
+            verdict.findings.extend(_chunk_secrets(rel, data, d))
+        elif rel in index:
+            right[rel] = blobs.get(entry.oid, b"")
+    if right and (scope is None or scope.everything or tree is not None or _merging(root)):
+        # Vectors another model made pass every check above (a chunk's hash is of its text):
+        # where two histories meet (a merge, a range, a manifest change) they are sampled.
+        verdict.findings.extend(_foreign_findings(root, cfg, manifest, dim, right))
     for rel in sorted(want_files - set(file_all.values())):
         if rel not in index:
             continue
@@ -429,6 +463,21 @@ def _siblings(root: Path, docs: Iterable[str], tree: str | None) -> list[str]:
 
 def _glob_escape(path: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in path)
+
+
+def _chunk_secrets(rel: str, data: bytes, doc: str) -> list[Finding]:
+    from ncx.secrets import find_secrets
+
+    return [
+        Finding(
+            f"{rel}:{f.line}:{f.column}",
+            f"{f.reason} A chunk file is committed and served to agents: run `ncx sync "
+            f"{doc}` (it redacts credentials) and rotate the credential.",
+            doc,
+            True,
+        )
+        for f in find_secrets(data.decode("utf-8", "replace"))
+    ]
 
 
 def _chunk_file_problem(data: bytes, expected: list[ChunkBlock], dim: int, rel: str) -> str | None:

@@ -34,6 +34,7 @@ from ncx.layout import (
     cache_dir,
     chunk_file_paths,
     chunks_dir,
+    doc_chunk_dir,
     is_inside_ncx,
     manifest_path,
     memories_dir,
@@ -105,6 +106,9 @@ class SyncReport:
     # as the last sync left them, or found right by this run (every vector read and usable);
     # each with how many chunks it holds, so `ncx status` splits only the others.
     intact: dict[str, int] = field(default_factory=dict)
+    # Credentials found in docs and sidecars, (file, line, kind): redacted from the chunks,
+    # still in the files themselves. Said again by every sync until they are gone.
+    secrets: list[tuple[str, int, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -118,6 +122,16 @@ class _Pending:
     md_path: str  # absolute, as os functions take it (a Path per chunk costs on big trees)
     render: Callable[[str], bytes]  # the .md's bytes, given the `vec` id of its new .npy
     text: str
+
+
+def secret_warnings(report: SyncReport) -> list[str]:
+    """One line per credential found in a doc or sidecar: where it is, and what to do."""
+    return [
+        f"ncx: warning: {path}:{line}: holds what looks like a {kind.replace('_', ' ')}; "
+        f"its chunks carry [REDACTED {kind.replace('_', ' ')}] instead: remove it from the "
+        "file and rotate the credential"
+        for path, line, kind in sorted(set(report.secrets))
+    ]
 
 
 def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[str, str]]:
@@ -202,6 +216,34 @@ class _Out:
             self.report.removed.append(self.rel(str(removed)))
 
 
+def _submodules(root: Path) -> list[tuple[str, str]]:
+    """Git submodules, said rather than passed over: their files are another repository's,
+    not in this index, so the docs in them are not indexed (`ncx status` said "up to date"
+    over them). One stat when the project has none."""
+    if not (root / ".gitmodules").is_file():
+        return []
+    out = repo.git(
+        root,
+        "config",
+        "-z",
+        "-f",
+        ".gitmodules",
+        "--get-regexp",
+        r"^submodule\..*\.path$",
+        check=False,
+    )
+    paths = sorted(
+        rec.split("\n", 1)[1]
+        for rec in out.decode("utf-8", "surrogateescape").split("\0")
+        if "\n" in rec
+    )
+    why = (
+        "a git submodule: the docs in it are not indexed (they belong to another "
+        "repository; run ncx in that repository's own clone)"
+    )
+    return [(p, why) for p in paths]
+
+
 def sync(
     root: Path,
     cfg: Config,
@@ -280,13 +322,24 @@ def _sync(
             if p in wanted or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
         ]
         gone_scope = {w for w in wanted if w not in set(sources) and rel_problem(w) is None}
+        for w in sorted(wanted):
+            if _names_nothing(root, w, in_scope, tracked):
+                # A typo (`docs/nosuch.rst`) is not "up to date": said, and the run fails.
+                report.problems.append(
+                    BadSource(
+                        "no such doc: not a file here, not tracked, and no chunks of it",
+                        path=w,
+                        hint="check the path (relative to the current folder), or run `ncx sync` "
+                        "without paths",
+                    )
+                )
     else:
         in_scope, gone_scope = sources, set()
     report.docs = len(in_scope)
     names = {p: _format_name(p) for p in in_scope}  # (once per doc: 100,000 on big trees)
     for name in names.values():
         report.by_format[name] = report.by_format.get(name, 0) + 1
-    report.skipped = skipped_sources(manifest, tracked)
+    report.skipped = skipped_sources(manifest, tracked) + _submodules(root)
     if not staged:
         # Never silent: a doc written but not yet `git add`ed is not a source (the commit
         # would not hold it); say so, rather than "up to date".
@@ -320,6 +373,8 @@ def _sync(
     verified: dict[str, tuple[str | None, str | None]] = {}  # doc -> (blob, sidecar blob)
     for path in in_scope:
         if path in unread:
+            found = docs_state[path].get("secrets", ())
+            report.secrets.extend((str(f), int(n), str(k)) for f, n, k in found)
             n = int(docs_state[path].get("chunks", 0))
             report.intact[files_of[path]] = n
             all_chunks += n
@@ -359,6 +414,7 @@ def _sync(
             report.problems.append(_os_problem(root, path, exc))
             continue
         if intact:
+            report.secrets.extend((str(f), int(n), str(k)) for f, n, k in prev.get("secrets", ()))
             report.intact[files_of[path]] = int(prev.get("chunks", 0))
             all_chunks += int(prev.get("chunks", 0))
             _count(report.chunks_by_format, path, int(prev.get("chunks", 0)))
@@ -403,7 +459,9 @@ def _sync(
             # set once it is written; until then None, which no run takes as intact.
             "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
+            **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
         }
+        report.secrets.extend(compared.secrets)
         if path in verified and sigs[path]:
             docs_state[path] = _with_blobs(docs_state[path], verified[path])
         if compared.blocks is not None and spec is not None:
@@ -549,6 +607,7 @@ class _Compared:
     digest: str | None = None  # of the file on disk, when it is right (_file_digest)
     file: list[int] | None = None  # its stat, taken before it was read (_stat)
     embedded: int = 0  # vectors computed where it was chunked (_chunk_and_embed)
+    secrets: tuple[tuple[str, int, str], ...] = ()  # credentials redacted (file, line, kind)
 
 
 def _chunk_docs(
@@ -658,7 +717,8 @@ def _chunk_doc(
     path, data, meta, rel_file = job
     chunker, dim = settings
     try:
-        blocks = chunk_blocks(load_doc(path, data, meta), chunker)
+        doc = load_doc(path, data, meta)
+        blocks = chunk_blocks(doc, chunker)
     except NcxError as exc:
         return exc
     except RecursionError:  # (the readers stop nesting; this is the net under any other)
@@ -674,7 +734,7 @@ def _chunk_doc(
     except OSError as exc:  # a chunk file that is a folder, ...
         return exc
     compared = _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force, dim))
-    return replace(compared, file=st)
+    return replace(compared, file=st, secrets=doc.secrets)
 
 
 def _block_vectors(
@@ -780,6 +840,18 @@ def _format_name(path: str) -> str:
 def _count(counts: dict[str, int], path: str, n: int) -> None:
     name = _format_name(path)
     counts[name] = counts.get(name, 0) + n
+
+
+def _names_nothing(root: Path, rel: str, in_scope: Sequence[str], tracked: Sequence[str]) -> bool:
+    """A path given to sync that names no doc, no file, nothing git tracks, and no chunks."""
+    if rel in ("", ".") or any(p == rel or p.startswith(rel + "/") for p in in_scope):
+        return False
+    if os.path.lexists(root / rel):
+        return False
+    if any(t == rel or t.startswith(rel + "/") for t in tracked):
+        return False
+    chunks = root / doc_chunk_dir(rel)
+    return not (os.path.lexists(f"{chunks}.md") or os.path.isdir(chunks))
 
 
 def _norm(root: Path, p: str) -> str:

@@ -8,7 +8,9 @@ the same rule (scope_of) for the commits it lets through.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
+import sys
 
 from ncx import suffixes
 
@@ -46,3 +48,25 @@ def index_concerns_ncx() -> bool:
             return True
         i += 1 + n
     return False
+
+
+MERGE_DRIVER = "ncx-chunks"
+
+
+def merge_driver_command() -> str:
+    """What git runs to merge a chunk file: this Python's ncx (an `ncx` on PATH may be
+    another one, or none). ncx.tree.merge sets it up."""
+    return f"{shlex.quote(sys.executable)} -m ncx hook merge-chunks %O %A %B %P"
+
+
+def merge_driver_set(cwd: str | None = None) -> bool:
+    """Whether this clone has the chunk-file merge driver, as this ncx would set it: one git
+    call, asked by the sync hook on every commit, so a teammate's clone that never ran
+    `ncx init` has it before its first merge."""
+    proc = subprocess.run(
+        ["git", "config", "--get", f"merge.{MERGE_DRIVER}.driver"],
+        cwd=cwd,
+        capture_output=True,
+        check=False,
+    )
+    return proc.stdout.decode("utf-8", "surrogateescape").strip() == merge_driver_command()

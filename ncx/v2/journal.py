@@ -31,7 +31,7 @@ _VERSION = 2  # 2 added "outputs"; a version-1 journal reads as one with none re
 
 
 def journal_dir(root: Path) -> Path:
-    git_dir = Path(repo.git(root, "rev-parse", "--git-dir").decode().strip())
+    git_dir = Path(repo.git_path_out(repo.git(root, "rev-parse", "--git-dir")))
     return (git_dir if git_dir.is_absolute() else root / git_dir) / _NAME
 
 

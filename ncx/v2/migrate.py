@@ -974,6 +974,11 @@ def migrate_changed(
             say(f"ncx migrate: could not migrate {where}: {item.detail}")
         for exc in result.sync.problems if result.sync else []:
             say(f"ncx migrate: {exc}")
+        if result.sync is not None:
+            from ncx.tree.sync import secret_warnings
+
+            for line in secret_warnings(result.sync):
+                say(line)
     return 0 if result.ok and not result.changed else 1
 
 
@@ -1114,6 +1119,11 @@ def format_report(plan: MigrationPlan, result: MigrationResult | None = None) ->
         )
         for e in s.problems:
             lines.append(f"- sync error: {e}")
+        from ncx.tree.sync import secret_warnings
+
+        # What migrate brought in is scanned as every doc is: a credential is redacted from
+        # the chunks and named here, file and line.
+        lines += [f"- {w.removeprefix('ncx: ')}" for w in secret_warnings(s)]
     if result is not None and result.archived:
         lines.append(
             f"archived: {MLDA}/ -> {ARCHIVE}/ (commit the move; the next sync "

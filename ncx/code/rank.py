@@ -1,0 +1,244 @@
+"""rank: the files and definitions a task points at. Pure over a loaded CodeIndex.
+
+Definitions are scored by BM25F over their fields (name, signature and docstring, what they
+use, their strings and comments, the file's path). Files are ranked by their best
+definitions, a definition the task names outright is lifted above mere uses of the name,
+test files follow the code they test, and the reference graph, personalised by the task
+(a repository-map ranking), lifts the files the best matches lean on or are leaned on by.
+Weights: docs/decisions.md §29, chosen on all four code-* development sets together.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ncx.code.index import CodeIndex
+from ncx.query.lexical import terms
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+K1 = 1.2
+UNIT_POOL = 400  # best definitions grouped into files
+SECOND_SHARE = 0.5  # a file's second-best definition adds this share of its score
+THIRD_SHARE = 0.25
+NAMED_BONUS = 1.0  # times the best definition's score, for a definition the task names
+LINK_BONUS = 0.3  # times the best definition's score, for one the task's best docs name
+TEST_PRIOR = 0.15  # a test file's score is multiplied by this
+SEEDS = 20  # best files that personalise the graph walk
+W_GRAPH = 0.1
+DAMPING = 0.5
+WALK_STEPS = 12
+# An identifier as a task writes one: snake_case, camelCase, CamelCase, dotted or called.
+IDENTIFIER = re.compile(
+    r"\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\b"
+    r"|\b[A-Za-z]+_[A-Za-z0-9_]+\b|\b_+[A-Za-z0-9_]+\b"
+    r"|\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"
+    r"|\b[A-Za-z_][A-Za-z0-9_]*(?=\(\))"
+)
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$"
+)
+
+
+@dataclass(frozen=True)
+class CodeHit:
+    unit: int
+    path: str
+    qualname: str
+    kind: str
+    start: int
+    end: int
+    signature: str
+    doc: str
+    score: float  # the definition's own
+    file_score: float
+    file_rank: int  # 1-based rank of its file
+    confidence: float  # idf-weighted share of the task's terms its file holds
+    why: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self, text: str) -> dict[str, Any]:
+        return {
+            "id": f"{self.path}:{self.qualname}" if self.qualname else self.path,
+            "kind": "code",
+            "source_path": self.path,
+            "path": self.path,
+            "start_line": self.start,
+            "end_line": self.end,
+            "section": self.qualname,
+            "symbol": self.qualname,
+            "symbol_kind": self.kind,
+            "signature": self.signature,
+            "score": round(self.score, 6),
+            "file_score": round(self.file_score, 6),
+            "file_rank": self.file_rank,
+            "confidence": round(self.confidence, 3),
+            "text": text,
+        }
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+def named_identifiers(task: str) -> list[str]:
+    """The identifiers a task writes out, last part of a dotted name, lowercased."""
+    out = []
+    for m in IDENTIFIER.finditer(task):
+        out.append(m.group(0).rsplit(".", 1)[-1].lower())
+    return list(dict.fromkeys(out))
+
+
+def search_code(
+    idx: CodeIndex,
+    query: str,
+    *,
+    files: int = 10,
+    per_file: int = 3,
+    path_globs: tuple[str, ...] = (),
+    linked: tuple[int, ...] = (),
+) -> list[CodeHit]:
+    """The best files for `query`, each with its best definitions (up to per_file).
+    `linked`: units the query's best docs and memories name (ncx.code.links), lifted a
+    little: the docs lend the code their words."""
+    import numpy as np
+
+    if idx.empty or files <= 0:
+        return []
+    q = terms(query)
+    unit = idx.lex.score(q, k1=K1)
+    named = named_identifiers(query)
+    best = float(unit.max()) if len(unit) else 0.0
+    named_units = [u for n in named for u in idx.defining(n)]
+    if named_units and best > 0:
+        unit[np.array(named_units, dtype=np.int64)] += NAMED_BONUS * best
+    if linked and best > 0:
+        unit[np.array(linked, dtype=np.int64)] += LINK_BONUS * best
+    file_of = idx.file_of.astype(np.int64)
+    fscore = _file_scores(unit, file_of, len(idx.files))
+    # only scored files are asked whether they are tests: a path regex per file of a large
+    # tree would cost more than the query
+    for f in np.flatnonzero(fscore > 0).tolist():
+        if is_test_path(idx.files[f]):
+            fscore[f] *= TEST_PRIOR
+    if path_globs:
+        import fnmatch
+
+        keep = np.fromiter(
+            (any(fnmatch.fnmatch(p, g) for g in path_globs) for p in idx.files),
+            dtype=bool,
+            count=len(idx.files),
+        )
+        fscore[~keep] = 0.0
+    lexical = fscore.copy()
+    walk = _walk(idx, fscore) if W_GRAPH > 0 else np.zeros_like(fscore)
+    top_lex = float(lexical.max()) or 1.0
+    final = lexical / top_lex + W_GRAPH * walk
+    if path_globs:
+        final[~keep] = 0.0
+    order = [int(f) for f in np.argsort(-final, kind="stable")[:files] if final[f] > 0]
+    conf = _coverage(idx, q, file_of, order)
+    hits: list[CodeHit] = []
+    for rank, f in enumerate(order, start=1):
+        mine = np.flatnonzero(idx.file_of == f)
+        ranked = sorted(mine.tolist(), key=lambda u: (-float(unit[u]), u))
+        picked = [u for u in ranked if unit[u] > 0][:per_file] or ranked[:1]
+        for u in picked:
+            cu = idx.unit(u)
+            hits.append(
+                CodeHit(
+                    unit=u,
+                    path=cu.path,
+                    qualname=cu.qualname,
+                    kind=cu.kind,
+                    start=cu.start,
+                    end=cu.end,
+                    signature=cu.signature,
+                    doc=cu.doc,
+                    score=float(unit[u]),
+                    file_score=float(final[f]),
+                    file_rank=rank,
+                    confidence=conf.get(f, 0.0),
+                    why={
+                        "lexical": round(float(lexical[f] / top_lex), 4),
+                        "graph": round(float(walk[f]), 4),
+                        "named": float(u in named_units),
+                        "linked": float(u in linked),
+                    },
+                )
+            )
+    return hits
+
+
+def _file_scores(
+    unit: NDArray[np.float32], file_of: NDArray[np.int64], n_files: int
+) -> NDArray[np.float64]:
+    """Each file's best definition plus shares of its second and third."""
+    import numpy as np
+
+    out = np.zeros(n_files, dtype=np.float64)
+    pool = np.flatnonzero(unit > 0)
+    if len(pool) > UNIT_POOL:
+        pool = pool[np.argpartition(-unit[pool], UNIT_POOL)[:UNIT_POOL]]
+    seen: dict[int, int] = {}
+    shares = (1.0, SECOND_SHARE, THIRD_SHARE)
+    for u in sorted(pool.tolist(), key=lambda u: (-float(unit[u]), u)):
+        f = int(file_of[u])
+        k = seen.get(f, 0)
+        if k < len(shares):
+            out[f] += shares[k] * float(unit[u])
+            seen[f] = k + 1
+    return out
+
+
+def _walk(idx: CodeIndex, fscore: NDArray[np.float64]) -> NDArray[np.float64]:
+    """A personalised walk over the reference graph from the best files, both ways along
+    each edge (a file that uses the match, and the file the match uses): scaled to 0..1."""
+    import numpy as np
+
+    n = len(idx.files)
+    seeds = np.argsort(-fscore, kind="stable")[:SEEDS]
+    seeds = seeds[fscore[seeds] > 0]
+    if not len(seeds):
+        return np.zeros(n)
+    p = np.zeros(n)
+    p[seeds] = fscore[seeds]
+    p /= p.sum()
+    g = idx.graph
+    if not len(g.src):
+        return np.zeros(n)
+    # both ways along each edge: a file that uses the match, and the file the match uses
+    src = np.concatenate([g.src, g.dst]).astype(np.int64)
+    dst = np.concatenate([g.dst, g.src]).astype(np.int64)
+    w = np.concatenate([g.weight, g.weight])
+    out_deg = np.bincount(src, weights=w, minlength=n)
+    out_deg[out_deg == 0] = 1.0
+    r = p.copy()
+    for _ in range(WALK_STEPS):
+        r = (1 - DAMPING) * p + DAMPING * np.bincount(
+            dst, weights=w * (r / out_deg)[src], minlength=n
+        )
+    res: NDArray[np.float64] = (r - p).clip(min=0)  # what the walk adds, not the seeds' own
+    return res / (res.max() or 1.0)
+
+
+def _coverage(
+    idx: CodeIndex, q: list[str], file_of: NDArray[np.int64], files: list[int]
+) -> dict[int, float]:
+    import numpy as np
+
+    lx = idx.lex
+    qs = [t for t in dict.fromkeys(q)]
+    cols = {t: lx.term_id(t) for t in qs}
+    total = sum(float(lx.idf[c]) if c is not None else 1.0 for c in cols.values()) or 1.0
+    want = np.array(files, dtype=np.int64)
+    got = np.zeros(len(files))
+    for col in cols.values():
+        if col is None:
+            continue
+        holders = np.unique(file_of[lx.indices[lx.indptr[col] : lx.indptr[col + 1]]])
+        got += np.isin(want, holders) * float(lx.idf[col])
+    return {f: float(g / total) for f, g in zip(files, got, strict=True)}

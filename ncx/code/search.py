@@ -1,0 +1,154 @@
+"""search: the code side of `ncx retrieve` and the frame, over the tree as it is now.
+
+Merging code with docs and memories: the two rankings score different things on different
+scales, so neither score is compared with the other. Each list keeps its own order, and they
+are interleaved by evidence: a result's score relative to its own list's best, times the
+idf-weighted share of the query's terms it holds (its confidence). A docs question on a tree
+whose code does not hold its words keeps its docs on top, and a task that names the code's
+identifiers gets the code first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ncx.code.index import CodeIndex, load_code_index
+from ncx.code.rank import CodeHit, search_code
+
+if TYPE_CHECKING:
+    from ncx.code.links import Link
+    from ncx.query.rank import Filters
+    from ncx.query.search import Searcher
+
+
+# Source files a quick answer reads itself when the tree has no code index yet: about a
+# second of parsing on 2 cores; more are left to the background build (docs/decisions.md §29).
+QUICK_CODE_FILES = 150
+
+
+class CodeSearcher:
+    """The tree's code index, loaded once and reused across queries in one process."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._index: CodeIndex | None = None
+        self.on_read: Callable[[int], None] | None = None  # progress of a first build
+
+    @property
+    def index(self) -> CodeIndex:
+        if self._index is None:
+            self._index = load_code_index(self.root, on_read=self.on_read)
+        return self._index
+
+    def ready_for_quick_answer(self) -> bool:
+        """Whether a query that must answer quickly may use the code: there is a code index
+        to load or patch, or the tree is small enough to read now. Otherwise the index is
+        built in the background and the answer goes without code (docs/decisions.md §29)."""
+        from ncx.code.index import has_code_index
+        from ncx.code.store import listing
+
+        if has_code_index(self.root) or len(listing(self.root)) <= QUICK_CODE_FILES:
+            return True
+        from ncx.query.warm import warm_in_background
+
+        warm_in_background(self.root)
+        return False
+
+    def search(
+        self,
+        query: str,
+        *,
+        files: int = 10,
+        path_globs: tuple[str, ...] = (),
+        linked: tuple[int, ...] = (),
+    ) -> list[CodeHit]:
+        return search_code(self.index, query, files=files, path_globs=path_globs, linked=linked)
+
+    def links(self, text: str) -> list[Link]:
+        from ncx.code.links import links
+
+        return links(self.index, text)
+
+    def hit_json(self, hit: CodeHit, *, explain: bool = False) -> dict[str, Any]:
+        out = hit.as_json(describe(hit))
+        if explain:
+            out["why"] = hit.why
+        return out
+
+
+def describe(hit: CodeHit) -> str:
+    """A code hit as text: its signature and docstring summary (the body is at path:lines)."""
+    head = hit.signature or (f"module {hit.path}" if hit.kind == "module" else hit.qualname)
+    return f"{head}\n{hit.doc}" if hit.doc else head
+
+
+def combined(
+    searcher: Searcher,
+    code: CodeSearcher,
+    query: str,
+    k: int,
+    filters: Filters,
+    *,
+    explain: bool = False,
+) -> list[dict[str, Any]]:
+    """One query's results as JSON objects, for every caller that lists results (the CLI,
+    the MCP server): docs and memories, code, or both interleaved, as `filters.kinds` asks
+    (none: all three)."""
+    import dataclasses
+
+    kinds = filters.kinds
+    want_code = not kinds or "code" in kinds
+    want_docs = not kinds or bool(kinds - {"code"})
+    docs_only = dataclasses.replace(filters, kinds=kinds - {"code"})
+    hits = searcher.search(query, k=k, filters=docs_only) if want_docs else []
+    code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
+    if not want_docs:
+        return [code.hit_json(h, explain=explain) for h in code_hits]
+
+    def doc_json(h: Any) -> dict[str, Any]:
+        out = searcher.hit_json(h, explain=explain)
+        if explain:  # the code a doc or memory names (ncx.code.links)
+            out["links"] = [link.label() for link in code.links(out["text"])]
+        return out
+
+    return interleave(
+        [(h.score, h.confidence, doc_json(h)) for h in hits],
+        [
+            (c.file_score, c.confidence, code.hit_json(c, explain=explain))
+            for c in best_per_file(code_hits)
+        ],
+        k,
+    )
+
+
+def best_per_file(hits: list[CodeHit]) -> list[CodeHit]:
+    """Each file's best definition, in file rank order."""
+    seen: set[str] = set()
+    out = []
+    for h in hits:
+        if h.path not in seen:
+            seen.add(h.path)
+            out.append(h)
+    return out
+
+
+def interleave(
+    docs: list[tuple[float, float, Any]], code: list[tuple[float, float, Any]], k: int
+) -> list[Any]:
+    """The k best of two ranked lists of (score, confidence, item), each list's order kept:
+    merged by score over its own list's best, times confidence (see the module's note)."""
+
+    def keyed(rows: list[tuple[float, float, Any]], side: int) -> list[tuple[float, int, int, Any]]:
+        best = max((r[0] for r in rows), default=0.0) or 1.0
+        out = []
+        floor = float("inf")
+        for i, (score, conf, item) in enumerate(rows):
+            floor = min(floor, score / best * conf)  # never ahead of what ranked above it
+            out.append((floor, side, i, item))
+        return out
+
+    merged = keyed(docs, 0) + keyed(code, 1)
+    merged.sort(key=lambda r: (-r[0], r[1], r[2]))
+    return [r[3] for r in merged[:k]]

@@ -1,0 +1,291 @@
+"""treesitter: JavaScript, TypeScript, Go, Rust and Java read with tree-sitter.
+
+Each language's grammar comes from its own wheel (tree-sitter-javascript, ...), compiled,
+so nothing is downloaded or built at run time. One walk per file, with an explicit stack:
+a node whose type is a definition of its language opens a symbol; identifier leaves are
+credited to the innermost open symbol, comment and string leaves give it words.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ncx.code.model import CodeFile, Symbol
+from ncx.code.text import MAX_DOC, MAX_TEXT, collapse, first_paragraph, one_line
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+
+@dataclass(frozen=True)
+class Grammar:
+    defs: dict[str, str]  # node type -> symbol kind
+    imports: frozenset[str]  # node types whose text is an import
+    # declarations that define a function or class only through their value
+    # (`const f = () => ...`): the declarator's node type
+    bound: frozenset[str] = frozenset()
+    bound_values: frozenset[str] = frozenset()
+    # blocks that only name what their members belong to (Rust's `impl Pool { ... }`)
+    scopes: frozenset[str] = frozenset()
+
+
+_JS_DEFS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "method_definition": "method",
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+    "abstract_method_signature": "method",
+    "internal_module": "module",
+}
+_JS = Grammar(
+    defs=_JS_DEFS,
+    imports=frozenset({"import_statement"}),
+    bound=frozenset({"variable_declarator"}),
+    bound_values=frozenset(
+        {"arrow_function", "function_expression", "function", "class", "generator_function"}
+    ),
+)
+GRAMMARS: dict[str, Grammar] = {
+    "javascript": _JS,
+    "typescript": _JS,
+    "tsx": _JS,
+    "go": Grammar(
+        defs={
+            "function_declaration": "function",
+            "method_declaration": "method",
+            "type_spec": "type",
+        },
+        imports=frozenset({"import_spec"}),
+    ),
+    "rust": Grammar(
+        defs={
+            "function_item": "function",
+            "function_signature_item": "function",
+            "struct_item": "struct",
+            "enum_item": "enum",
+            "union_item": "struct",
+            "trait_item": "trait",
+            "mod_item": "module",
+            "type_item": "type",
+            "macro_definition": "macro",
+        },
+        imports=frozenset({"use_declaration"}),
+        scopes=frozenset({"impl_item"}),
+    ),
+    "java": Grammar(
+        defs={
+            "class_declaration": "class",
+            "interface_declaration": "interface",
+            "enum_declaration": "enum",
+            "record_declaration": "class",
+            "annotation_type_declaration": "interface",
+            "method_declaration": "method",
+            "constructor_declaration": "method",
+        },
+        imports=frozenset({"import_declaration"}),
+    ),
+}
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+_BODY_FIELDS = ("body", "value")
+
+
+@functools.cache
+def _parser(language: str) -> Parser:
+    from tree_sitter import Language, Parser
+
+    if language == "javascript":
+        import tree_sitter_javascript as mod
+
+        lang: Any = mod.language()
+    elif language in ("typescript", "tsx"):
+        import tree_sitter_typescript as ts
+
+        lang = ts.language_tsx() if language == "tsx" else ts.language_typescript()
+    elif language == "go":
+        import tree_sitter_go as go
+
+        lang = go.language()
+    elif language == "rust":
+        import tree_sitter_rust as rs
+
+        lang = rs.language()
+    elif language == "java":
+        import tree_sitter_java as jv
+
+        lang = jv.language()
+    else:  # pragma: no cover - langs.LANGUAGES and GRAMMARS are one table's two halves
+        raise ValueError(language)
+    return Parser(Language(lang))
+
+
+def read_tree_sitter(language: str, source: bytes) -> CodeFile:
+    grammar = GRAMMARS[language]
+    tree = _parser(language).parse(source)
+    n_lines = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
+    syms: list[dict[str, Any]] = [
+        {"name": "", "qual": "", "kind": "module", "node": tree.root_node, "uses": {}, "text": []}
+    ]
+    imports: dict[str, None] = {}
+    stack: list[tuple[Node, int, str]] = [(tree.root_node, 0, "")]
+    while stack:
+        node, owner, prefix = stack.pop()
+        t = node.type
+        kind = grammar.defs.get(t)
+        name_node = None
+        if kind is not None:
+            name_node = node.child_by_field_name("name") or node.child_by_field_name("type")
+        elif t in grammar.bound:
+            value = node.child_by_field_name("value")
+            if value is not None and value.type in grammar.bound_values:
+                kind = "class" if value.type == "class" else "function"
+                name_node = node.child_by_field_name("name")
+        if t in grammar.scopes and (target := node.child_by_field_name("type")) is not None:
+            scope = _text(source, target).split("<", 1)[0]
+            stack.extend((c, owner, scope) for c in reversed(node.children) if c != target)
+            continue
+        if kind is not None and name_node is not None:
+            name = _text(source, name_node)
+            in_type = owner and syms[owner]["kind"] in ("class", "trait", "interface", "struct")
+            in_scope = prefix and syms[owner]["qual"] != prefix  # an impl block's prefix
+            if kind == "function" and (in_type or in_scope):
+                kind = "method"
+            if t == "method_declaration" and (recv := _receiver(node, source)):
+                prefix = recv  # Go: `func (t *T) Get()` is T.Get
+            qual = f"{prefix}.{name}" if prefix else name
+            syms.append(
+                {"name": name, "qual": qual, "kind": kind, "node": node, "uses": {}, "text": []}
+            )
+            owner, prefix = len(syms) - 1, qual
+            # the name itself is defined here, not used
+            stack.extend((c, owner, prefix) for c in reversed(node.children) if c != name_node)
+            continue
+        if t in grammar.imports:
+            target = node.child_by_field_name("source") or node.child_by_field_name("path")
+            imports[collapse(_text(source, target or node)).strip("\"'`;")] = None
+        if node.child_count == 0:
+            if t.endswith("identifier"):
+                syms[owner]["uses"][_text(source, node)] = None
+            elif t in _COMMENTS or "string" in t:
+                syms[owner]["text"].append(_text(source, node)[:200])
+            continue
+        if t in _COMMENTS:  # a block comment with children (doc comments in Rust)
+            syms[owner]["text"].append(_text(source, node)[:400])
+            continue
+        if "string" in t and t.endswith(("fragment", "content")):
+            syms[owner]["text"].append(_text(source, node)[:200])
+            continue
+        stack.extend((c, owner, prefix) for c in reversed(node.children))
+    return CodeFile(language, n_lines, tuple(imports), tuple(_symbols(syms, source, n_lines)))
+
+
+def _symbols(syms: list[dict[str, Any]], source: bytes, n_lines: int) -> list[Symbol]:
+    out = []
+    for i, s in enumerate(syms):
+        node = s["node"]
+        text = collapse(_strip_comment(" ".join(s["text"])))[:MAX_TEXT]
+        if i == 0:
+            doc = _module_doc(node, source)
+            out.append(
+                Symbol("", "", "module", 1, max(1, n_lines), "", doc, tuple(s["uses"]), text)
+            )
+            continue
+        out.append(
+            Symbol(
+                name=s["name"],
+                qualname=s["qual"],
+                kind=s["kind"],
+                start=node.start_point[0] + 1,
+                end=node.end_point[0] + 1,
+                signature=_signature(node, source),
+                doc=_leading_comment(node, source),
+                uses=tuple(s["uses"]),
+                text=text,
+            )
+        )
+    return out
+
+
+def _text(source: bytes, node: Node) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _receiver(node: Node, source: bytes) -> str:
+    recv = node.child_by_field_name("receiver")
+    if recv is None:
+        return ""
+    names = [c for c in _leaves(recv) if c.type == "type_identifier"]
+    return _text(source, names[-1]) if names else ""
+
+
+def _leaves(node: Node) -> list[Node]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.child_count == 0:
+            out.append(n)
+        stack.extend(reversed(n.children))
+    return out
+
+
+def _signature(node: Node, source: bytes) -> str:
+    value = node.child_by_field_name("value")
+    if node.type == "variable_declarator" and value is not None:
+        # `const f = (x) => ...`: the head runs to the arrow function's body
+        body = value.child_by_field_name("body")
+        end = body.start_byte if body is not None else value.end_byte
+        return one_line(source[node.start_byte : end].decode("utf-8", "replace").rstrip(" {=>\n"))
+    body = None
+    for f in _BODY_FIELDS:
+        if (body := node.child_by_field_name(f)) is not None:
+            break
+    end = body.start_byte if body is not None else node.end_byte
+    return one_line(source[node.start_byte : end].decode("utf-8", "replace").rstrip(" {=\n"))
+
+
+def _leading_comment(node: Node, source: bytes) -> str:
+    """The comments right above a definition (or above the export/decorator wrapping it)."""
+    at = node
+    while at.parent is not None and at.parent.type in (
+        "export_statement",
+        "decorated_definition",
+        "variable_declarator",
+        "lexical_declaration",
+        "variable_declaration",
+        "type_declaration",
+    ):
+        at = at.parent
+    got: list[str] = []
+    prev = at.prev_sibling
+    line = at.start_point[0]
+    while prev is not None and prev.type in _COMMENTS and prev.end_point[0] >= line - 1:
+        got.append(_text(source, prev))
+        line = prev.start_point[0]
+        prev = prev.prev_sibling
+    if not got:
+        return ""
+    return first_paragraph(_strip_comment("\n".join(reversed(got))))[:MAX_DOC]
+
+
+def _module_doc(root: Node, source: bytes) -> str:
+    first = root.children[0] if root.children else None
+    if first is None or first.type not in _COMMENTS:
+        return ""
+    return first_paragraph(_strip_comment(_text(source, first)))[:MAX_DOC]
+
+
+def _strip_comment(text: str) -> str:
+    out = []
+    for line in text.splitlines():
+        s = line.strip()
+        for mark in ("/**", "/*!", "/*", "*/", "///", "//!", "//", "*"):
+            if s.startswith(mark):
+                s = s[len(mark) :]
+                break
+        out.append(s.removesuffix("*/").strip())
+    return "\n".join(out)
