@@ -87,9 +87,9 @@ def frame_files(zone: object, hits: list, cap: int) -> tuple[set[str], int]:
             (h.qualname,),
             None,
             h.file_score,
-            zone.item_text(h, None, with_body=False),
+            zone.item_text(h, None, brief=i >= zone.BRIEF),
         )  # type: ignore[attr-defined]
-        for h in zone.pick(hits)  # type: ignore[attr-defined]
+        for i, h in enumerate(zone.pick(hits))  # type: ignore[attr-defined]
     ]
     placed, used = _pack("code", items, cap, [])
     return {p.item.source_path for p in placed}, used

@@ -22,6 +22,9 @@ MAX_FILES = 10
 FILE_RATIO = 0.25  # a further file must score at least this share of the best file
 PER_FILE = 1
 BODY_TOKENS = 400  # the best definition's body is quoted when it is no longer than this
+BODY_SHARE = 0.12  # ... and than this share of the frame's budget
+BRIEF = 3  # items after the first BRIEF quote their docstring's first sentence only
+BRIEF_CHARS = 160
 _FENCE = {
     "python": "python",
     "javascript": "js",
@@ -53,15 +56,36 @@ def pick(hits: Sequence[CodeHit]) -> list[CodeHit]:
     return out
 
 
-def item_text(hit: CodeHit, lines: Sequence[str] | None, *, with_body: bool) -> str:
-    """A code item as the frame quotes it: the definition's head (or its body), fenced."""
+def item_text(
+    hit: CodeHit,
+    lines: Sequence[str] | None,
+    *,
+    body_tokens: int = 0,
+    brief: bool = False,
+) -> str:
+    """A code item as the frame quotes it: the definition's head, fenced, and its docstring
+    summary (`brief`: its first sentence); or, given `body_tokens`, its whole body when it
+    is no longer than that."""
     lang = _FENCE.get(language_of(hit.path) or "", "")
+    doc = _first_sentence(hit.doc) if brief else hit.doc
     if hit.kind == "module":
         head = f"module {hit.path}"
-        return f"{head}: {hit.doc}" if hit.doc else head
-    if with_body and lines is not None:
+        return f"{head}: {doc}" if doc else head
+    if body_tokens and lines is not None:
         body = "\n".join(lines[hit.start - 1 : hit.end])
-        if body.strip() and count_tokens(body) <= BODY_TOKENS and "```" not in body:
+        if body.strip() and count_tokens(body) <= body_tokens and "```" not in body:
             return f"```{lang}\n{body}\n```"
     text = f"```{lang}\n{hit.signature}\n```"
-    return f"{text}\n{hit.doc}" if hit.doc else text
+    return f"{text}\n{doc}" if doc else text
+
+
+def body_tokens(budget: int) -> int:
+    """How long a body the frame quotes: BODY_TOKENS, less in a small frame, where the
+    same tokens name more files."""
+    return min(BODY_TOKENS, int(budget * BODY_SHARE))
+
+
+def _first_sentence(doc: str) -> str:
+    cut = doc.find(". ")
+    s = doc if cut < 0 else doc[: cut + 1]
+    return s if len(s) <= BRIEF_CHARS else s[: BRIEF_CHARS - 1] + "…"

@@ -4,7 +4,7 @@ A commit's files are materialised once, from its own git objects, into
 `.neocortex/cache/at/<tree id>/` (content-addressed: two commits with the same tree share
 it, and the next use of the commit only opens it); the search cache is then built there as in
 any checkout. Frames and results read from that folder are the bytes a checkout of the commit
-would give (docs/decisions.md §NEW-at).
+would give (docs/decisions.md §31).
 """
 
 from __future__ import annotations

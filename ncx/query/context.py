@@ -82,7 +82,9 @@ def build_frame(
     # A table of contents points at sections the ranking can name itself; quoted, it is
     # budget spent on links. Chunks that are nothing but markup after tidying go too.
     items = [it for it in items if it.text.strip() and not is_link_list(it.text)]
-    code, pending = code_items(root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS])
+    code, pending = code_items(
+        root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
+    )
     inp = FrameInput(
         code=tuple(code),
         code_pending=pending,
@@ -107,6 +109,8 @@ def code_items(
     query: str,
     path_globs: tuple[str, ...] = (),
     best_docs: Sequence[Item] = (),
+    *,
+    budget: int = DEFAULT_TOKEN_BUDGET,
 ) -> tuple[list[Item], bool]:
     """The frame's code to open: the best files' definitions (ncx.code.zone), cited
     path:lines with the symbol; the best definition with its body when it is short. And
@@ -115,7 +119,7 @@ def code_items(
     no code index yet leaves the code out, says so, and builds the index in the background
     (CodeSearcher.ready_for_quick_answer)."""
     from ncx.code.search import CodeSearcher
-    from ncx.code.zone import item_text, pick
+    from ncx.code.zone import BRIEF, body_tokens, item_text, pick
 
     code = CodeSearcher(root)
     if cfg.quick_cold and not code.ready_for_quick_answer():
@@ -135,7 +139,9 @@ def code_items(
                 section=(h.qualname,) if h.qualname else (),
                 doc_id=None,
                 score=h.file_score,
-                text=item_text(h, lines, with_body=i == 0),
+                text=item_text(
+                    h, lines, body_tokens=body_tokens(budget) if i == 0 else 0, brief=i >= BRIEF
+                ),
             )
         )
     return items, False
