@@ -494,8 +494,8 @@ def _count_opens(event: str, args: tuple[object, ...]) -> None:
 
 
 @contextlib.contextmanager
-def _opens(root: Path) -> Iterator[list[str]]:
-    """The doc files (under docs/) this process opens inside the block."""
+def _opens(root: Path, under: str = "docs") -> Iterator[list[str]]:
+    """The files under `under` (docs/) this process opens inside the block."""
     global _OPENED
     if not getattr(_count_opens, "installed", False):
         sys.addaudithook(_count_opens)
@@ -506,7 +506,7 @@ def _opens(root: Path) -> Iterator[list[str]]:
         yield seen
     finally:
         _OPENED = None
-        docs = str(root / "docs") + os.sep
+        docs = str(root / under) + os.sep
         seen[:] = [p for p in seen if p.startswith(docs)]
 
 
@@ -522,6 +522,9 @@ def test_an_unchanged_tree_is_judged_without_reading_its_docs(repo: Path) -> Non
         with _opens(repo) as seen:
             ncx(*args)
         assert seen == [], f"ncx {args[0]} read {len(seen)} docs: {seen[:3]}"
+    with _opens(repo, ".neocortex/chunks") as seen:
+        ncx("check")  # its chunk files were judged the model's by the check before
+    assert seen == [], f"ncx check read {len(seen)} chunk files: {seen[:3]}"
     # An edit in place (same size), staged or not, and a sidecar edit are seen and synced.
     chunks = repo / ".neocortex/chunks/docs"
     write(repo, "docs/d7.md", "# Doc 7\n\nThe widgetizer note number 7.\n")
