@@ -6,6 +6,7 @@ core modules never read os.environ.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -90,9 +91,31 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     if raw is None or raw == "":
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
-        raise UsageError(f"{name}={raw!r} is not a number") from None
+        raise UsageError(f"{name}={raw!r} is not a number", hint=f"unset {name}") from None
+    if not math.isfinite(value):
+        # float() takes "inf" and "nan"; a weight of either turns every score into NaN.
+        raise UsageError(
+            f"{name}={raw!r} is not a finite number", hint=f"unset {name} or give e.g. {name}=0.2"
+        )
+    return value
+
+
+def positive_setting(raw: str, name: str, *, maximum: float) -> float:
+    """A setting given as text that must be a finite number in (0, maximum]: a hook's
+    NCX_HOOK_TIMEOUT (seconds) or NCX_HOOK_BUDGET (tokens). UsageError naming `name` else
+    (`inf` parses as a float, and a deadline or budget of inf fails deep inside)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= maximum):
+        raise UsageError(
+            f"{name}={raw!r} is not a positive number of at most {maximum:g}",
+            hint=f"unset {name} or give a number in (0, {maximum:g}]",
+        )
+    return value
 
 
 def command_name(env: Mapping[str, str] | None = None) -> str:

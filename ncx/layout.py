@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
@@ -92,8 +93,9 @@ def chunk_folders(sources: Iterable[str]) -> dict[str, str]:
     Only the cases that would collide or escape change: a name part that is `.`, `..`,
     empty or unit-like is escaped (`..md` -> `chunks/%2E`), and when two sources still share a
     folder ignoring case (`guide.md`, `guide.markdown`, `Guide.MD`), the first by (not
-    `.md`, path) keeps it and the others get `~` and 6 hex digits of their path's hash:
-    deterministic, and the same on a case-insensitive file system.
+    `.md`, path) keeps it (and likewise twins whose names differ only in Unicode
+    normalization, `café` in NFC and in NFD) and the others get `~` and 6 hex digits of
+    their path's hash: deterministic, and the same on a case-insensitive file system.
     """
     plain: dict[str, str] = {}
     for src in sources:
@@ -105,7 +107,12 @@ def chunk_folders(sources: Iterable[str]) -> dict[str, str]:
         plain[src] = "/".join(_safe_part(x) for x in (*dirs, name))
     groups: dict[str, list[str]] = {}
     for src, folder in plain.items():
-        groups.setdefault(folder.casefold(), []).append(src)
+        # Case and Unicode normalization both ignored: macOS file systems take `café` in NFC
+        # and in NFD (two names to git) for one file, as they take `Guide` for `guide`.
+        key = (
+            folder.lower() if folder.isascii() else unicodedata.normalize("NFD", folder.casefold())
+        )
+        groups.setdefault(key, []).append(src)
     out: dict[str, str] = {}
     for members in groups.values():
         members.sort(key=lambda s: (not s.endswith(".md"), s))

@@ -51,7 +51,9 @@ def ordered_imap(
         import concurrent.futures
 
         try:
-            with concurrent.futures.ProcessPoolExecutor(max_workers=n) as pool:
+            with concurrent.futures.ProcessPoolExecutor(
+                max_workers=n, initializer=_die_with_parent, initargs=(os.getpid(),)
+            ) as pool:
                 size = chunksize or max(8, len(jobs) // (n * 8))
                 for got in pool.map(fn, jobs, chunksize=size):
                     done += 1
@@ -61,3 +63,22 @@ def ordered_imap(
             pass  # no worker processes to be had (a sandbox, a frozen app): the rest, here
     for job in jobs[done:]:
         yield fn(job)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In each worker: exit as soon as the process that started it is gone.
+
+    Trigger: the parent ends without shutting the pool down (a hook's deadline calls
+    os._exit, a kill -9). Why: forked workers hold copies of the parent's descriptors,
+    the search cache's lock among them; left waiting for work that never comes, they held
+    `cache/.lock` forever, every later build blocked, and `agent-hook warm` processes piled
+    up. Outcome: a worker outlives its parent by half a second at most."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ncx-parent-watch", daemon=True).start()

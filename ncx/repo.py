@@ -67,6 +67,36 @@ def tracked_files(root: Path, pathspecs: Sequence[str] = ()) -> list[str]:
     return sorted({p for p in out.decode("utf-8", "surrogateescape").split("\0") if p})
 
 
+def index_blobs(root: Path) -> dict[str, str | None]:
+    """{repo-relative path: its blob id in the index} for every tracked file; None for a
+    path in conflict (several stages), not a regular file (a link, a submodule), or one git
+    does not stat-check (assume-unchanged, skip-worktree: `git diff-files` never lists it)."""
+    out = git(root, "ls-files", "-z", "--stage", "-v")
+    found: dict[str, str | None] = {}
+    for rec in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not rec:
+            continue
+        head, _, path = rec.partition("\t")
+        tag, mode, blob, stage = head.split(" ")
+        plain = tag == "H" and mode in ("100644", "100755") and stage == "0"
+        found[path] = blob if plain and path not in found else None
+    return found
+
+
+def modified_files(root: Path) -> set[str]:
+    """Tracked paths whose working-tree file may differ from the index (git's own stat
+    check against the index, as `git status` makes it; deleted ones included)."""
+    out = git(root, "diff-files", "--name-only", "-z", "--no-renames")
+    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a file of these bytes (`git hash-object`, SHA-1 repositories)."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def untracked_files(root: Path, pathspecs: Sequence[str] = ()) -> list[str]:
     out = git(root, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspecs)
     return sorted(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)

@@ -7,6 +7,8 @@ read as LF, YAML must be a mapping, keys keep their order. Every write is atomic
 
 from __future__ import annotations
 
+import codecs
+import errno
 import functools
 import hashlib
 import os
@@ -355,13 +357,50 @@ def dump_frontmatter(meta: Mapping[str, Any], body: str) -> str:
     return f"---\n{head}---\n\n{body.lstrip(chr(10))}"
 
 
+# Text files that say their encoding with a byte-order mark (Windows editors save UTF-16 so):
+# decoded as what they say, not refused as binary for the NULs UTF-16 puts in every ASCII char.
+# UTF-32's marks first: UTF-32 LE's begins with UTF-16 LE's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def _bom_codec(data: bytes) -> str | None:
+    return next((codec for bom, codec in _BOMS if data.startswith(bom)), None)
+
+
+def _newlines(text: str) -> str:
+    """CRLF and a lone CR (classic Mac) both as LF: every reader and every citation counts
+    lines the same way."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def decode_source(data: bytes, *, path: Path | str) -> str:
     """Bytes of a markdown source -> text, or BadSource naming the file and the fix."""
+    exclude = "exclude it (`ncx init --exclude PATH`)"
+    codec = _bom_codec(data)
+    if codec is not None:
+        try:
+            text = data.decode(codec)  # (the codec takes the mark off)
+        except UnicodeDecodeError:
+            raise BadSource(
+                f"starts with a {codec.upper()} byte-order mark but is not valid {codec.upper()}",
+                path=path,
+                hint=f"re-save it as UTF-8 (e.g. `iconv -f {codec} -t utf-8`), or {exclude}",
+            ) from None
+        if "\x00" in text:
+            raise BadSource("holds NUL characters, not text", path=path, hint=f"{exclude}")
+        return _newlines(text)
     if b"\x00" in data:  # anywhere, not just the first 8 KB: a NUL poisons every consumer
         raise BadSource(
             "looks binary (NUL bytes), not markdown",
             path=path,
-            hint="rename it, or exclude it with `ncx sync --exclude PATTERN`",
+            hint=f"if it is text in another encoding, re-save it as UTF-8; else {exclude}",
         )
     try:
         text = data.decode("utf-8")
@@ -372,9 +411,32 @@ def decode_source(data: bytes, *, path: Path | str) -> str:
             path=path,
             hint="re-save it as UTF-8 (e.g. `iconv -f cp1252 -t utf-8`)",
         ) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return _newlines(text)
+
+
+def source_text(data: bytes) -> str:
+    """A source's text as decode_source reads it, bad bytes replaced rather than refused:
+    the query side maps chunks back to the file's lines and must count them as sync did."""
+    codec = _bom_codec(data)
+    return _newlines(data.decode(codec or "utf-8", "replace"))
+
+
+class NotRegular(OSError):
+    """A path that is a FIFO, socket, device or folder where a file was expected."""
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of a regular file; NotRegular for anything else. Opened without blocking
+    and checked on the open descriptor: a tracked doc replaced by a FIFO (between a stat
+    and the open, too) must never hang sync, check or retrieve waiting for a writer."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket?)", str(path))
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 def read_unit(path: Path) -> tuple[dict[str, Any], str]:

@@ -709,7 +709,7 @@ def test_a_committed_cache_link_is_never_written_through(repo: Path, tmp_path: P
     outside.mkdir()
     (outside / ".lock").write_text("precious")
     cache = repo / ".neocortex/cache"
-    shutil.rmtree(cache)  # files, and the code index's folder
+    shutil.rmtree(cache)  # (it holds folders too: the code index's `code/`)
     os.symlink(outside, cache)
     git(repo, "add", ".neocortex/cache")  # not ignored: a link is no folder to `cache/`
     for cmd in (

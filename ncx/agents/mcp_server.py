@@ -143,16 +143,19 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         ] = 4000,
     ) -> str:
         from ncx.query.context import FrameRequest, build_frame
+        from ncx.query.search import clip_query
 
-        req = FrameRequest(task=task, criteria=tuple(criteria or ()), budget=budget)
+        query, note = clip_query(" ".join([task, *(criteria or ())]))
+        task = clip_query(task)[0]
+        criteria = [clip_query(c)[0] for c in criteria or ()]
+        req = FrameRequest(task=task, criteria=tuple(criteria), budget=budget)
         try:
             tree.ready()
             with tree.lock:
-                query = " ".join([task, *(criteria or ())])
                 frame = build_frame(tree.root, tree.cfg, req, searcher=tree.searcher(query))
         except NcxError as exc:
             raise _tool_error(exc, assemble_args) from None
-        return strip_controls(str(frame.markdown))
+        return strip_controls(str(frame.markdown)) + (f"\n<!-- ncx: {note} -->\n" if note else "")
 
     def retrieve(
         query: Annotated[str, Field(description="What to look for, in words.")],
@@ -171,6 +174,9 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
             kinds=frozenset({kind} if kind else ()),
             domains=frozenset({domain.lower()} if domain else ()),
         )
+        from ncx.query.search import clip_query
+
+        query, note = clip_query(query)
         try:
             tree.ready()
             with tree.lock:
@@ -180,7 +186,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
                 results = combined(s, CodeSearcher(tree.root), query, k, filters)
         except NcxError as exc:
             raise _tool_error(exc) from None
-        return {"results": _safe(results)}
+        return {"results": _safe(results), **({"note": note} if note else {})}
 
     def remember(
         learning: Annotated[str, Field(description="The fact, in one or two sentences.")],

@@ -19,6 +19,7 @@ import typer
 
 from ncx.cli.app import _config, _root, _say, app, command
 from ncx.controls import strip_controls
+from ncx.errors import UsageError
 from ncx.query.warm import warm_in_background
 
 DEFAULT_TIMEOUT = 3.0  # seconds; NCX_HOOK_TIMEOUT
@@ -49,22 +50,31 @@ BudgetOpt = Annotated[
 ]
 
 
+# What a hook setting may be at most: an hour to answer, a million tokens.
+_MAXIMUM = {"NCX_HOOK_TIMEOUT": 3600.0, "NCX_HOOK_BUDGET": 1_000_000.0}
+
+
 def _number(raw: str | None, name: str, default: float) -> float:
-    # Parsed here, not by typer: a bad value must not become a usage error (exit 2).
+    # Parsed here, not by typer: a bad value must not become a usage error (exit 2): a hook
+    # never fails, so it says what is wrong and goes on with the default.
+    from ncx.config import positive_setting
+
     if raw is None or not raw.strip():
         return default
     try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value > 0:
-        return value
-    _say(f"ncx: {name}={raw!r} is not a positive number; using {default:g}")
-    return default
+        return positive_setting(raw.strip(), name, maximum=_MAXIMUM[name])
+    except UsageError as exc:
+        _say(f"ncx: {exc.message}; using {default:g}")
+        return default
 
 
 def _fail_open(
-    event: str, timeout: float, produce: Callable[[], str], *, warm: bool = True
+    event: str,
+    timeout: float,
+    produce: Callable[[], str],
+    *,
+    warm: bool = True,
+    group: bool = False,
 ) -> None:
     """Run `produce` under a hard deadline; print its text, or a warning, and exit 0."""
     lock = threading.Lock()  # held while writing, so a timeout never cuts a frame in half
@@ -87,6 +97,10 @@ def _fail_open(
                 + " (NCX_HOOK_TIMEOUT raises the limit)"
             )
             sys.stderr.flush()
+            if group and hasattr(os, "killpg") and os.getpgrp() == os.getpid():
+                # A detached build (its own process group, warm_in_background): its pool
+                # workers go with it, whatever they are doing (they hold the cache lock).
+                os.killpg(os.getpid(), 9)
             os._exit(0)  # the main thread may be stuck in C code; only this is certain
 
     threading.Thread(target=watchdog, name="ncx-hook-deadline", daemon=True).start()
@@ -186,14 +200,16 @@ def hook_warm() -> None:
 
     def produce() -> str:
         from ncx.code.index import load_code_index
-        from ncx.query.cache import load_index
+        from ncx.query.cache import building, load_index
 
         root = _root()
+        if building(root):
+            return ""  # another build is under way: waiting for it would only pile up
         load_index(root)
         load_code_index(root)
         return ""
 
-    _fail_open("warm", 600.0, produce, warm=False)
+    _fail_open("warm", 600.0, produce, warm=False, group=True)
 
 
 @command()

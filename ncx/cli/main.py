@@ -433,7 +433,7 @@ def retrieve(
     import time
 
     from ncx.code.search import CodeSearcher, best_per_file, combined, interleave
-    from ncx.query.search import Searcher
+    from ncx.query.search import Searcher, clip_query
 
     filters = _filters(kind, domain, path, include_superseded)
     root = _root()
@@ -455,6 +455,9 @@ def retrieve(
                     raise ValueError(f"k must be a whole number from 1 to 10000, not {qk!r}")
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise typer.BadParameter(f"bad request line {line.strip()[:80]!r}: {exc}") from None
+            q, note = clip_query(q)
+            if note is not None:
+                _say(f"ncx: qid {req.get('qid')!r}: {note}")
             t = time.perf_counter()
             results = combined(searcher, code, q, qk, filters, explain=explain)
             ms = (time.perf_counter() - t) * 1000
@@ -463,6 +466,9 @@ def retrieve(
         return
     if not query:
         raise typer.BadParameter("give a query, or --batch to read queries from stdin")
+    query, note = clip_query(query)
+    if note is not None:
+        _say(f"ncx: {note}")
     if not want_docs:
         _print_code(code, query, k, filters, as_json, explain)
         return
@@ -668,8 +674,12 @@ def assemble(
         raise typer.BadParameter(
             f"{out.parent} is not a folder; create it first", param_hint="--out"
         )
+    from ncx.query.search import clip_query
+
     root = _root()
     cfg, cold = _one_query_config(root) if at is None else (_config(), False)
+    if (note := clip_query(" ".join([task, *crit]))[1]) is not None:
+        _say(f"ncx: {note}")
     req = FrameRequest(
         task=task,
         criteria=tuple(crit),

@@ -44,7 +44,9 @@ from ncx.store import (
     is_temp,
     parse_frontmatter,
     read_chunk_file,
+    read_regular,
     read_unit,
+    source_text,
     split_chunk_file,
     split_frontmatter,
     usable_vec,
@@ -266,32 +268,72 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
         from ncx.manifest import load_manifest
 
         load_manifest(root)
-    with _lock(cache_dir(root)):
-        if not rebuild:  # another process may have rebuilt it while we waited
+    with _lock(cache_dir(root)) as writable:
+        if not rebuild and writable:  # another process may have rebuilt it while we waited
             idx = _try_load(root, path)
             if idx is not None:
                 return idx
         members, idx = _build(root, None if rebuild else _previous(path))
-        import numpy as np
-
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        with open(tmp, "wb") as f:
-            np.savez(f, **members)
-        os.replace(tmp, path)
+        if writable:
+            _save(path, members)
     return idx
 
 
+def _save(path: Path, members: dict[str, Any]) -> None:
+    """Write the cache file (atomically); a disk that refuses it costs the next query a
+    build, never this one its answer."""
+    import numpy as np
+
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **members)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
 @contextlib.contextmanager
-def _lock(folder: Path) -> Iterator[None]:
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as f:
+def _lock(folder: Path) -> Iterator[bool]:
+    """Hold the cache's build lock; yields whether the cache folder can be written. A
+    read-only .neocortex/ or cache/ (a CI checkout, a mounted volume) yields False and
+    takes no lock: the cache is built in memory for this process and not saved."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        f = open(folder / ".lock", "w")  # noqa: SIM115 - closed below
+    except OSError:
+        yield False
+        return
+    with f:
         try:
             import fcntl
 
             fcntl.flock(f, fcntl.LOCK_EX)
         except ImportError:  # Windows: no flock; the atomic rename still protects readers
             pass
-        yield
+        yield True
+
+
+def building(root: Path) -> bool:
+    """Whether another process holds the cache's lock now (a build under way)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(cache_dir(root) / ".lock", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False  # no lock file: nobody has built here yet
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # (closing releases a lock taken here)
+    return False
 
 
 # A tree this large (units) gets a quick answer instead of a cold build in the user's face:
@@ -1099,8 +1141,9 @@ def _attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str,
         by_source.setdefault(u.source_path, []).append(i)
     for src, rows in by_source.items():
         try:
-            text = (root / src).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
-            text = text.replace("\r\n", "\n")
+            # As sync read it: a FIFO is not waited on, a UTF-16 doc is decoded, a lone CR
+            # ends a line (else a classic-Mac doc is one line and no chunk is found in it).
+            text = source_text(read_regular(root / src))
         except OSError:
             text = ""
         found_bodies: list[str] = []
@@ -1155,60 +1198,73 @@ def _front_text(src: str, text: str, heads: set[str]) -> str:
 
 
 def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:
-    """(char offset, 1-based line) of the first occurrence of each body in `text`, or None.
+    """(char offset, 1-based line) of each body in `text` (its first occurrence, or for a
+    body with no rare line, the first one after the body before it), or None.
 
-    Linear in the text plus the bodies: a body of three or more lines is keyed by its longest
-    inner line (a whole line of the text wherever the body starts, even mid-line as a
-    sentence window does), the text's lines are scanned once for those keys, and each
-    candidate is verified in place; the earliest verified one is the first occurrence. A
-    body of one or two lines, or one whose key repeats all over the text, falls back to
-    `str.find`. (A `find` per chunk from the start plus a newline count up to it made a
-    50 MB doc's first retrieve take 92 s; benchmarks/hostile_costs.py.)
+    Linear in the text plus the bodies: a body of three or more lines is keyed by its rarest
+    inner line in the text (the longest of those), a whole line of the text wherever the
+    body starts, even mid-line as a sentence window does; the text's lines are scanned once
+    for those keys, and each candidate is verified in place; the earliest verified one is
+    the first occurrence. A key found more than _MAX_CANDIDATES times is dropped from the
+    scan at once (a doc of one line repeated 40,000 times made every line try every chunk:
+    quadratic, 57 s), and so is a body of one or two lines: those are found by `str.find`
+    from where the body before them was found (chunks come in the doc's order), from the
+    start only when not found after it. (A `find` per chunk from the start plus a newline
+    count up to it made a 50 MB doc's first retrieve take 92 s; benchmarks/hostile_costs.py.)
     """
     from bisect import bisect_right
+    from collections import Counter
 
     if not text:
         return [None] * len(bodies)
     starts = [0]
     starts.extend(m + 1 for m in _newlines(text))
+    seen = Counter(text.split("\n"))  # how often each whole line stands in the text
     wanted: dict[str, list[tuple[int, int]]] = {}  # source line -> (body index, shift)
+    keyed: set[int] = set()
     for b, body in enumerate(bodies):
         lines = body.split("\n")
         if len(lines) < 3:
             continue
         # Inner lines are whole source lines wherever the body starts (a sentence window
-        # starts mid-line); the longest is the least likely to repeat.
-        shift, best = 0, -1
+        # starts mid-line); the rarest, then the longest, is the one to look for.
+        shift, best = 0, (-len(starts) - 1, -1)  # (minus how often, length) of the key
         off = len(lines[0]) + 1
         for line in lines[1:-1]:
-            if len(line) > best:
-                shift, best = off, len(line)
+            rank = (-seen.get(line, 0), len(line))
+            if rank > best:
+                shift, best = off, rank
             off += len(line) + 1
-        wanted.setdefault(body[shift : shift + best], []).append((b, shift))
+        if -best[0] <= _MAX_CANDIDATES:
+            wanted.setdefault(body[shift : shift + best[1]], []).append((b, shift))
+            keyed.add(b)
     cands: dict[int, list[int]] = {}
-    crowded: set[int] = set()  # a key repeated all over the text: plain find is cheaper
-    if wanted:
-        for n, start in enumerate(starts):
-            end = starts[n + 1] - 1 if n + 1 < len(starts) else len(text)
-            hits = wanted.get(text[start:end])
-            if hits:
-                for b, shift in hits:
-                    got = cands.setdefault(b, [])
-                    if len(got) >= _MAX_CANDIDATES:
-                        crowded.add(b)
-                    elif start - shift >= 0:
-                        got.append(start - shift)
+    for n, start in enumerate(starts):
+        if not wanted:
+            break
+        end = starts[n + 1] - 1 if n + 1 < len(starts) else len(text)
+        hits = wanted.get(text[start:end])
+        if hits:
+            for b, shift in hits:
+                if start - shift >= 0:
+                    cands.setdefault(b, []).append(start - shift)
     out: list[tuple[int, int] | None] = []
+    after = 0  # where the body before this one was found
     for b, body in enumerate(bodies):
         pos = -1
-        if body and (body.count("\n") < 2 or b in crowded):
-            # One line, or two that may start and end mid-line: no whole line to key on.
-            pos = text.find(body)
-        elif body:
+        if b in keyed:  # (a keyed body none of whose candidates holds it is not in the text)
             for c in sorted(set(cands.get(b, ()))):
                 if text.startswith(body, c):
                     pos = c
                     break
+        elif body:
+            # No rare whole line to key on: found after the body before it (chunks are in
+            # the doc's order), before it only when it is not there.
+            pos = text.find(body, after)
+            if pos < 0 and after:
+                pos = text.find(body, 0, after + len(body))
+        if pos >= 0:
+            after = pos + 1  # (the next chunk starts after this one starts)
         out.append(None if pos < 0 else (pos, bisect_right(starts, pos)))
     return out
 

@@ -30,7 +30,7 @@ from ncx.query.assembler import (
 )
 from ncx.query.lexical import terms as lexical_terms
 from ncx.query.rank import Filters, Hit
-from ncx.query.search import Searcher
+from ncx.query.search import Searcher, clip_query
 from ncx.tokens import count_tokens
 
 MIN_BUDGET = 200
@@ -82,7 +82,7 @@ def build_frame(
         )
     if not req.task.strip():
         raise UsageError("the task is empty", hint='give --task "what you are about to do"')
-    query = " ".join([req.task, *req.criteria])
+    query = clip_query(" ".join([req.task, *req.criteria]))[0]
     s = searcher or Searcher.open(root, cfg, query=query)
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = _fitting(s, query, chunk_filters, req.budget)

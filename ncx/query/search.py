@@ -24,6 +24,26 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 
+# A query is words to match, not a document: past a few pages more words only blur the
+# ranking, and each costs memory (a 10 MB query took 2.2 GB, 8.2 GB through MCP). Longer
+# ones are searched with their first MAX_QUERY_CHARS characters, and the caller says so.
+MAX_QUERY_CHARS = 8_000
+
+
+def clip_query(query: str) -> tuple[str, str | None]:
+    """(the query as searched, a notice for the user when it was cut, else None)."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query, None
+    head = query[:MAX_QUERY_CHARS]
+    space = head.rfind(" ")
+    if space > MAX_QUERY_CHARS // 2:
+        head = head[:space]
+    return head, (
+        f"the query is {len(query):,} characters; searched with its first {len(head):,} "
+        f"(at most {MAX_QUERY_CHARS:,})"
+    )
+
+
 @dataclass
 class Searcher:
     """A loaded cache plus (lazily) the tree's model, reused across queries in one process."""
@@ -48,7 +68,7 @@ class Searcher:
             raise NcxError(older, path=manifest_path(root), hint="then ask again")
         index = None
         if query is not None and cfg.quick_cold and not has_cache(root):
-            index = quick_index(root, query)
+            index = quick_index(root, clip_query(query)[0])
         s = cls(root, cfg, index or load_index(root, stale_ok=cfg.stale_cache_ok))
         s._model_id, s._model_origin = tree_model_id(cfg.model, manifest.model)
         s._dim = int(manifest.model.get("dim", 0))
@@ -74,6 +94,7 @@ class Searcher:
     def search(
         self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 0
     ) -> list[Hit]:
+        query = clip_query(query)[0]  # (every caller's safety; the CLI and MCP say it)
         hits = retrieve(
             self.index,
             query,

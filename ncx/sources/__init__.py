@@ -164,6 +164,19 @@ def _without_agent_block(text: str) -> str:
 
 def read_view(path: str, text: str) -> View:
     """The markdown view of a source's decoded text; BadSource naming `path` if unreadable."""
+    try:
+        return _read_view(path, text)
+    except RecursionError:
+        # The readers stop nesting at view.MAX_NESTING; this is the net under them, so one
+        # pathological doc is one problem named by its path, never the whole run's failure.
+        raise BadSource(
+            "is nested too deeply to read",
+            path=path,
+            hint="flatten its nesting, or exclude it (`ncx init --exclude PATH`)",
+        ) from None
+
+
+def _read_view(path: str, text: str) -> View:
     text = _without_agent_block(text)
     fmt = format_of(path)
     name = fmt.name if fmt else "markdown"

@@ -8,11 +8,22 @@ markdown passes through untouched, and so does everything inside ordinary code f
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ncx.sources.directives import directive
 from ncx.sources.roles import render_myst_inline
-from ncx.sources.view import Line, View, build, closes, copy_fence, dedent, numbered
+from ncx.sources.view import (
+    MAX_NESTING,
+    Line,
+    View,
+    as_text,
+    build,
+    closes,
+    copy_fence,
+    dedent,
+    numbered,
+)
 
 _DIRECTIVE = re.compile(r"^(\s{0,3})(`{3,}|:{3,})\{([A-Za-z][\w:+.-]*)\}\s*(.*)$")
 _ANY_DIRECTIVE = re.compile(r"^\s{0,3}(?:`{3,}|:{3,})\{", re.MULTILINE)
@@ -33,7 +44,10 @@ def read_myst(text: str) -> View:
     return build(render_myst(numbered(text)))
 
 
-def render_myst(lines: list[Line]) -> list[Line]:
+def render_myst(lines: list[Line], depth: int = 0) -> list[Line]:
+    """The view lines of MyST `lines`; `depth`: how many directives they sit inside."""
+    if depth > MAX_NESTING:
+        return as_text(lines)
     out: list[Line] = []
     n = len(lines)
     i = 0
@@ -54,11 +68,16 @@ def render_myst(lines: list[Line]) -> list[Line]:
             if d.group(3).lower() == "eval-rst":
                 from ncx.sources.rst import _Reader
 
-                out.extend(_Reader().block(dedent(body)))
+                out.extend(_Reader(depth + 1).block(dedent(body)))
             else:
                 out.extend(
                     directive(
-                        d.group(3), d.group(4).strip(), body, ln, render_myst, render_myst_inline
+                        d.group(3),
+                        d.group(4).strip(),
+                        body,
+                        ln,
+                        functools.partial(render_myst, depth=depth + 1),
+                        render_myst_inline,
                     )
                 )
             if out and out[-1][0]:

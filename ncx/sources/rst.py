@@ -21,7 +21,7 @@ import re
 
 from ncx.sources.directives import directive
 from ncx.sources.roles import render_rst_inline
-from ncx.sources.view import Line, View, build, fenced, numbered
+from ncx.sources.view import MAX_NESTING, Line, View, as_text, build, fenced, numbered
 
 _ADORN = re.compile(r"^([!-/:-@\[-`{-~])\1+\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([A-Za-z][\w:+.-]*)::(?:\s+(.*))?$")
@@ -42,8 +42,19 @@ def _is_adornment(s: str, at_least: int = 3) -> bool:
 
 
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, depth: int = 0) -> None:
         self.styles: list[tuple[str, bool]] = []  # adornment styles in order of appearance
+        self.depth = depth  # how many directives the lines being read sit inside
+
+    def nested(self, lines: list[Line]) -> list[Line]:
+        """The content of a directive or footnote, read one level deeper."""
+        if self.depth >= MAX_NESTING:
+            return as_text(lines)
+        self.depth += 1
+        try:
+            return self.block(lines)
+        finally:
+            self.depth -= 1
 
     def heading(self, title: str, style: tuple[str, bool], at: int) -> list[Line]:
         if style not in self.styles:
@@ -137,10 +148,10 @@ class _Reader:
         m = _DIRECTIVE.match(s)
         if m:
             return directive(
-                m.group(1), (m.group(2) or "").strip(), body, at, self.block, render_rst_inline
+                m.group(1), (m.group(2) or "").strip(), body, at, self.nested, render_rst_inline
             )
         rest = s[2:].strip()
         if rest.startswith("[") and "]" in rest:  # footnote or citation: its text stays
             first = rest[rest.index("]") + 1 :].strip()
-            return [("", at), (render_rst_inline(first), at), *self.block(body), ("", at)]
+            return [("", at), (render_rst_inline(first), at), *self.nested(body), ("", at)]
         return []  # `.. _label:` targets, `.. |sub| ...` definitions and comments

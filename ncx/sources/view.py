@@ -102,6 +102,18 @@ def dedent(lines: list[Line]) -> list[Line]:
     return [(t[cut:] if t.strip() else "", n) for t, n in lines]
 
 
+# Directives nest by recursion (a directive's content is read by the reader that read it).
+# Past this depth the content is kept as its plain text: no real doc nests so deep, and a
+# doc nested 500 deep must neither exhaust Python's stack nor cost depth x lines.
+MAX_NESTING = 24
+
+
+def as_text(lines: list[Line]) -> list[Line]:
+    """Content nested past MAX_NESTING: its lines as they are, less their common indent (so
+    markdown does not read them as an indented code block)."""
+    return dedent(lines)
+
+
 def trim_blank(lines: list[Line]) -> list[Line]:
     a, b = 0, len(lines)
     while a < b and not lines[a][0].strip():

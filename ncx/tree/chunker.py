@@ -50,7 +50,22 @@ _SLUG_DROP = re.compile(r"[^a-z0-9]+")
 # What _FENCE, _ATX and _SETEXT lines start with. Searched in "\n" + body, where a match's
 # start is its line's offset in the body: a literal first character is found by a fast scan,
 # `^` with re.M is tried at every character (3x slower).
-_LEAD_LINE = re.compile(r"\n *[`~#=-]")
+_LEAD_LINE = re.compile(r"\n *[`~#=<-]")
+# HTML blocks (CommonMark 4.6): a heading line inside one is HTML text, not a section. Raw
+# blocks (script, pre, style, textarea) and comments run to their closing mark, blank lines
+# included; block-level tags, and any tag alone on a line after a blank line, run to the
+# next blank line.
+_HTML_RAW = re.compile(r" {0,3}<(script|pre|style|textarea)(?:[\s>]|$)", re.IGNORECASE)
+_HTML_BLOCK = re.compile(
+    r" {0,3}</?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|"
+    r"colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|"
+    r"frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|"
+    r"noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|"
+    r"thead|title|tr|track|ul)(?:\s|/?>|$)",
+    re.IGNORECASE,
+)
+_HTML_TAG_LINE = re.compile(r" {0,3}</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>\s*$")
+_BLANK_LINE = re.compile(r"\n[ \t]*(?:\n|$)")
 
 # A single fenced block is kept whole up to this many times the max chunk size.
 _CODE_CAP = 4
@@ -124,6 +139,7 @@ def _sections(
     """Find headings outside fences; return one section per heading (plus any preamble)."""
     heads: list[tuple[int, int, str]] = []  # (line index, level, text)
     fence: str | None = None
+    html_end = -1  # body offset where the HTML block being read ends
     # Only a line whose first visible character opens a fence, an ATX heading or a setext
     # underline can matter: one regex scan finds those, and the other lines (most) are
     # never looked at in Python (a test per line took twice as long).
@@ -139,6 +155,11 @@ def _sections(
                 and not line.strip()[len(m.group(1)) :].strip()
             ):
                 fence = None
+            continue
+        if found.start() < html_end:
+            continue  # inside an HTML block
+        if line.lstrip(" ")[:1] == "<":
+            html_end = _html_block_end(body, lines, i, line_starts[i])
             continue
         if m:
             fence = m.group(1)
@@ -164,13 +185,50 @@ def _sections(
     for n, (i, level, text) in enumerate(heads):
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append((level, text or "section"))
+        stack.append((level, _short_heading(text) or "section"))
         start = line_starts[i]
         nxt = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
         end = line_starts[nxt] if nxt < len(line_starts) else len(body)
         trail = tuple(t for _, t in stack)
         sections.append(_Section(trail, start, end, count_tokens(body[start:end])))
     return sections
+
+
+# A heading is repeated into every chunk of its section (its trail: the chunk's frontmatter
+# and its embedded text); one of 200,000 characters made 22.7 MB of chunk files. The trail
+# keeps its first words; the heading line itself stays whole in the section's text.
+MAX_HEADING_CHARS = 200
+
+
+def _short_heading(text: str) -> str:
+    if len(text) <= MAX_HEADING_CHARS:
+        return text
+    cut = text[: MAX_HEADING_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > MAX_HEADING_CHARS // 2 else cut).rstrip() + "…"
+
+
+def _html_block_end(body: str, lines: list[str], i: int, at: int) -> int:
+    """The body offset where an HTML block opened by line `i` (at offset `at`) ends; -1
+    when the line opens none."""
+    line = lines[i]
+    raw = _HTML_RAW.match(line)
+    if raw or line.lstrip(" ").startswith("<!--"):
+        if raw:
+            hit = re.compile(f"</{raw.group(1)}>", re.IGNORECASE).search(body, at)
+            found = hit.start() if hit else -1
+        else:
+            found = body.find("-->", at)
+        if found < 0:
+            return len(body)
+        nl = body.find("\n", found)
+        return len(body) if nl < 0 else nl
+    if _HTML_BLOCK.match(line) or (
+        _HTML_TAG_LINE.match(line) and (i == 0 or not lines[i - 1].strip())
+    ):
+        blank = _BLANK_LINE.search(body, at)
+        return len(body) if blank is None else blank.start() + 1
+    return -1
 
 
 def _merge_small(sections: Sequence[_Section], settings: ChunkSettings) -> list[list[_Section]]:

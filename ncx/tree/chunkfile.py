@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import Any
 
+from ncx.errors import BadSource
 from ncx.sources import View, format_of, read_view
 from ncx.store import body_lines, decode_source, dump_frontmatter, parse_frontmatter
 from ncx.tree.chunker import Chunk, ChunkSettings, chunk_markdown
@@ -98,10 +99,23 @@ def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDo
 
     Any source format is first read as markdown (ncx.sources); the DOC-ID comes from
     the sidecar, else the frontmatter, else the header lines."""
+    text = decode_source(data, path=path)
+    conflict = conflict_lines(text)
+    if conflict is not None:
+        # Chunked as is, both sides of an unmerged edit would become "knowledge" and the
+        # markers would be served to agents; the doc's existing chunks stay until it is fixed.
+        a, b, c = conflict
+        raise BadSource(
+            f"has unresolved merge-conflict markers (<<<<<<< line {a}, ======= line {b}, "
+            f">>>>>>> line {c}); not chunked (chunks it had are kept)",
+            path=f"{path}:{a}",
+            hint="resolve the conflict (keep one side, delete the marker lines), then "
+            f"`git add {path}`",
+        )
     # A credential in a doc never reaches its committed chunk file, a search cache or a
     # frame: it is replaced by a label here, where every reader of a doc starts (sync, the
     # staged check, check's dry run), and the finding travels with the doc to be said.
-    view, found = redacted_view(path, decode_source(data, path=path))
+    view, found = redacted_view(path, text)
     fmt = format_of(path)
     if fmt is None or fmt.frontmatter:
         meta, body, first_line = parse_frontmatter(view.text, path=path)
@@ -138,6 +152,36 @@ def redacted_view(path: str, text: str) -> tuple[View, list[tuple[int, str]]]:
         return view, []
     view = _replace(view, text=clean)
     return view, sorted({(view.source_span(f.line, f.line)[0], f.kind) for f in found})
+
+
+_CONFLICT_START = re.compile(r"^<<<<<<<(?: |$)", re.MULTILINE)
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def conflict_lines(text: str) -> tuple[int, int, int] | None:
+    """Lines (1-based) of the first unresolved merge conflict: a `<<<<<<< ` line, then a
+    `=======` line, then a `>>>>>>> ` line, all at line starts and outside fenced code (a
+    doc about git quotes them there); None when there is none. An underline of seven `=`
+    (reST) or a lone quoted marker is not a conflict: the three must come in order."""
+    if _CONFLICT_START.search(text) is None:  # most docs: one regex, no line loop
+        return None
+    fence = ""
+    start = middle = 0
+    for n, line in enumerate(text.split("\n"), start=1):
+        m = _FENCE_LINE.match(line)
+        if fence:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = ""
+            continue
+        if m:
+            fence = m.group(1)
+        elif line.startswith("<<<<<<<") and line[7:8] in ("", " "):
+            start, middle = n, 0
+        elif start and line.rstrip() == "=======":
+            middle = middle or n
+        elif start and middle and line.startswith(">>>>>>>") and line[7:8] in ("", " "):
+            return start, middle, n
+    return None
 
 
 def header_doc_id(body: str) -> str | None:

@@ -62,6 +62,7 @@ from ncx.sources import (
     log_reason,
 )
 from ncx.store import (
+    NotRegular,
     blob_vec,
     dump_frontmatter,
     has_markers,
@@ -71,6 +72,7 @@ from ncx.store import (
     is_written,
     lf,
     read_chunk_file,
+    read_regular,
     read_unit,
     remove_unit,
     split_chunk_file,
@@ -298,7 +300,11 @@ def _sync(
     manifest = _apply_settings(root, manifest, cfg, out)
     model = _ModelSlot(root, manifest, cfg, embedder, reembed)
 
-    tracked = repo.tracked_files(root)
+    # The index's blob id of every tracked file: a doc the working tree holds as the index
+    # does (git's own stat check, `modified_files`), with the blob id the state recorded
+    # for it, is known unchanged without reading it (see `_unread`).
+    blobs = repo.index_blobs(root)
+    tracked = sorted(blobs)
     sources = []
     for p in list_sources(root, manifest, tracked=tracked):
         bad = rel_problem(p)
@@ -333,8 +339,8 @@ def _sync(
     else:
         in_scope, gone_scope = sources, set()
     report.docs = len(in_scope)
-    for p in in_scope:
-        name = _format_name(p)
+    names = {p: _format_name(p) for p in in_scope}  # (once per doc: 100,000 on big trees)
+    for name in names.values():
         report.by_format[name] = report.by_format.get(name, 0) + 1
     report.skipped = skipped_sources(manifest, tracked) + _submodules(root)
     if not staged:
@@ -346,19 +352,43 @@ def _sync(
         ]
 
     state = _load_state(root, manifest) if not reembed else {}
-    docs_state: dict[str, Any] = state.setdefault("docs", {})
-    contents = _read_contents(root, in_scope, staged, cfg, report)
-    sidecars = _read_sidecars(root, in_scope, set(tracked), staged)
+    docs_state = state["docs"] = _Touched(state.get("docs") or {})
+    unread = (
+        set()
+        if staged or reembed or not docs_state
+        else _unread(root, in_scope, blobs, repo.modified_files(root), docs_state, files_of)
+    )
+    to_read = [p for p in in_scope if p not in unread] if unread else in_scope
+    contents = _read_contents(root, to_read, staged, cfg, report)
+    for p in [p for p, data in contents.items() if is_lfs_pointer(data)]:
+        # A Git LFS pointer (the content was not fetched, or is fetched only on demand): its
+        # three lines of oid and size are no knowledge. Not indexed, and said so.
+        del contents[p]
+        report.skipped.append(
+            (p, "a Git LFS pointer, not the file's content: `git lfs pull` to index it")
+        )
+    sidecars = _read_sidecars(root, to_read, set(tracked), staged)
     all_chunks = 0
     # Which docs need chunking (the state file's word is checked against the chunk file),
     # then chunk them all (in worker processes when there are many), then plan the writes.
     jobs: list[tuple[str, bytes, Any, str]] = []
     sigs: dict[str, str] = {}
+    verified: dict[str, tuple[str | None, str | None]] = {}  # doc -> (blob, sidecar blob)
     for path in in_scope:
+        if path in unread:
+            found = docs_state[path].get("secrets", ())
+            report.secrets.extend((str(f), int(n), str(k)) for f, n, k in found)
+            n = int(docs_state[path].get("chunks", 0))
+            report.intact[files_of[path]] = n
+            all_chunks += n
+            report.chunks_by_format[names[path]] = report.chunks_by_format.get(names[path], 0) + n
+            continue
         data = contents.get(path)
         if data is None:
             continue
         sidecar = sidecars.get(path)
+        if not staged:
+            verified[path] = _verified_blobs(path, data, sidecar, blobs)
         # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
         # CRLF is read as LF (store.decode_source), so a core.autocrlf clone's doc has the
         # LF clone's signature and can take a record made there (a CI cache).
@@ -380,7 +410,9 @@ def _sync(
                     and _file_digest(_read(root / files_of[path]) or b"") == prev["digest"]
                 )
                 if intact and now != prev["file"]:
-                    docs_state[path] = {**prev, "file": now}
+                    docs_state[path] = prev = {**prev, "file": now}
+                if intact and path in verified:
+                    docs_state[path] = _with_blobs(prev, verified[path])
         except OSError as exc:
             report.problems.append(_os_problem(root, path, exc))
             continue
@@ -433,6 +465,8 @@ def _sync(
             **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
         }
         report.secrets.extend(compared.secrets)
+        if path in verified and sigs[path]:
+            docs_state[path] = _with_blobs(docs_state[path], verified[path])
         if compared.blocks is not None and spec is not None:
             # Embedded where it was chunked: written now, while the workers go on.
             _write_chunk_file(
@@ -503,7 +537,7 @@ def _sync(
             # is an accelerator, stat-checked next time): without it, each `ncx status` or
             # `ncx check` in a clone nobody synced chunked every doc again (~9 s on 40,000
             # chunks). A stale doc's entry has no file: its file is not what sync would write.
-            _save_state(root, manifest, state)
+            _save_state(root, manifest, state, docs_state.touched)
         return report
     vectors = []
     if texts:
@@ -526,7 +560,7 @@ def _sync(
     if manifest.format < FORMAT_VERSION:
         manifest = replace(manifest, format=FORMAT_VERSION)
         out.write(manifest_path(root), manifest.to_json().encode())
-    _save_state(root, manifest, state)
+    _save_state(root, manifest, state, docs_state.touched or report.changed)
     report.written.sort()
     report.removed.sort()
     return report
@@ -690,6 +724,12 @@ def _chunk_doc(
         blocks = chunk_blocks(doc, chunker)
     except NcxError as exc:
         return exc
+    except RecursionError:  # (the readers stop nesting; this is the net under any other)
+        return BadSource(
+            "is nested too deeply to read; skipped, its chunks are kept as they were",
+            path=path,
+            hint="flatten its nesting, or exclude it (`ncx init --exclude PATH`)",
+        )
     path = top + rel_file if os.sep == "/" else os.path.join(top, rel_file)
     try:
         st = _stat(path)
@@ -863,9 +903,17 @@ def _read_contents(
             if size > cfg.max_doc_bytes:
                 report.problems.append(_too_big(p, size, cfg))
                 continue
-            out[p] = full.read_bytes()
+            out[p] = read_regular(full)
         except FileNotFoundError:
             continue  # tracked but deleted in the working tree: nothing to chunk
+        except NotRegular:
+            report.problems.append(
+                BadSource(
+                    "is not a regular file (a FIFO, socket or device); skipped",
+                    path=p,
+                    hint=f"put the doc back (`git checkout -- {p}`) or `git rm --cached {p}`",
+                )
+            )
         except OSError as exc:
             report.problems.append(
                 BadSource(f"cannot be read: {exc.strerror}", path=p, hint="check its permissions")
@@ -896,7 +944,7 @@ def _read_sidecars(
                 continue  # a linked sidecar is not followed; the doc is chunked without it
             if (root / sc).stat().st_size > _MAX_SIDECAR:
                 continue
-            out[p] = (sc, (root / sc).read_bytes())
+            out[p] = (sc, read_regular(root / sc))
         except OSError:
             continue  # deleted in the working tree: the doc is chunked without it
     return out
@@ -915,6 +963,14 @@ def _too_big(path: str, size: int, cfg: Config) -> BadSource:
         path=path,
         hint=fix,
     )
+
+
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
+def is_lfs_pointer(data: bytes) -> bool:
+    """Whether a file is a Git LFS pointer (the spec caps a pointer at 1024 bytes)."""
+    return len(data) < 1024 and data.startswith(_LFS_POINTER)
 
 
 def _signature(data: bytes) -> str:
@@ -939,8 +995,7 @@ def _stat(path: Path | str) -> list[int] | None:
 
 def _read(path: Path | str) -> bytes | None:
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_regular(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
 
@@ -988,8 +1043,9 @@ def _remove_orphans(
                 rel = full[top:].replace(os.sep, "/")
                 if name.endswith(".npy") or (name.endswith(".md") and rel not in live):
                     doomed.append(full)
+        current = set(sources)  # (`in` a list here was quadratic: 7 s of a 20,000-doc no-op)
         for p in list(docs_state):
-            if p not in sources:
+            if p not in current:
                 docs_state.pop(p)
     if want and donated is not None:
         for full in doomed:
@@ -1127,10 +1183,99 @@ def _entry_ok(entry: Any) -> bool:
         and type(entry.get("chunks")) is int
         and (entry.get("file") is None or isinstance(entry.get("file"), list))
         and (entry.get("digest") is None or isinstance(entry.get("digest"), str))
+        and (entry.get("blob") is None or isinstance(entry.get("blob"), str))
+        and (entry.get("scblob") is None or isinstance(entry.get("scblob"), str))
     )
 
 
-def _save_state(root: Path, manifest: Manifest, state: dict[str, Any]) -> None:
+def _verified_blobs(
+    path: str, data: bytes, sidecar: tuple[str, bytes] | None, blobs: dict[str, str | None]
+) -> tuple[str | None, str | None]:
+    """(the doc's blob id, its sidecar's) when the bytes read are the index's very blobs,
+    else (None, None): only then may a later run take the doc as unchanged unread (a file
+    edited between git's look and this read, a CRLF checkout, is read every time)."""
+    blob = repo.blob_id(data)
+    if blob != blobs.get(path):
+        return None, None
+    if sidecar is None:
+        return blob, None
+    sc_blob = repo.blob_id(sidecar[1])
+    return (blob, sc_blob) if sc_blob == blobs.get(sidecar[0]) else (None, None)
+
+
+def _with_blobs(entry: dict[str, Any], found: tuple[str | None, str | None]) -> dict[str, Any]:
+    blob, scblob = found
+    out = {k: v for k, v in entry.items() if k not in ("blob", "scblob")}
+    if blob is not None:
+        out["blob"] = blob
+        if scblob is not None:
+            out["scblob"] = scblob
+    return out
+
+
+def _unread(
+    root: Path,
+    docs: Sequence[str],
+    blobs: dict[str, str | None],
+    modified: set[str],
+    docs_state: dict[str, Any],
+    files_of: dict[str, str],
+) -> set[str]:
+    """Docs known unchanged without reading them: the working tree holds the index's bytes
+    for the doc (and its sidecar, if it has one), git's own stat check says so
+    (`modified`), the state file recorded those very blob ids when it last read them, and
+    the doc's chunk file is the very file that run left (size, mtime, inode).
+
+    Why: reading and hashing every doc made a no-op sync, status or check of a
+    100,000-doc tree cost a minute; git keeps the stat of every file already, and answers
+    for all of them at the cost of `git status`."""
+    top = str(root) + os.sep
+    out = set()
+    for p in docs:
+        prev = docs_state.get(p)
+        if prev is None or not prev.get("sig") or p in modified:
+            continue  # (no signature: a run found a problem in it, said by every run)
+        blob = prev.get("blob")
+        if blob is None or blobs.get(p) != blob:
+            continue
+        sc = sidecar_path(p)
+        sc_blob = blobs.get(sc) if sc is not None and sc in blobs else None
+        if (sc is not None and sc in blobs) and (sc in modified or sc_blob is None):
+            continue
+        if prev.get("scblob") != sc_blob:
+            continue
+        rel = files_of[p]
+        try:
+            now = _stat(top + rel if os.sep == "/" else os.path.join(top, rel))
+        except OSError:
+            continue
+        if now is not None and now == prev.get("file"):
+            out.add(p)
+    return out
+
+
+class _Touched(dict[str, Any]):
+    """The state's doc entries, knowing whether this run changed any (an unchanged state
+    is not encoded again: 100,000 entries of JSON are most of what a no-op has left)."""
+
+    touched = False
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.touched = True
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.touched = True
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self.touched = True
+        return super().pop(key, *default)
+
+
+def _save_state(root: Path, manifest: Manifest, state: dict[str, Any], changed: bool) -> None:
+    if not changed:
+        return  # (the file on disk is this very state)
     state["key"] = _state_key(manifest)
     try:
         write_if_changed(cache_folder(root) / _STATE, json.dumps(state, sort_keys=True).encode())
