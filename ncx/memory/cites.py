@@ -204,6 +204,8 @@ def record(root: Path, text: str, related_docs: Sequence[str]) -> list[Cite]:
             out.add(Cite(path, symbol=qual, hash=h))
     located = {p for p, _ in defined}
     for path, sections in named.items():
+        if len(sections) > 1:
+            sections.discard("")  # a doc named and one of its sections: the section is cited
         for section in sorted(sections):
             if section:
                 h = section_hash(root, read, path, section)
