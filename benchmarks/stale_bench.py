@@ -131,7 +131,10 @@ def pick_trees(data: Path) -> tuple[str, str]:
     tasks = [json.loads(x) for x in (data / "tasks.jsonl").read_text().splitlines() if x.strip()]
     tasks.sort(key=lambda t: (t["meta"]["date"], t["parent"]))
     early, late = tasks[int(len(tasks) * 0.4)], tasks[int(len(tasks) * 0.5)]
-    return f"refs/heads/starlette/{early['meta']['upstream_parent']}", f"refs/heads/starlette/{late['meta']['upstream_parent']}"
+    return (
+        f"refs/heads/starlette/{early['meta']['upstream_parent']}",
+        f"refs/heads/starlette/{late['meta']['upstream_parent']}",
+    )
 
 
 def main() -> None:
@@ -161,13 +164,17 @@ def main() -> None:
     docs = sorted(f for f in files if f.startswith("docs/") and f.endswith(".md"))
     wanted: list[tuple[str, ...]] = []
     for f in src:
-        names = [q for q in defs((root / f).read_text()) if not q.rsplit(".", 1)[-1].startswith("_")]
+        names = [
+            q for q in defs((root / f).read_text()) if not q.rsplit(".", 1)[-1].startswith("_")
+        ]
         for q in names[:2]:
             wanted.append((f"`{q}` in {f} is the place to change its behaviour",))
     for d in docs:
         chunks = list(chunk_texts(root, "HEAD", d))
         if chunks:
-            wanted.append((f"The docs explain this in {d}", "--related-doc", f"{d}#{chunks[1 % len(chunks)]}"))
+            wanted.append(
+                (f"The docs explain this in {d}", "--related-doc", f"{d}#{chunks[1 % len(chunks)]}")
+            )
     step = max(1, len(wanted) // args.memories)
     chosen = wanted[::step][: args.memories]
     for d in docs[:3]:
@@ -185,7 +192,11 @@ def main() -> None:
     status = json.loads(ncx(root, "status", "--json"))
     flagged: dict[str, list[str]] = {}
     for s in status["stale_memories"]:
-        flagged.setdefault(s["memory"], []).append(s["path"] + (":" + s["symbol"] if "symbol" in s else "") + ("#" + s["section"] if "section" in s else ""))
+        flagged.setdefault(s["memory"], []).append(
+            s["path"]
+            + (":" + s["symbol"] if "symbol" in s else "")
+            + ("#" + s["section"] if "section" in s else "")
+        )
     rows, agree, n_changed = [], 0, 0
     for mid in mids:
         meta = json.loads(ncx(root, "memory", "show", mid, "--json"))
@@ -195,11 +206,18 @@ def main() -> None:
         ok = bool(truth) == is_flagged
         agree += ok
         n_changed += bool(truth)
-        label = ", ".join(
-            c["path"] + (":" + c["symbol"] if "symbol" in c else "") + ("#" + c["section"] if "section" in c else "")
-            for c in cites
-        ) or "(nothing)"
-        rows.append(f"| {mid} | {label} | {'yes' if truth else 'no'} | {'yes' if is_flagged else 'no'} | {'ok' if ok else 'MISS'} |")
+        label = (
+            ", ".join(
+                c["path"]
+                + (":" + c["symbol"] if "symbol" in c else "")
+                + ("#" + c["section"] if "section" in c else "")
+                for c in cites
+            )
+            or "(nothing)"
+        )
+        rows.append(
+            f"| {mid} | {label} | {'yes' if truth else 'no'} | {'yes' if is_flagged else 'no'} | {'ok' if ok else 'MISS'} |"
+        )
     lines = [
         f"# Staleness on a real history ({args.set})",
         "",

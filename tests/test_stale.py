@@ -100,9 +100,11 @@ def test_a_changed_function_is_flagged_everywhere_and_confirm_clears_it(tree: Pa
     assert f"ncx: warning: {stale}: cites src/auth.py:refresh_token()" in chk.stderr
 
     review = ncx("review", f"{base}..HEAD").stdout
-    assert "### Stale memories" in review and stale in review and fresh not in review.split(
-        "### Stale memories"
-    )[1]
+    assert (
+        "### Stale memories" in review
+        and stale in review
+        and fresh not in review.split("### Stale memories")[1]
+    )
 
     frame = ncx("assemble", "--task", "token refresh helper retries").stdout
     assert f"`ncx memory evolve {stale} --confirm`" in frame

@@ -61,7 +61,9 @@ class StaleCite:
     def line(self, *, advice: bool = True) -> str:
         what = "gone since" if self.gone else "changed since"
         out = f"{self.memory}: cites {self.cite.label()}, {what}"
-        return out + (f": confirm with `ncx memory evolve {self.memory} --confirm`" if advice else "")
+        return out + (
+            f": confirm with `ncx memory evolve {self.memory} --confirm`" if advice else ""
+        )
 
 
 def cites_of(meta: Mapping[str, Any]) -> list[Cite]:
@@ -69,7 +71,11 @@ def cites_of(meta: Mapping[str, Any]) -> list[Cite]:
     out: list[Cite] = []
     raw = meta.get("cites")
     for c in raw if isinstance(raw, list) else []:
-        if isinstance(c, dict) and isinstance(c.get("path"), str) and isinstance(c.get("hash"), str):
+        if (
+            isinstance(c, dict)
+            and isinstance(c.get("path"), str)
+            and isinstance(c.get("hash"), str)
+        ):
             sym, sec = c.get("symbol") or "", c.get("section") or ""
             out.append(Cite(c["path"], str(sym), str(sec), c["hash"]))
     return out
@@ -115,7 +121,7 @@ def symbol_hash(path: str, data: bytes, qualname: str) -> str | None:
         return None
     try:
         code = read_code(language, data)
-    except Exception:  # noqa: BLE001 - a parser's failure on a hand-broken file: "not there"
+    except Exception:  # a parser's failure on a hand-broken file: "not there"
         return None
     for sym in code.symbols:
         if sym.qualname == qualname and sym.kind != "module":

@@ -297,7 +297,9 @@ def _stale_note(s: Searcher, h: Hit) -> str:
     found = s.stale(h.unit)
     if not found:
         return ""
-    what = ", ".join(c.cite.label() + (" (gone)" if c.gone else "") for c in found[:3]) + (" …" if len(found) > 3 else "")
+    what = ", ".join(c.cite.label() + (" (gone)" if c.gone else "") for c in found[:3]) + (
+        " …" if len(found) > 3 else ""
+    )
     return (
         f"\n\n_Cites {what}, changed since: confirm with "
         f"`ncx memory evolve {found[0].memory} --confirm`._"

@@ -446,7 +446,7 @@ def _stale_section(review: Review, limit: int | None) -> list[str]:
     out = ["", "### Stale memories", ""] + [f"- {line}" for line in shown]
     if len(shown) < len(review.stale):
         out.append(f"… {len(review.stale) - len(shown)} more")
-    return out + [""]
+    return [*out, ""]
 
 
 def _quote(text: str, limit: int | None) -> list[str]:
