@@ -195,3 +195,19 @@ def test_a_hand_broken_cites_list_is_a_check_problem(tree: Path) -> None:
     path.write_text(re.sub(r"(?m)^  hash: [0-9a-f]+$", "  hash: [1, 2]", text, count=1))
     proc = ncx("check", ok=False)
     assert proc.returncode == 1 and "cites must be a list" in proc.stdout
+
+
+def test_a_large_tree_without_a_code_index_reads_only_the_files_named(tree: Path) -> None:
+    import shutil
+
+    for i in range(160):  # over QUICK_CODE_FILES: a first code index build is not started
+        write(tree, f"pkg/m{i}.py", f"def helper_{i}():\n    return {i}\n")
+    commit_all(tree, "many files")
+    shutil.rmtree(tree / ".neocortex" / "cache" / "code", ignore_errors=True)
+    mid = add("In src/auth.py, `refresh_token` retries; `helper_7` is elsewhere")
+    assert [(c["path"], c.get("symbol")) for c in cites(tree, mid)] == [
+        ("src/auth.py", "refresh_token")
+    ]
+    assert not (tree / ".neocortex" / "cache" / "code" / "index.npz").exists()
+    write(tree, "src/auth.py", AUTH.replace("retries=3", "retries=5"))
+    assert stale_ids(tree) == {mid}

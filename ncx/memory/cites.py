@@ -110,24 +110,68 @@ def file_hash(data: bytes) -> str:
     return git_blob_id(data)[:HASH_CHARS]
 
 
-def symbol_hash(path: str, data: bytes, qualname: str) -> str | None:
+def symbol_hash(path: str, data: bytes, qualname: str, memo: Path | None = None) -> str | None:
     """A hash of a definition's own source lines (what moves with it when lines are added
     above it stays equal), or None when the file defines no such name now."""
+    return symbol_hashes(path, data, memo).get(qualname)
+
+
+_MEMO: dict[str, dict[str, str]] = {}  # blob id -> symbol hashes, for this process
+MEMO_DIR = "cites"  # under cache/: one small JSON per file version parsed
+
+
+def symbol_hashes(path: str, data: bytes, memo: Path | None = None) -> dict[str, str]:
+    """qualname -> hash of every definition of a source file (the first of a name wins).
+
+    Parsing is most of a check's cost (7 ms a starlette module: 170 ms a query over 27
+    memories), so the result is kept by the file's blob id, in this process and, given the
+    cache folder `memo`, on disk: a file version is parsed once per clone."""
+    import json
+
     from ncx.code.langs import MAX_CODE_BYTES, language_of
-    from ncx.code.read import read_code
+    from ncx.code.store import git_blob_id
 
     language = language_of(path)
     if language is None or len(data) > MAX_CODE_BYTES:
-        return None
+        return {}
+    key = f"{git_blob_id(data)}-{language}"
+    if key in _MEMO:
+        return _MEMO[key]
+    file = memo / MEMO_DIR / f"{key}.json" if memo is not None else None
+    if file is not None:
+        try:
+            got = json.loads(file.read_bytes())
+        except (OSError, ValueError):
+            got = None
+        if isinstance(got, dict):
+            _MEMO[key] = {str(k): str(v) for k, v in got.items()}
+            return _MEMO[key]
+    out = _parse_hashes(language, data)
+    _MEMO[key] = out
+    if file is not None:
+        from ncx.store import write_atomic
+
+        try:
+            write_atomic(file, json.dumps(out, sort_keys=True).encode())
+        except OSError:
+            pass  # a read-only cache: the answer is the same, only slower next time
+    return out
+
+
+def _parse_hashes(language: str, data: bytes) -> dict[str, str]:
+    from ncx.code.read import read_code
+
     try:
         code = read_code(language, data)
-    except Exception:  # a parser's failure on a hand-broken file: "not there"
-        return None
+    except Exception:  # a parser's failure on a hand-broken file: nothing defined
+        return {}
+    lines = data.split(b"\n")
+    out: dict[str, str] = {}
     for sym in code.symbols:
-        if sym.qualname == qualname and sym.kind != "module":
-            lines = data.split(b"\n")[sym.start - 1 : sym.end]
-            return _short(b"\n".join(line.rstrip(b"\r") for line in lines))
-    return None
+        if sym.kind != "module" and sym.qualname not in out:
+            body = lines[sym.start - 1 : sym.end]
+            out[sym.qualname] = _short(b"\n".join(line.rstrip(b"\r") for line in body))
+    return out
 
 
 def section_hash(root: Path, read: Reader, doc: str, section: str) -> str | None:
@@ -164,7 +208,11 @@ def current(root: Path, read: Reader, cite: Cite) -> str | None:
     data = read(cite.path)
     if data is None:
         return None
-    return symbol_hash(cite.path, data, cite.symbol) if cite.symbol else file_hash(data)
+    if cite.symbol:
+        from ncx.layout import cache_dir
+
+        return symbol_hash(cite.path, data, cite.symbol, cache_dir(root))
+    return file_hash(data)
 
 
 def work_tree_reader(root: Path) -> Reader:
@@ -191,7 +239,7 @@ def record(root: Path, text: str, related_docs: Sequence[str]) -> list[Cite]:
     """What `text` and `related_docs` cite, hashed as the work tree has it now: sorted,
     at most MAX_CITES. Only tracked files count (a scratch file is no evidence)."""
     from ncx import repo
-    from ncx.layout import NCX_DIR
+    from ncx.layout import NCX_DIR, cache_dir
 
     tracked = {p for p in repo.tracked_files(root) if not p.startswith(NCX_DIR + "/")}
     read = work_tree_reader(root)
@@ -205,7 +253,7 @@ def record(root: Path, text: str, related_docs: Sequence[str]) -> list[Cite]:
     defined = _definitions(root, text, set(named))
     for path, qual in defined:
         data = read(path)
-        h = symbol_hash(path, data, qual) if data is not None else None
+        h = symbol_hash(path, data, qual, cache_dir(root)) if data is not None else None
         if h is not None:
             out.add(Cite(path, symbol=qual, hash=h))
     located = {p for p, _ in defined}
@@ -230,13 +278,21 @@ def record(root: Path, text: str, related_docs: Sequence[str]) -> list[Cite]:
 def _definitions(root: Path, text: str, named_files: set[str]) -> list[tuple[str, str]]:
     """(path, qualname) of the definitions `text` names (ncx.code.links). A name defined in
     several files, one of which the text names, is taken as that file's."""
-    from ncx.code.index import load_code_index
+    from ncx.code.index import has_code_index, load_code_index
     from ncx.code.links import links
+    from ncx.code.search import QUICK_CODE_FILES
     from ncx.code.store import listing
 
-    if not listing(root):
+    sources = listing(root)
+    if not sources:
         return []
-    found = [(lk.path, lk.qualname) for lk in links(load_code_index(root), text) if lk.qualname]
+    if not has_code_index(root) and len(sources) > QUICK_CODE_FILES:
+        # A first build would read every file (minutes on a large tree) inside `memory add`:
+        # until the index exists, only the files the text names are read for definitions.
+        found = _named_definitions(root, text, named_files)
+    else:
+        idx = load_code_index(root)
+        found = [(lk.path, lk.qualname) for lk in links(idx, text) if lk.qualname]
     by_name: dict[str, list[tuple[str, str]]] = {}
     for path, qual in found:
         by_name.setdefault(qual.rsplit(".", 1)[-1], []).append((path, qual))
@@ -244,6 +300,24 @@ def _definitions(root: Path, text: str, named_files: set[str]) -> list[tuple[str
     for group in by_name.values():
         mine = [g for g in group if g[0] in named_files]
         out += mine or group
+    return out
+
+
+def _named_definitions(root: Path, text: str, named_files: set[str]) -> list[tuple[str, str]]:
+    """The definitions of the named files whose name (or dotted tail) `text` writes."""
+    from ncx.code.rank import IDENTIFIER
+    from ncx.layout import cache_dir
+
+    # as ncx.code.links reads a text: names written as code, or identifiers no word looks like
+    quoted = {m.strip().removesuffix("()") for m in re.findall(r"`([^`\n]{2,120})`", text)}
+    words = quoted | set(IDENTIFIER.findall(text))
+    read = work_tree_reader(root)
+    out = []
+    for path in sorted(named_files):
+        data = read(path)
+        for qual in symbol_hashes(path, data, cache_dir(root)) if data is not None else {}:
+            if qual in words or qual.rsplit(".", 1)[-1] in words:
+                out.append((path, qual))
     return out
 
 
