@@ -5,8 +5,8 @@
 
 The history: two parent trees of the same project from `bench-data/<set>/repo.git` (one
 commit per upstream parent tree), the earlier and the later of two tasks' parents (the task
-at the 40th and at the 50th percentile of dates). Commit 1 is the earlier tree, initialised and
-synced with the bundled model; memories are added with `ncx memory add` citing real
+at the 40th percentile of dates and, by default, the one at the 50th: `--late`). Commit 1 is
+the earlier tree, initialised and synced with the bundled model; memories are added with `ncx memory add` citing real
 definitions (a backticked `Class.method` and its file's path, chosen deterministically: the
 first two public definitions of each source file) and real doc sections (`--related-doc
 path#chunk-name`, the first section of each doc) and whole docs (`--related-doc path`), and
@@ -127,10 +127,13 @@ def changed(root: Path, cite: dict[str, str]) -> bool:
     return new is None or old != new
 
 
-def pick_trees(data: Path) -> tuple[str, str]:
+def pick_trees(data: Path, late_at: float) -> tuple[str, str]:
     tasks = [json.loads(x) for x in (data / "tasks.jsonl").read_text().splitlines() if x.strip()]
     tasks.sort(key=lambda t: (t["meta"]["date"], t["parent"]))
-    early, late = tasks[int(len(tasks) * 0.4)], tasks[int(len(tasks) * 0.5)]
+    early, late = (
+        tasks[int(len(tasks) * 0.4)],
+        tasks[min(len(tasks) - 1, int(len(tasks) * late_at))],
+    )
     return (
         f"refs/heads/starlette/{early['meta']['upstream_parent']}",
         f"refs/heads/starlette/{late['meta']['upstream_parent']}",
@@ -143,10 +146,13 @@ def main() -> None:
     ap.add_argument("--set", default="code-starlette")
     ap.add_argument("--memories", type=int, default=24)
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--late", type=float, default=0.5, help="the later tree's task percentile (1: the last)"
+    )
     args = ap.parse_args()
     data = SHARED / "bench-data" / args.set
     bare = data / "repo.git"
-    before, after = pick_trees(data)
+    before, after = pick_trees(data, args.late)
     root = args.workdir / "tree"
     shutil.rmtree(args.workdir, ignore_errors=True)
     root.mkdir(parents=True)

@@ -211,3 +211,40 @@ def test_a_large_tree_without_a_code_index_reads_only_the_files_named(tree: Path
     assert not (tree / ".neocortex" / "cache" / "code" / "index.npz").exists()
     write(tree, "src/auth.py", AUTH.replace("retries=3", "retries=5"))
     assert stale_ids(tree) == {mid}
+
+
+@pytest.mark.e2e
+def test_mcp_remember_records_citations_and_a_frame_then_flags_it(tree: Path) -> None:
+    pytest.importorskip("mcp")
+    import os
+
+    import anyio
+    from conftest import NCX_CMD
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(tree), env=dict(os.environ)
+    )
+    got: dict[str, object] = {}
+
+    async def session() -> None:
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write_),
+                ClientSession(read, write_) as s,
+            ):
+                await s.initialize()
+                got["remember"] = await s.call_tool(
+                    "remember",
+                    {"learning": "The token refresh helper `refresh_token` retries on the server"},
+                )
+
+    anyio.run(session)
+    added = got["remember"].structured_content  # type: ignore[attr-defined]
+    mid = added["id"]
+    assert [(c["path"], c.get("symbol")) for c in cites(tree, mid)] == [
+        ("src/auth.py", "refresh_token")
+    ]
+    ncx("memory", "approve", mid)
+    write(tree, "src/auth.py", AUTH.replace("retries=3", "retries=5"))
+    assert stale_ids(tree) == {mid}
