@@ -248,3 +248,21 @@ def test_mcp_remember_records_citations_and_a_frame_then_flags_it(tree: Path) ->
     ncx("memory", "approve", mid)
     write(tree, "src/auth.py", AUTH.replace("retries=3", "retries=5"))
     assert stale_ids(tree) == {mid}
+
+
+def test_a_hand_edited_cite_never_reads_outside_the_repository(tree: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def refresh_token():\n    return 1\n")
+    (tree / "linked").symlink_to(outside)
+    mid = add("The other module src/other.py holds the unrelated helper")
+    path = tree / MEM / f"{mid}.md"
+    text = path.read_text()
+    from ncx.code.store import git_blob_id
+
+    blob = git_blob_id((outside / "secret.py").read_bytes())[:12]
+    for bad in ("linked/secret.py", "../outside/secret.py", str(outside / "secret.py")):
+        path.write_text(
+            re.sub(r"path: src/other\.py\n  hash: \w+", f"path: {bad}\n  hash: {blob}", text)
+        )
+        assert stale_ids(tree) == {mid}, bad  # read as gone, whatever it holds

@@ -219,13 +219,16 @@ def work_tree_reader(root: Path) -> Reader:
     """Read repo files from the work tree; a link or anything not a plain file is 'gone'
     (a link could lead out of the repository), and each file is read once."""
     from ncx.code.store import _read
+    from ncx.paths import Links, rel_problem
 
     seen: dict[str, bytes | None] = {}
+    links = Links(root)
 
     def read(path: str) -> bytes | None:
+        # a hand-edited `cites` path is no way out of the repository: not normalised, or
+        # through a link at any level, it reads as gone
         if path not in seen:
-            parts = Path(path).parts
-            bad = Path(path).is_absolute() or ".." in parts
+            bad = rel_problem(path) is not None or path.startswith("/") or links.has_link(path)
             seen[path] = None if bad else _read(root / path)
         return seen[path]
 
