@@ -65,8 +65,15 @@ def test_add_writes_the_schema_and_nothing_changes_on_read(tree: Path) -> None:
     meta = front(tree, mid)
     assert list(meta) == [
         "id", "type", "domain", "confidence", "status", "keywords", "source_task", "related_docs",
-        "related", "created", "updated", "verified", "superseded_by", "usefulness", "hash", "vec",
+        "related", "cites", "created", "updated", "verified", "superseded_by", "usefulness",
+        "hash", "vec",
     ]  # fmt: skip
+    assert (
+        meta["cites"]
+        == [  # the tracked doc it names, as it was (README.md is not there)
+            {"path": "docs/guide.md", "hash": git(tree, "rev-parse", "HEAD:docs/guide.md")[:12]}
+        ]
+    )
     assert meta["type"] == "experiential" and meta["domain"] == "auth"
     assert meta["confidence"] == "high" and meta["status"] == "active"
     assert meta["keywords"] == ["token", "refresh", "clock"] and meta["source_task"] == "T-42"

@@ -199,6 +199,10 @@ def review(
             from ncx.tree.staged import verify_range
 
             rev.problems = [str(f) for f in verify_range(root, _config(), base, head).findings]
+    if (root / ".neocortex" / "manifest.json").is_file():
+        from ncx.memory.cites import stale_memories
+
+        rev.stale = [c.line() for c in stale_memories(root)]
     from ncx.eval.review import eval_delta
 
     eval_delta(root, _config(), rev, base, head)

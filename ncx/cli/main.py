@@ -11,7 +11,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -277,8 +277,11 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
     root = _root()
     st = tree_status(root, _config())
+    from ncx.memory.cites import stale_memories
+
+    stale = stale_memories(root) if st.memories else []
     if as_json:
-        _json_out(st.to_json())
+        _json_out({**st.to_json(), "stale_memories": [_stale_json(c) for c in stale]})
         return
     from ncx.sources import describe
 
@@ -305,6 +308,34 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
         for pair in near_duplicates(root):  # as a merge of two branches can leave them
             print(f"near-duplicate memories: {pair}")
+    _print_stale(root, stale, out=print)
+
+
+STALE_SHOWN = 5  # stale citations a status line lists; --json lists all
+
+
+def _stale_json(c: Any) -> dict[str, Any]:
+    return {"memory": c.memory, **c.cite.to_meta(), "gone": c.gone}
+
+
+def _print_stale(root: Path, stale: list[Any], *, out: Any, prefix: str = "") -> None:
+    """The stale memories, counted, then the first few with the commits since (status: data
+    on stdout; check: warnings on stderr)."""
+    from ncx.memory.cites import by_memory, commits_since
+
+    if not stale:
+        return
+    mems = by_memory(stale)
+    out(
+        f"{prefix}{len(mems)} memor{'y' if len(mems) == 1 else 'ies'} cite code or docs that "
+        "changed since they were written (ranked down until `ncx memory evolve ID --confirm`)"
+    )
+    for c in stale[:STALE_SHOWN]:
+        n = commits_since(root, c.memory, c.cite.path)
+        when = "" if n is None else (f" (in {n} commit{'s' * (n != 1)})" if n else " (uncommitted)")
+        out(f"{prefix}{c.line(advice=False)}{when}")
+    if len(stale) > STALE_SHOWN:
+        out(f"{prefix}... and {len(stale) - STALE_SHOWN} more (ncx status --json lists all)")
 
 
 @command()
@@ -344,6 +375,12 @@ def check(
         ok = "ncx: tree OK"
     for p in problems:
         print(p)
+    if since is not None:
+        # A warning, never a failure: the code change is legitimate and the memory may well
+        # still hold; a person confirms or corrects it (docs/decisions.md §36).
+        from ncx.memory.cites import stale_memories
+
+        _print_stale(root, stale_memories(root), out=_say, prefix="ncx: warning: ")
     if problems:
         _say(f"ncx: {len(problems)} problem(s)")
         raise typer.Exit(code=1)

@@ -160,20 +160,34 @@ def evolve(
             help="Mark it superseded by NEW_ID (linked both ways).",
         ),
     ] = None,
+    confirm: Annotated[
+        bool,
+        typer.Option(
+            "--confirm",
+            help="Still true as the code and docs it cites are now: record them again "
+            "(clears a stale flag).",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Evolve a memory: confirm it, correct it, or supersede it by a newer one.
 
     Examples: ncx memory evolve MEM-2026-11-21-k3f9q2 --useful
               ncx memory evolve k3f9q2 --incorrect "the limit is 100 requests, not 50"
+              ncx memory evolve k3f9q2 --confirm   (what it cites changed; it still holds)
     """
     from ncx.memory import ops as memory_ops
 
-    chosen = sum((useful, incorrect is not None, supersede_by is not None))
+    chosen = sum((useful, incorrect is not None, supersede_by is not None, confirm))
     if chosen != 1:
-        raise UsageError("give exactly one of --useful, --incorrect TEXT, --supersede-by NEW_ID")
+        raise UsageError(
+            "give exactly one of --useful, --confirm, --incorrect TEXT, --supersede-by NEW_ID"
+        )
     root = _root()
-    if useful:
+    if confirm:
+        written = memory_ops.confirm(root, memory_id, today=_today())
+        what = "confirmed: its citations recorded as they are now"
+    elif useful:
         written = memory_ops.mark_useful(root, memory_id, today=_today())
         what = "marked useful"
     elif incorrect is not None:

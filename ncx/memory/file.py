@@ -39,6 +39,7 @@ KEY_ORDER = (
     "source_task",
     "related_docs",
     "related",
+    "cites",
     "created",
     "updated",
     "verified",
@@ -187,6 +188,11 @@ def memory_problems(meta: Mapping[str, Any], body: str, stem: str) -> list[str]:
         and all(isinstance(r, dict) and "id" in r and "similarity" in r for r in related)
     ):
         out.append("related must be a list of {id, similarity}")
+    from ncx.memory.cites import cites_problem
+
+    cites = cites_problem(meta.get("cites"))
+    if cites:
+        out.append(cites)
     useful = meta.get("usefulness")
     if useful is not None and (
         isinstance(useful, bool) or not isinstance(useful, int | float) or not 0 <= useful <= 1

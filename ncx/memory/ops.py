@@ -300,6 +300,7 @@ def add_memory(
     }
     if new.provenance:
         meta["provenance"] = new.provenance
+    _record_cites(root, meta, learning, context)
     memory = Memory(mid, learning, context, meta, _related_lines(related))
     written = write_memory(root, memory, vec)
     return Added(memory, tuple(p.relative_to(root).as_posix() for p in written), related)
@@ -431,10 +432,37 @@ def mark_incorrect(
     meta = dict(mem.meta)
     meta["confidence"] = _step(meta.get("confidence"), -1)
     meta["updated"] = today
+    _record_cites(root, meta, learning, mem.context)  # corrected: cited as it is now
     updated = Memory(mem.id, learning, mem.context, meta, mem.related_lines)
     vec = embedder.embed([_embed_text(learning, mem.context.strip())])[0]
     written = write_memory(root, updated, vec)
     return [p.relative_to(root).as_posix() for p in written]
+
+
+@_locked
+def confirm(root: Path, ref: str, *, today: date) -> list[str]:
+    """Still true as the cited code and docs are now: record the citations again (a stale
+    memory is no longer flagged or ranked down), verified today. The text is unchanged, so
+    the vector stays."""
+    path = find_memory(root, ref)
+    mem = read_memory(path)
+    meta = dict(mem.meta)
+    _record_cites(root, meta, mem.learning, mem.context)
+    meta["verified"] = today
+    meta["updated"] = today
+    return [_rewrite(root, path, mem, meta)]
+
+
+def _record_cites(root: Path, meta: dict[str, Any], learning: str, context: str) -> None:
+    """Set `cites` to what the memory names, as the work tree has it (no key when none)."""
+    from ncx.memory.cites import cites_meta, record
+
+    docs = [str(d) for d in _as_list(meta.get("related_docs"))]
+    found = cites_meta(record(root, f"{learning}\n\n{context}", docs))
+    if found:
+        meta["cites"] = found
+    else:
+        meta.pop("cites", None)
 
 
 @_locked

@@ -221,7 +221,7 @@ def _item(s: Searcher, h: Hit) -> Item:
         section=h.section,
         doc_id=h.doc_id,
         score=h.score,
-        text=_quoted(s, h) if h.kind == "chunk" else _learning(s.text(h)),
+        text=_quoted(s, h) if h.kind == "chunk" else _learning(s.text(h)) + _stale_note(s, h),
         meta=meta,
     )
 
@@ -290,6 +290,20 @@ def _with_follow(s: Searcher, h: Hit, it: Item) -> Item:
         text=text,
     )
     return dataclasses.replace(it, follow=follow)
+
+
+def _stale_note(s: Searcher, h: Hit) -> str:
+    """A stale memory says so in the frame: the agent weighs it, and the fix is one command."""
+    found = s.stale(h.unit)
+    if not found:
+        return ""
+    what = ", ".join(c.cite.label() + (" (gone)" if c.gone else "") for c in found[:3]) + (
+        " …" if len(found) > 3 else ""
+    )
+    return (
+        f"\n\n_Cites {what}, changed since: confirm with "
+        f"`ncx memory evolve {found[0].memory} --confirm`._"
+    )
 
 
 def _quoted(s: Searcher, h: Hit) -> str:

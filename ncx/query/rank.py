@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -104,8 +104,12 @@ def retrieve(
     weights: RankWeights = RankWeights(),
     filters: Filters = Filters(),
     per_doc: int = 0,
+    demote: Callable[[list[int]], dict[int, float]] | None = None,
 ) -> list[Hit]:
     """The k best units for `query`; at most `per_doc` from one source document (0: no cap).
+
+    `demote`, given the candidate memories' unit numbers, returns a score factor for some of
+    them (a stale memory's, ncx.memory.cites): applied before the final order.
 
     Documents are ranked by their best chunk plus shares of the second and third best; a
     document's later chunks compete at their own fused score, moved `doc_lift` of the way to
@@ -175,6 +179,12 @@ def retrieve(
         fused[top] += weights.proximity * _proximity(index, ids[top], q_terms)
     prior = _priors(index, ids, weights)
     fused = fused + prior
+    if demote is not None:
+        kinds = index.column("kind")
+        at = {int(u): j for j, u in enumerate(ids.tolist()) if kinds[int(u)] == "memory"}
+        for u, factor in demote(sorted(at)).items():
+            j = at[u]  # down by the factor's share of its size, whatever its sign
+            fused[j] -= abs(float(fused[j])) * (1.0 - factor)
 
     # Rank documents: best chunk + a share of the second best + a smaller one of the third.
     order = np.lexsort((ids, -fused))  # score desc, then unit order: deterministic ties

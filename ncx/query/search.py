@@ -56,6 +56,7 @@ class Searcher:
     _model_origin: str = ""
     _dim: int = 0
     _last: tuple[str, Any] | None = None  # the last query and its vector (a frame asks twice)
+    _stale: dict[str, list[Any]] | None = None  # memory file -> its stale cites, this query
 
     @classmethod
     def open(cls, root: Path, cfg: Config, *, query: str | None = None) -> Searcher:
@@ -95,6 +96,7 @@ class Searcher:
         self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 0
     ) -> list[Hit]:
         query = clip_query(query)[0]  # (every caller's safety; the CLI and MCP say it)
+        self._stale = {}  # the files may have changed since the last query
         hits = retrieve(
             self.index,
             query,
@@ -103,6 +105,7 @@ class Searcher:
             weights=self.cfg.weights,
             filters=filters,
             per_doc=per_doc,
+            demote=self._demote,
         )
         if not self.index.quick:
             return hits
@@ -118,6 +121,31 @@ class Searcher:
             )
             for h in hits
         ]
+
+    def stale(self, u: int) -> list[Any]:
+        """The stale citations (ncx.memory.cites.StaleCite) of memory unit u, read from its
+        file and the files it cites: only the candidate memories of a query are looked at."""
+        from ncx.errors import NcxError
+        from ncx.memory.cites import cites_of, stale_cites, work_tree_reader
+        from ncx.memory.file import read_memory
+
+        if self._stale is None:
+            self._stale = {}
+        unit = self.index.units[u]
+        if unit.file not in self._stale:
+            try:
+                mem = read_memory(self.root / unit.file)
+            except (NcxError, OSError):
+                self._stale[unit.file] = []  # a broken file is `ncx check`'s to report
+            else:
+                read = work_tree_reader(self.root)
+                self._stale[unit.file] = stale_cites(self.root, mem.id, cites_of(mem.meta), read)
+        return self._stale[unit.file]
+
+    def _demote(self, units: list[int]) -> dict[int, float]:
+        from ncx.memory.cites import DEMOTE
+
+        return {u: DEMOTE for u in units if self.stale(u)}
 
     def text(self, hit: Hit) -> str:
         return unit_body(self.index, hit.unit)

@@ -57,6 +57,7 @@ class Review:
     problems: list[str] = field(default_factory=list)
     evals: dict[str, Any] | None = None  # the eval delta (ncx.eval), when the head has questions
     evals_markdown: str = ""
+    stale: list[str] = field(default_factory=list)  # memories citing what changed since
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +70,7 @@ class Review:
             "reembedded": self.reembedded,
             "problems": self.problems,
             **({"evals": self.evals} if self.evals is not None else {}),
+            **({"stale": self.stale} if self.stale else {}),
         }
 
 
@@ -361,6 +363,7 @@ def render_markdown(review: Review, *, limit: int | None = None) -> str:
         out.append("No change to `.neocortex/` in this range.")
         if review.evals_markdown:
             out += ["", review.evals_markdown.rstrip()]
+        out += _stale_section(review, limit)
         return "\n".join(out) + "\n"
     counts: dict[str, int] = {}
     for m in review.memories:
@@ -418,6 +421,7 @@ def render_markdown(review: Review, *, limit: int | None = None) -> str:
         out.append("")
     if review.evals_markdown:
         out += [review.evals_markdown.rstrip(), ""]
+    out += _stale_section(review, limit)
     if review.problems:
         probs = review.problems if limit is None else review.problems[:limit]
         out += ["### Problems", ""] + [f"- {p}" for p in probs]
@@ -433,6 +437,16 @@ def render_markdown(review: Review, *, limit: int | None = None) -> str:
             + "(the full report: `ncx review --out FILE` or `--json`)\n"
         )
     return text
+
+
+def _stale_section(review: Review, limit: int | None) -> list[str]:
+    if not review.stale:
+        return []
+    shown = review.stale if limit is None else review.stale[:limit]
+    out = ["", "### Stale memories", ""] + [f"- {line}" for line in shown]
+    if len(shown) < len(review.stale):
+        out.append(f"… {len(review.stale) - len(shown)} more")
+    return [*out, ""]
 
 
 def _quote(text: str, limit: int | None) -> list[str]:
