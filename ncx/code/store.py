@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ncx import repo
-from ncx.code.langs import MAX_CODE_BYTES, language_of
+from ncx.code.langs import LANGUAGES, MAX_CODE_BYTES, language_of
 from ncx.code.model import CodeFile
 
 
@@ -25,6 +25,8 @@ class Source:
     language: str
 
 
+# git filters by suffix itself (in C): a docs tree of 100,000 files lists only its code
+PATHSPECS = tuple(f":(icase,glob)**/*{suffix}" for suffix in LANGUAGES)
 AT_LISTING = "code/at-listing"  # a commit's own list, in a folder `--at REV` materialised
 
 
@@ -35,7 +37,7 @@ def listing(root: Path) -> list[Source]:
     fixed = cache_folder(root) / AT_LISTING
     if fixed.is_file():  # a commit's files (ncx.eval.at): its blobs, no work tree to ask
         return _sources(fixed.read_bytes(), root, work_tree=False)
-    return _sources(repo.git(root, "ls-files", "-s", "-z"), root, work_tree=True)
+    return _sources(repo.git(root, "ls-files", "-s", "-z", "--", *PATHSPECS), root, work_tree=True)
 
 
 def _sources(out: bytes, root: Path, *, work_tree: bool) -> list[Source]:
@@ -52,7 +54,7 @@ def _sources(out: bytes, root: Path, *, work_tree: bool) -> list[Source]:
             continue  # git never lists such a path; a forged list must not lead outside
         blobs[path] = blob.decode()
     if blobs and work_tree:
-        changed = repo.git(root, "diff-files", "--name-only", "-z").split(b"\0")
+        changed = repo.git(root, "diff-files", "--name-only", "-z", "--", *PATHSPECS).split(b"\0")
         for raw in changed:
             path = raw.decode("utf-8", "surrogateescape")
             if path in blobs:
