@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ncx.query.cache import locate
+from ncx.query.lines import locate
 from ncx.tree.chunker import ChunkSettings, chunk_markdown
 
 

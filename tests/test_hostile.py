@@ -499,7 +499,7 @@ def test_sweeps_spare_live_temp_files(tree: Path) -> None:
 
 
 def test_line_attachment_is_linear() -> None:
-    from ncx.query.cache import locate
+    from ncx.query.lines import locate
 
     lines = [f"line {i} of the big doc says something about topic {i % 97}." for i in range(80_000)]
     text = "\n".join(lines)  # ~4.4 MB
