@@ -409,6 +409,17 @@ def _filters(
     )
 
 
+AtOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--at",
+        metavar="REV",
+        help="Answer from the knowledge of commit REV, without checking it out (the "
+        "bytes a checkout of REV gives).",
+    ),
+]
+
+
 @command()
 def retrieve(
     query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
@@ -447,15 +458,7 @@ def retrieve(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show the score parts of each result.")
     ] = False,
-    at: Annotated[
-        str | None,
-        typer.Option(
-            "--at",
-            metavar="REV",
-            help="Answer from the knowledge of commit REV, without checking it out (the "
-            "bytes a checkout of REV gives).",
-        ),
-    ] = None,
+    at: AtOpt = None,
 ) -> None:
     """Find the chunks, memories and code that best match a query.
 
@@ -652,15 +655,7 @@ def assemble(
         list[str] | None,
         typer.Option("--path", help="Only knowledge from sources matching this glob (repeatable)."),
     ] = None,
-    at: Annotated[
-        str | None,
-        typer.Option(
-            "--at",
-            metavar="REV",
-            help="Answer from the knowledge of commit REV, without checking it out (the "
-            "bytes a checkout of REV gives).",
-        ),
-    ] = None,
+    at: AtOpt = None,
     words: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
 ) -> None:
     """Build a position-optimized context frame for a task, within a hard token budget.

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ncx.code.model import CodeFile, Symbol
 from ncx.code.store import Source, listing
 from ncx.paths import cache_folder
-from ncx.query.lexical import path_words, terms
+from ncx.query.lexical import add_saturated, path_words, terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,11 +105,8 @@ class CodeLex:
         scores = np.zeros(self.n_units, dtype=np.float32)
         for t in dict.fromkeys(query_terms):
             col = self.term_id(t)
-            if col is None:
-                continue
-            a, b = self.indptr[col], self.indptr[col + 1]
-            x = self.data[a:b]
-            scores[self.indices[a:b]] += self.idf[col] * x * (k1 + 1) / (x + k1)
+            if col is not None:
+                add_saturated(scores, self, col, k1)
         return scores
 
 

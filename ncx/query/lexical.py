@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ncx.words import STOPWORDS
 
@@ -209,12 +209,18 @@ class LexIndex:
         scores = np.zeros(self.n_units, dtype=np.float32)
         for t in set(query_terms):
             col = self.vocab.get(t)
-            if col is None:
-                continue
-            a, b = self.indptr[col], self.indptr[col + 1]
-            x = self.data[a:b]
-            scores[self.indices[a:b]] += self.idf[col] * x * (k1 + 1) / (x + k1)
+            if col is not None:
+                add_saturated(scores, self, col, k1)
         return scores
+
+
+def add_saturated(scores: NDArray[np.float32], lx: Any, col: int, k1: float) -> None:
+    """Add term `col`'s BM25 contribution to every unit holding it: idf * tf(k1 + 1)/(tf + k1)
+    over the term-major arrays (indptr, indices, data, idf) that LexIndex and the code index
+    (ncx.code.index.CodeLex) share."""
+    a, b = lx.indptr[col], lx.indptr[col + 1]
+    x = lx.data[a:b]
+    scores[lx.indices[a:b]] += lx.idf[col] * x * (k1 + 1) / (x + k1)
 
 
 def build_index(units: Sequence[dict[str, str]], b: float | None = None) -> LexIndex:
