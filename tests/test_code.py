@@ -433,3 +433,11 @@ def test_docs_and_memories_link_to_the_code_they_name(repo: Path) -> None:
     )
     code = next(z for z in frame["zones"] if z["name"] == "code")
     assert code["items"][0]["id"] == "pkg/sessions.py:Session.send"
+
+
+def test_a_source_file_replaced_by_a_fifo_is_never_waited_on(repo: Path) -> None:
+    _code_repo(repo)
+    (repo / "pkg/adapters.py").unlink()
+    os.mkfifo(repo / "pkg/adapters.py")  # tracked, and now a FIFO no one writes to
+    out = ncx("retrieve", "--kind", "code", "--json", "send a prepared request").stdout
+    assert "pkg/adapters.py" not in out and "pkg/sessions.py" in out

@@ -88,13 +88,14 @@ def _parse_job(job: tuple[str, str]) -> CodeFile:
 
 
 def _read(path: Path) -> bytes | None:
+    """A source file's bytes; None for a link (it may point out of the repository) or for
+    anything not a regular file, checked on the open descriptor (ncx.store.read_regular: a
+    FIFO swapped in after a stat would block)."""
     import os
-    import stat
+
+    from ncx.store import read_regular
 
     try:
-        st = os.stat(path, follow_symlinks=False)
-        if not stat.S_ISREG(st.st_mode):  # a FIFO would block, a symlink may leave the repo
-            return None
-        return path.read_bytes()
+        return None if os.path.islink(path) else read_regular(path)
     except OSError:
         return None
