@@ -6,8 +6,9 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,6 +172,36 @@ def ncx_proc(
             f"ncx {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
         )
     return proc
+
+
+def mcp_session(
+    cwd: Path,
+    body: Callable[[Any], Awaitable[None]],
+    *,
+    command: tuple[str, list[str]] | None = None,
+    env: dict[str, str] | None = None,
+) -> None:
+    """Start `ncx mcp` (or `command`) in `cwd` with the official MCP client over stdio,
+    initialise the session and run `body(session)` in it; skipped without the SDK."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    cmd, args = command or (NCX_CMD[0], [*NCX_CMD[1:], "mcp"])
+    params = StdioServerParameters(
+        command=cmd, args=args, cwd=str(cwd), env=dict(os.environ) if env is None else env
+    )
+
+    async def run() -> None:
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write_),
+                ClientSession(read, write_) as s,
+            ):
+                await s.initialize()
+                await body(s)
+
+    anyio.run(run)
 
 
 def run_script(script: Path, text: str, *, cwd: Path | None = None, timeout: int = 300) -> None:

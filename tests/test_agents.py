@@ -4,15 +4,15 @@ hooks, the shipped templates, and `ncx mcp` end to end with a real MCP client se
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import NCX_CMD, REPO, commit_all, ncx, ncx_proc, write
+from conftest import REPO, commit_all, mcp_session, ncx, ncx_proc, write
 
 from ncx.agents.install import MD_END, MD_START, merge_hooks, merge_mcp, put_block, template_text
 from ncx.agents.prompt_hook import clip, parse_hook_input, task_line, wants_frame
@@ -506,42 +506,25 @@ def test_mcp_without_the_sdk_says_how_to_install(repo: Path) -> None:
 
 @pytest.mark.e2e
 def test_mcp_round_trip(tree: Path) -> None:
-    pytest.importorskip("mcp")
-    import anyio
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(
-        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(tree), env=dict(os.environ)
-    )
     seen: dict[str, object] = {}
 
-    async def session() -> None:
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write_),
-                ClientSession(read, write_) as s,
-            ):
-                await s.initialize()
-                listed = await s.list_tools()
-                seen["tools"] = {t.name: t for t in listed.tools}
-                seen["retrieve"] = await s.call_tool(
-                    "retrieve", {"query": "token refresh 401", "k": 3}
-                )
-                seen["assemble"] = await s.call_tool(
-                    "assemble", {"task": "fix the token refresh", "budget": 600}
-                )
-                learning = "The refresh endpoint allows ten calls per minute per user."
-                seen["remember"] = await s.call_tool(
-                    "remember", {"learning": learning, "domain": "auth"}
-                )
-                seen["again"] = await s.call_tool("remember", {"learning": learning})
-                seen["secret"] = await s.call_tool(
-                    "remember", {"learning": "the deploy key is AKIAIOSFODNN7EXAMPLF for staging"}
-                )
-                seen["status"] = await s.call_tool("status", {})
-                seen["bad"] = await s.call_tool("retrieve", {"query": "x", "k": 0})
+    async def session(s: Any) -> None:
+        listed = await s.list_tools()
+        seen["tools"] = {t.name: t for t in listed.tools}
+        seen["retrieve"] = await s.call_tool("retrieve", {"query": "token refresh 401", "k": 3})
+        seen["assemble"] = await s.call_tool(
+            "assemble", {"task": "fix the token refresh", "budget": 600}
+        )
+        learning = "The refresh endpoint allows ten calls per minute per user."
+        seen["remember"] = await s.call_tool("remember", {"learning": learning, "domain": "auth"})
+        seen["again"] = await s.call_tool("remember", {"learning": learning})
+        seen["secret"] = await s.call_tool(
+            "remember", {"learning": "the deploy key is AKIAIOSFODNN7EXAMPLF for staging"}
+        )
+        seen["status"] = await s.call_tool("status", {})
+        seen["bad"] = await s.call_tool("retrieve", {"query": "x", "k": 0})
 
-    anyio.run(session)
+    mcp_session(tree, session)
 
     tools = seen["tools"]
     assert set(tools) == {"assemble", "retrieve", "remember", "status"}
@@ -595,28 +578,15 @@ def test_cli_hints_are_restated_for_mcp_clients() -> None:
 
 @pytest.mark.e2e
 def test_mcp_outside_a_repository_answers_with_an_error(tmp_path: Path) -> None:
-    pytest.importorskip("mcp")
-    import anyio
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
     outside = tmp_path / "not-a-repo"
     outside.mkdir()
-    params = StdioServerParameters(
-        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(outside), env=dict(os.environ)
-    )
     seen: dict[str, object] = {}
 
-    async def session() -> None:
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write_),
-                ClientSession(read, write_) as s,
-            ):
-                await s.initialize()
-                seen["status"] = await s.call_tool("status", {})
-                seen["retrieve"] = await s.call_tool("retrieve", {"query": "x"})
+    async def session(s: Any) -> None:
+        seen["status"] = await s.call_tool("status", {})
+        seen["retrieve"] = await s.call_tool("retrieve", {"query": "x"})
 
-    anyio.run(session)
+    mcp_session(outside, session)
     for name in ("status", "retrieve"):
         res = seen[name]
         assert res.is_error, name

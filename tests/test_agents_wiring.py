@@ -9,9 +9,10 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import REPO, commit_all, git, ncx, ncx_proc, write
+from conftest import REPO, commit_all, git, mcp_session, ncx, ncx_proc, write
 
 AUTH = (
     "# Auth\n\nHow login works in the shop backend.\n\n"
@@ -504,35 +505,21 @@ def test_the_same_learning_with_another_context_is_a_duplicate(tree: Path) -> No
 
 @pytest.mark.e2e
 def test_mcp_remember_judges_duplicates_on_the_learning(tree: Path) -> None:
-    pytest.importorskip("mcp")
-    import anyio
-    from conftest import NCX_CMD
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(
-        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(tree), env=dict(os.environ)
-    )
     seen: dict[str, object] = {}
 
-    async def session() -> None:
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write_),
-                ClientSession(read, write_) as s,
-            ):
-                await s.initialize()
-                seen["first"] = await s.call_tool(
-                    "remember", {"learning": LEARNING, "context": "from the auth session"}
-                )
-                seen["again"] = await s.call_tool(
-                    "remember",
-                    {
-                        "learning": LEARNING,
-                        "context": "noticed again by another agent while load testing checkout",
-                    },
-                )
+    async def session(s: Any) -> None:
+        seen["first"] = await s.call_tool(
+            "remember", {"learning": LEARNING, "context": "from the auth session"}
+        )
+        seen["again"] = await s.call_tool(
+            "remember",
+            {
+                "learning": LEARNING,
+                "context": "noticed again by another agent while load testing checkout",
+            },
+        )
 
-    anyio.run(session)
+    mcp_session(tree, session)
     assert not seen["first"].is_error  # type: ignore[attr-defined]
     again = seen["again"]
     assert again.is_error and "already remembered" in again.content[0].text  # type: ignore[attr-defined]
@@ -653,11 +640,7 @@ def test_each_agent_s_mcp_config_starts_the_server_on_a_teammate_s_machine(
     """The committed MCP entries, expanded as each client does (Claude Code: ${VAR:-default};
     Cursor: ${workspaceFolder}; Codex: as written, from the project folder), start a server
     that answers, where ncx is only at ~/.ncx/bin/ncx."""
-    pytest.importorskip("mcp")
     import json
-
-    import anyio
-    from mcp import ClientSession, StdioServerParameters, stdio_client
 
     tomllib = pytest.importorskip("tomllib")
     clone = tmp_path / "teammate"
@@ -679,19 +662,12 @@ def test_each_agent_s_mcp_config_starts_the_server_on_a_teammate_s_machine(
         "codex": (codex["command"], codex["args"]),
     }
     seen: dict[str, object] = {}
+    for name, command in configs.items():
 
-    async def session(name: str, command: str, args: list[str]) -> None:
-        params = StdioServerParameters(command=command, args=args, cwd=str(clone), env=env)
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write_),
-                ClientSession(read, write_) as s,
-            ):
-                await s.initialize()
-                seen[name] = await s.call_tool("status", {})
+        async def session(s: Any, name: str = name) -> None:
+            seen[name] = await s.call_tool("status", {})
 
-    for name, (command, args) in configs.items():
-        anyio.run(session, name, command, args)
+        mcp_session(clone, session, command=command, env=env)
         res = seen[name]
         assert not res.is_error, (name, res)  # type: ignore[attr-defined]
         assert res.structured_content["chunks"] >= 1, name  # type: ignore[attr-defined]

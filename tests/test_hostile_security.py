@@ -10,9 +10,10 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import NCX_CMD, commit_all, git, ncx, ncx_proc, write
+from conftest import NCX_CMD, commit_all, git, mcp_session, ncx, ncx_proc, write
 
 SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
 TRACE = "Traceback (most recent call last)"
@@ -301,30 +302,15 @@ def test_the_prompt_hook_prints_no_terminal_controls(evil_tree: Path) -> None:
 
 @pytest.mark.e2e
 def test_mcp_answers_hold_no_terminal_controls(evil_tree: Path) -> None:
-    pytest.importorskip("mcp")
-    import anyio
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(
-        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(evil_tree), env=dict(os.environ)
-    )
     seen: dict[str, object] = {}
 
-    async def session() -> None:
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write_),
-                ClientSession(read, write_) as s,
-            ):
-                await s.initialize()
-                seen["assemble"] = await s.call_tool(
-                    "assemble", {"task": f"change the settings config file {EVIL}"}
-                )
-                seen["retrieve"] = await s.call_tool(
-                    "retrieve", {"query": f"settings config file {EVIL}"}
-                )
+    async def session(s: Any) -> None:
+        seen["assemble"] = await s.call_tool(
+            "assemble", {"task": f"change the settings config file {EVIL}"}
+        )
+        seen["retrieve"] = await s.call_tool("retrieve", {"query": f"settings config file {EVIL}"})
 
-    anyio.run(session)
+    mcp_session(evil_tree, session)
     frame = seen["assemble"].content[0].text  # type: ignore[attr-defined]
     assert "settings" in frame and _no_controls(frame)
     hits = json.dumps(seen["retrieve"].structured_content, ensure_ascii=False)  # type: ignore[attr-defined]

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, git, mcp_session, ncx, write
 
 MEM = ".neocortex/memories"
 
@@ -215,31 +216,15 @@ def test_a_large_tree_without_a_code_index_reads_only_the_files_named(tree: Path
 
 @pytest.mark.e2e
 def test_mcp_remember_records_citations_and_a_frame_then_flags_it(tree: Path) -> None:
-    pytest.importorskip("mcp")
-    import os
-
-    import anyio
-    from conftest import NCX_CMD
-    from mcp import ClientSession, StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(
-        command=NCX_CMD[0], args=[*NCX_CMD[1:], "mcp"], cwd=str(tree), env=dict(os.environ)
-    )
     got: dict[str, object] = {}
 
-    async def session() -> None:
-        with open(os.devnull, "w") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write_),
-                ClientSession(read, write_) as s,
-            ):
-                await s.initialize()
-                got["remember"] = await s.call_tool(
-                    "remember",
-                    {"learning": "The token refresh helper `refresh_token` retries on the server"},
-                )
+    async def session(s: Any) -> None:
+        got["remember"] = await s.call_tool(
+            "remember",
+            {"learning": "The token refresh helper `refresh_token` retries on the server"},
+        )
 
-    anyio.run(session)
+    mcp_session(tree, session)
     added = got["remember"].structured_content  # type: ignore[attr-defined]
     mid = added["id"]
     assert [(c["path"], c.get("symbol")) for c in cites(tree, mid)] == [
