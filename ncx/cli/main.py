@@ -472,7 +472,7 @@ def retrieve(
     import dataclasses
     import time
 
-    from ncx.code.search import CodeSearcher, best_per_file, combined, interleave
+    from ncx.code.search import CodeSearcher, combined, merged
     from ncx.query.search import Searcher, clip_query
 
     filters = _filters(kind, domain, path, include_superseded)
@@ -532,11 +532,7 @@ def retrieve(
     if not hits and not code_hits:
         _say("ncx: no match")
         return
-    rows = interleave(
-        [(h.score, h.confidence, h) for h in hits],
-        [(c.file_score, c.confidence, c) for c in best_per_file(code_hits)],
-        k,
-    )
+    rows = merged(hits, code_hits, k)
     from ncx.code.rank import CodeHit
 
     for rank, h in enumerate(rows, 1):

@@ -113,12 +113,18 @@ def combined(
             out["links"] = [link.label() for link in code.links(out["text"])]
         return out
 
+    return [
+        code.hit_json(h, explain=explain) if isinstance(h, CodeHit) else doc_json(h)
+        for h in merged(hits, code_hits, k)
+    ]
+
+
+def merged(hits: list[Any], code_hits: list[CodeHit], k: int) -> list[Any]:
+    """The k best of a docs-and-memories ranking and a code ranking (each file's best
+    definition), interleaved by evidence (see the module's note)."""
     return interleave(
-        [(h.score, h.confidence, doc_json(h)) for h in hits],
-        [
-            (c.file_score, c.confidence, code.hit_json(c, explain=explain))
-            for c in best_per_file(code_hits)
-        ],
+        [(h.score, h.confidence, h) for h in hits],
+        [(c.file_score, c.confidence, c) for c in best_per_file(code_hits)],
         k,
     )
 
