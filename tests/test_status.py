@@ -58,11 +58,13 @@ def clone_of(repo: Path, tmp_path: Path, *, state: bool = False, autocrlf: bool 
 
 def chunking_recorded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The docs sync chunks from now on (appended as it chunks them)."""
-    import ncx.tree.sync as sync_mod
+    import ncx.tree.compare as compare_mod
 
     chunked: list[str] = []
-    real = sync_mod.chunk_blocks
-    monkeypatch.setattr(sync_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s))
+    real = compare_mod.chunk_blocks
+    monkeypatch.setattr(
+        compare_mod, "chunk_blocks", lambda d, s: chunked.append(d.path) or real(d, s)
+    )
     return chunked
 
 
@@ -269,13 +271,13 @@ def test_records_of_another_ncx_or_of_another_shape_are_not_taken(
     # A record says "this code made these bytes from that doc": another ncx (an upgrade, a
     # CI cache restored from an older run) may chunk differently, so its records go; an
     # entry damaged by hand is dropped, not trusted and not a crash.
-    import ncx.tree.sync as sync_mod
+    import ncx.tree.noop as noop_mod
 
     synced_two_docs(repo, commit=False)
     chunked = chunking_recorded(monkeypatch)
     assert status()["stale"] == 0 and chunked == []
-    sync_mod._code_fingerprint.cache_clear()
-    monkeypatch.setattr(sync_mod, "_code_fingerprint", lambda: "another ncx")
+    noop_mod._code_fingerprint.cache_clear()
+    monkeypatch.setattr(noop_mod, "_code_fingerprint", lambda: "another ncx")
     assert status()["stale"] == 0 and sorted(chunked) == ["docs/guide.md", "docs/ops.md"]
     state_path = repo / STATE
     state = json.loads(state_path.read_text())

@@ -271,7 +271,7 @@ def test_atomic_write_leaves_old_file_on_failure(
 def test_docs_chunked_in_worker_processes_give_the_same_bytes(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ncx.tree import sync as sync_mod
+    from ncx.tree import compare as compare_mod
 
     for i in range(8):
         write(
@@ -288,7 +288,7 @@ def test_docs_chunked_in_worker_processes_give_the_same_bytes(
     }
     shutil.rmtree(repo / ".neocortex/chunks")
     shutil.rmtree(repo / ".neocortex/cache", ignore_errors=True)
-    monkeypatch.setattr(sync_mod, "_PARALLEL_DOCS", 1)
+    monkeypatch.setattr(compare_mod, "PARALLEL_DOCS", 1)
     # A first sync: the workers that chunk embed too, and chunk files are written as they come.
     out = ncx("sync", "--json", ok=False)
     assert "bad.md" in out.stdout + out.stderr
@@ -501,6 +501,7 @@ def test_a_reembed_that_cannot_replace_a_chunk_file_leaves_no_old_vectors(
     """A re-embed records the new model in the manifest. A chunk file the disk refused to
     replace still holds the old model's vectors, of the same size: left there, every later
     sync took it for right and its doc was never embedded by the new model."""
+    from ncx.tree import compare as compare_mod
     from ncx.tree import sync as sync_mod
 
     for i in range(6):
@@ -513,7 +514,7 @@ def test_a_reembed_that_cannot_replace_a_chunk_file_leaves_no_old_vectors(
     old = (repo / ".neocortex/chunks/docs/d3.md").read_bytes()
     monkeypatch.setenv("NCX_EMBEDDING_MODEL", str(other_model))
     if pooled:
-        monkeypatch.setattr(sync_mod, "_PARALLEL_DOCS", 1)
+        monkeypatch.setattr(compare_mod, "PARALLEL_DOCS", 1)
     real = sync_mod.write_atomic
 
     def refuse(path: str, data: bytes, **kw: bool) -> None:

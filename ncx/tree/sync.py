@@ -11,82 +11,68 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
-import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ncx import repo
 from ncx.config import Config
-from ncx.embedder import (
-    Embedder,
-    StaticEmbedder,
-    check_tree_model,
-    load_tree_model,
-    model_mismatch,
-)
+from ncx.embedder import Embedder, StaticEmbedder, check_tree_model, load_tree_model, model_mismatch
 from ncx.errors import BadSource, NcxError
 from ncx.layout import (
     FORMAT_VERSION,
-    cache_dir,
     chunk_file_paths,
     chunks_dir,
     doc_chunk_dir,
-    is_inside_ncx,
     manifest_path,
     memories_dir,
 )
 from ncx.locks import exclusive
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
-from ncx.paths import (
-    Links,
-    UnsafePath,
-    cache_folder,
-    check_write,
-    ignored_targets,
-    lexical_rel,
-    read_problem,
-    rel_problem,
-)
-from ncx.sources import (
-    FORMATS,
-    READER_VERSION,
-    UNREAD,
-    format_of,
-    is_excluded,
-    list_sources,
-    log_reason,
-)
+from ncx.paths import check_write, lexical_rel, rel_problem
+from ncx.sources import FORMATS, format_of, list_sources
 from ncx.store import (
-    NotRegular,
     blob_vec,
     dump_frontmatter,
-    has_markers,
-    hash_of,
-    inline_vec,
     is_temp,
-    is_written,
     lf,
     read_chunk_file,
-    read_regular,
     read_unit,
     remove_unit,
     split_chunk_file,
     stale_temp,
-    usable_vec,
-    vec_b64,
     with_inline_vec,
     write_atomic,
-    write_if_changed,
 )
-from ncx.tree.chunkfile import ChunkBlock, chunk_blocks, chunk_file_bytes, load_doc
-from ncx.tree.sidecar import read_doc_meta, sidecar_path
-
-_STATE = "sync-state.json"
+from ncx.tree import compare
+from ncx.tree.chunkfile import chunk_file_bytes
+from ncx.tree.compare import (
+    Compared,
+    block_vectors,
+    chunk_docs,
+    filled,
+    is_lfs_pointer,
+    read_contents,
+    read_sidecars,
+)
+from ncx.tree.noop import (
+    Touched,
+    file_digest,
+    file_stat,
+    load_state,
+    read_or_none,
+    save_state,
+    signature,
+    skipped_sources,
+    submodules,
+    unread_docs,
+    verified_blobs,
+    with_blobs,
+)
+from ncx.tree.sidecar import read_doc_meta
 
 Progress = Callable[[str], None]
 
@@ -133,24 +119,6 @@ def secret_warnings(report: SyncReport) -> list[str]:
         "file and rotate the credential"
         for path, line, kind in sorted(set(report.secrets))
     ]
-
-
-def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[str, str]]:
-    """Tracked docs not indexed for their format, with the reason: a format switched off
-    in the manifest, or one ncx does not read. Excluded paths are the user's own choice and
-    not listed."""
-    out = []
-    for p in tracked:
-        if is_inside_ncx(p) or is_excluded(p, manifest.exclude):
-            continue
-        fmt = format_of(p)
-        if fmt is not None and not manifest.index_logs and (why := log_reason(p)):
-            out.append((p, why))
-        elif fmt is not None and fmt.name in manifest.skip_formats:
-            out.append((p, f"{fmt.label} is switched off (manifest sources.skip_formats)"))
-        elif fmt is None and (why := UNREAD.get(Path(p).suffix.lower())):
-            out.append((p, why))
-    return out
 
 
 class _Out:
@@ -219,34 +187,6 @@ class _Out:
             self.report.removed.append(self.rel(str(removed)))
 
 
-def _submodules(root: Path) -> list[tuple[str, str]]:
-    """Git submodules, said rather than passed over: their files are another repository's,
-    not in this index, so the docs in them are not indexed (`ncx status` said "up to date"
-    over them). One stat when the project has none."""
-    if not (root / ".gitmodules").is_file():
-        return []
-    out = repo.git(
-        root,
-        "config",
-        "-z",
-        "-f",
-        ".gitmodules",
-        "--get-regexp",
-        r"^submodule\..*\.path$",
-        check=False,
-    )
-    paths = sorted(
-        rec.split("\n", 1)[1]
-        for rec in out.decode("utf-8", "surrogateescape").split("\0")
-        if "\n" in rec
-    )
-    why = (
-        "a git submodule: the docs in it are not indexed (they belong to another "
-        "repository; run ncx in that repository's own clone)"
-    )
-    return [(p, why) for p in paths]
-
-
 def sync(
     root: Path,
     cfg: Config,
@@ -302,7 +242,7 @@ def _sync(
 
     # The index's blob id of every tracked file: a doc the working tree holds as the index
     # does (git's own stat check, `modified_files`), with the blob id the state recorded
-    # for it, is known unchanged without reading it (see `_unread`).
+    # for it, is known unchanged without reading it (see `unread_docs`).
     blobs = repo.index_blobs(root)
     tracked = sorted(blobs)
     sources = []
@@ -342,7 +282,7 @@ def _sync(
     names = {p: _format_name(p) for p in in_scope}  # (once per doc: 100,000 on big trees)
     for name in names.values():
         report.by_format[name] = report.by_format.get(name, 0) + 1
-    report.skipped = skipped_sources(manifest, tracked) + _submodules(root)
+    report.skipped = skipped_sources(manifest, tracked) + submodules(root)
     if not staged:
         # Never silent: a doc written but not yet `git add`ed is not a source (the commit
         # would not hold it); say so, rather than "up to date".
@@ -351,15 +291,15 @@ def _sync(
             for p in list_sources(root, manifest, tracked=repo.untracked_files(root))
         ]
 
-    state = _load_state(root, manifest) if not reembed else {}
-    docs_state = state["docs"] = _Touched(state.get("docs") or {})
+    state = load_state(root, manifest) if not reembed else {}
+    docs_state = state["docs"] = Touched(state.get("docs") or {})
     unread = (
         set()
         if staged or reembed or not docs_state
-        else _unread(root, in_scope, blobs, repo.modified_files(root), docs_state, files_of)
+        else unread_docs(root, in_scope, blobs, repo.modified_files(root), docs_state, files_of)
     )
     to_read = [p for p in in_scope if p not in unread] if unread else in_scope
-    contents = _read_contents(root, to_read, staged, cfg, report)
+    contents = read_contents(root, to_read, staged, cfg, report.problems)
     for p in [p for p, data in contents.items() if is_lfs_pointer(data)]:
         # A Git LFS pointer (the content was not fetched, or is fetched only on demand): its
         # three lines of oid and size are no knowledge. Not indexed, and said so.
@@ -367,7 +307,7 @@ def _sync(
         report.skipped.append(
             (p, "a Git LFS pointer, not the file's content: `git lfs pull` to index it")
         )
-    sidecars = _read_sidecars(root, to_read, set(tracked), staged)
+    sidecars = read_sidecars(root, to_read, set(tracked), staged)
     all_chunks = 0
     # Which docs need chunking (the state file's word is checked against the chunk file),
     # then chunk them all (in worker processes when there are many), then plan the writes.
@@ -388,11 +328,11 @@ def _sync(
             continue
         sidecar = sidecars.get(path)
         if not staged:
-            verified[path] = _verified_blobs(path, data, sidecar, blobs)
+            verified[path] = verified_blobs(path, data, sidecar, blobs)
         # A doc's sidecar is part of its identity: editing it rewrites the chunks' metadata.
         # CRLF is read as LF (store.decode_source), so a core.autocrlf clone's doc has the
         # LF clone's signature and can take a record made there (a CI cache).
-        sig = _signature(lf(data) if sidecar is None else lf(data) + b"\0" + sidecar[1])
+        sig = signature(lf(data) if sidecar is None else lf(data) + b"\0" + sidecar[1])
         prev: dict[str, Any] = docs_state.get(path) or {}
         # Trigger: the doc's bytes are those of the last run, and its chunk file is the
         # very file that run left (same size and mtime). Why: a state file is an
@@ -403,16 +343,16 @@ def _sync(
         try:
             intact = False
             if prev and prev.get("sig") == sig and prev.get("file") is not None:
-                now = _stat(root / files_of[path])
+                now = file_stat(root / files_of[path])
                 intact = now == prev["file"] or (
                     now is not None
                     and prev.get("digest") is not None
-                    and _file_digest(_read(root / files_of[path]) or b"") == prev["digest"]
+                    and file_digest(read_or_none(root / files_of[path]) or b"") == prev["digest"]
                 )
                 if intact and now != prev["file"]:
                     docs_state[path] = prev = {**prev, "file": now}
                 if intact and path in verified:
-                    docs_state[path] = _with_blobs(prev, verified[path])
+                    docs_state[path] = with_blobs(prev, verified[path])
         except OSError as exc:
             report.problems.append(_os_problem(root, path, exc))
             continue
@@ -437,12 +377,12 @@ def _sync(
     # (below), so the worker that chunks a doc embeds its new texts too. One pass over the
     # CPUs instead of two, and no text travels to a second pool and back.
     spec = None
-    if not dry_run and len(jobs) >= _PARALLEL_DOCS and (reembed or _no_chunk_file(root)):
+    if not dry_run and len(jobs) >= compare.PARALLEL_DOCS and (reembed or _no_chunk_file(root)):
         loaded = model.get()
         if isinstance(loaded, StaticEmbedder):  # (a model handed in may not load elsewhere)
             spec = loaded.worker_spec()
-    chunked = _chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress, spec)
-    planned: list[tuple[str, _Compared]] = []
+    chunked = chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress, spec)
+    planned: list[tuple[str, Compared]] = []
     written_by: dict[str, str] = {}  # a planned chunk file -> its doc
     for (path, _data, _meta, rel_file), compared in zip(jobs, chunked, strict=True):
         if isinstance(compared, NcxError):
@@ -466,13 +406,13 @@ def _sync(
         }
         report.secrets.extend(compared.secrets)
         if path in verified and sigs[path]:
-            docs_state[path] = _with_blobs(docs_state[path], verified[path])
+            docs_state[path] = with_blobs(docs_state[path], verified[path])
         if compared.blocks is not None and spec is not None:
             # Embedded where it was chunked: written now, while the workers go on.
             _write_chunk_file(
                 out,
                 rel_file,
-                _filled(compared, []),
+                filled(compared, []),
                 docs_state[path],
                 stale=reembed or model.switched,
             )
@@ -537,7 +477,7 @@ def _sync(
             # is an accelerator, stat-checked next time): without it, each `ncx status` or
             # `ncx check` in a clone nobody synced chunked every doc again (~9 s on 40,000
             # chunks). A stale doc's entry has no file: its file is not what sync would write.
-            _save_state(root, manifest, state, docs_state.touched)
+            save_state(root, manifest, state, docs_state.touched)
         return report
     vectors = []
     if texts:
@@ -548,7 +488,7 @@ def _sync(
         report.embedded += len(texts)
     at = 0
     for rel_file, compared in planned:
-        blocks = _filled(compared, vectors[at : at + len(compared.missing)])
+        blocks = filled(compared, vectors[at : at + len(compared.missing)])
         at += len(compared.missing)
         _write_chunk_file(
             out, rel_file, blocks, docs_state[written_by[rel_file]], stale=reembed or model.switched
@@ -560,7 +500,7 @@ def _sync(
     if manifest.format < FORMAT_VERSION:
         manifest = replace(manifest, format=FORMAT_VERSION)
         out.write(manifest_path(root), manifest.to_json().encode())
-    _save_state(root, manifest, state, docs_state.touched or report.changed)
+    save_state(root, manifest, state, docs_state.touched or report.changed)
     report.written.sort()
     report.removed.sort()
     return report
@@ -592,84 +532,6 @@ class _ModelSlot:
         return self._model
 
 
-_PARALLEL_DOCS = 200  # docs to chunk; below this, starting worker processes costs more
-
-
-@dataclass(frozen=True, slots=True)
-class _Compared:
-    """A doc's chunk file set against the one on disk (worked out in a worker process:
-    only what must change travels back, not the 40,000 chunks of a synced tree)."""
-
-    chunks: int
-    # None: the file on disk is already right. Else each block with its vector, or None
-    # where the vector must be computed (`missing`: (index, text hash, text to embed);
-    # `bare`: the block without its `vec` line, by index).
-    blocks: list[bytes | None] | None
-    missing: list[tuple[int, bytes, str]]
-    bare: dict[int, bytes]
-    digest: str | None = None  # of the file on disk, when it is right (_file_digest)
-    file: list[int] | None = None  # its stat, taken before it was read (_stat)
-    embedded: int = 0  # vectors computed where it was chunked (_chunk_and_embed)
-    secrets: tuple[tuple[str, int, str], ...] = ()  # credentials redacted (file, line, kind)
-
-
-def _chunk_docs(
-    root: Path,
-    jobs: list[tuple[str, bytes, Any, str]],
-    settings: Any,
-    force: bool,
-    progress: Callable[[str], None] | None,
-    model: tuple[str, str, str] | None = None,
-) -> Iterator[_Compared | NcxError | OSError]:
-    """Chunk file of each (path, bytes, sidecar meta, chunk file), compared with the file on
-    disk, in order; a doc that cannot be read yields its NcxError. Chunking and comparing
-    are per doc and only read files, and they are most of a first sync or a full check, so
-    a large tree spreads them over the CPUs; each result comes as soon as it is done.
-    `model` (StaticEmbedder.worker_spec): the blocks that need a vector get it there too,
-    docs taken in batches (an embed call of a few texts costs more per text)."""
-    from ncx.parallel import ordered_imap, workers
-
-    step = functools.partial(_chunk_doc, settings, str(root) + os.sep, force)  # (chunker, dim)
-    if model is None:
-        for i, got in enumerate(ordered_imap(step, jobs, at_least=_PARALLEL_DOCS)):
-            if progress and i and i % 200 == 0:
-                progress(f"chunked {i}/{len(jobs)} docs")
-            yield got
-        return
-    # Small batches, about 16 per worker: batches differ in cost, and the last one to finish
-    # is what everything waits for.
-    size = max(8, len(jobs) // (workers() * 16))
-    batches = [jobs[i : i + size] for i in range(0, len(jobs), size)]
-    work = functools.partial(_chunk_and_embed, step, model)
-    done = 0
-    for batch in ordered_imap(work, batches, at_least=2, chunksize=1):
-        yield from batch
-        done += len(batch)
-        if progress and done < len(jobs):
-            progress(f"chunked and embedded {done}/{len(jobs)} docs")
-
-
-def _chunk_and_embed(
-    step: Callable[[tuple[str, bytes, Any, str]], _Compared | NcxError | OSError],
-    model: tuple[str, str, str],
-    batch: list[tuple[str, bytes, Any, str]],
-) -> list[_Compared | NcxError | OSError]:
-    """`step` (_chunk_doc) for each job, then every block left without a vector embedded, in
-    one call for the batch."""
-    from ncx.embedder import embed_share
-
-    done = [step(job) for job in batch]
-    texts = [t for c in done if isinstance(c, _Compared) for _i, _h, t in c.missing]
-    vectors: Any = embed_share(model, texts) if texts else []
-    at = 0
-    for k, c in enumerate(done):
-        if isinstance(c, _Compared) and c.missing:
-            blocks: list[bytes | None] = [*_filled(c, vectors[at : at + len(c.missing)])]
-            at += len(c.missing)
-            done[k] = replace(c, blocks=blocks, missing=[], bare={}, embedded=len(c.missing))
-    return done
-
-
 def _no_chunk_file(root: Path) -> bool:
     """Whether the tree has no chunk file yet (`ncx init` leaves only a .gitkeep): a first
     sync."""
@@ -691,7 +553,7 @@ def _write_chunk_file(
         if blocks:
             data = chunk_file_bytes(blocks)
             out.write(path, data)
-            entry["digest"], entry["file"] = _file_digest(data), _stat(path)
+            entry["digest"], entry["file"] = file_digest(data), file_stat(path)
         else:  # emptied
             out.remove_file(path)
     except OSError as exc:  # one doc the disk refuses does not stop the others
@@ -703,128 +565,6 @@ def _write_chunk_file(
             # is planned again by the next one.
             with contextlib.suppress(OSError):
                 out.remove_file(path)
-
-
-def _filled(compared: _Compared, vectors: Any) -> list[bytes]:
-    """The blocks of a planned chunk file, each missing vector taken from `vectors` in turn."""
-    fresh = {
-        i: with_inline_vec(compared.bare[i], vec_b64(vec))
-        for (i, _digest, _text), vec in zip(compared.missing, vectors, strict=True)
-    }
-    return [fresh[i] if b is None else b for i, b in enumerate(compared.blocks or [])]
-
-
-def _chunk_doc(
-    settings: tuple[Any, int], top: str, force: bool, job: tuple[str, bytes, Any, str]
-) -> _Compared | NcxError | OSError:
-    path, data, meta, rel_file = job
-    chunker, dim = settings
-    try:
-        doc = load_doc(path, data, meta)
-        blocks = chunk_blocks(doc, chunker)
-    except NcxError as exc:
-        return exc
-    except RecursionError:  # (the readers stop nesting; this is the net under any other)
-        return BadSource(
-            "is nested too deeply to read; skipped, its chunks are kept as they were",
-            path=path,
-            hint="flatten its nesting, or exclude it (`ncx init --exclude PATH`)",
-        )
-    path = top + rel_file if os.sep == "/" else os.path.join(top, rel_file)
-    try:
-        st = _stat(path)
-        old = _read(path)
-    except OSError as exc:  # a chunk file that is a folder, ...
-        return exc
-    compared = _compare(old, blocks, force, dim, _format_1_vectors(path[:-3], blocks, force, dim))
-    return replace(compared, file=st, secrets=doc.secrets)
-
-
-def _block_vectors(
-    blocks: list[bytes], dim: int, want: frozenset[bytes] | set[bytes] | None = None
-) -> dict[bytes, bytes]:
-    """{text hash: base64 vector} of the blocks of a chunk file (only the hashes in `want`,
-    when given) whose vector retrieval can use: one of the wrong size, or with NaN/inf, is
-    embedded again."""
-    out: dict[bytes, bytes] = {}
-    for block in blocks:
-        digest, vec = hash_of(block), inline_vec(block)
-        if digest is None or vec is None or (want is not None and digest.encode() not in want):
-            continue
-        if usable_vec(vec, dim) is not None:
-            out[digest.encode()] = vec
-    return out
-
-
-def _format_1_vectors(
-    folder: str, blocks: list[ChunkBlock], force: bool, dim: int
-) -> dict[bytes, bytes]:
-    """{text hash: base64 vector} from the older format's `<folder>/<chunk>.md` + `.npy`
-    pairs of this doc, so that moving a tree to one chunk file per doc embeds nothing."""
-    if force or not os.path.isdir(folder):
-        return {}
-    import io
-
-    import numpy as np
-
-    out: dict[bytes, bytes] = {}
-    for b in blocks:
-        md = _read(os.path.join(folder, b.name + ".md"))
-        npy = _read(os.path.join(folder, b.name + ".npy"))
-        if md is None or npy is None or hash_of(md) != b.hash:
-            continue
-        try:
-            vec = np.load(io.BytesIO(npy), allow_pickle=False)
-        except (OSError, ValueError, EOFError):
-            continue  # a damaged vector: embedded again
-        if vec.shape != (dim,) or vec.dtype.kind != "f":
-            continue
-        b64 = vec_b64(vec)
-        if usable_vec(b64, dim) is not None:  # finite as stored (else embedded again)
-            out[b.hash.encode()] = b64
-    return out
-
-
-def _compare(
-    old: bytes | None, blocks: list[ChunkBlock], force: bool, dim: int, have: dict[bytes, bytes]
-) -> _Compared:
-    """Which blocks keep the vector the file on disk (or `have`: text hash -> base64
-    vector) has for their text, which need one."""
-    if old is not None and not force:
-        # Most files of a full check or a first sync in a clone are right: each block on
-        # disk is the block rendered here plus its vector, which takes no text hash, no
-        # regex and no re-rendering of the file to see.
-        if is_written(old, [b.data for b in blocks], dim):
-            return _Compared(len(blocks), None, [], {}, _file_digest(old))
-    # (Markers the doc itself quotes are text like any other: looked for only when the file
-    # has some, which is rare.)
-    if (
-        old is not None
-        and not force
-        and (not has_markers(old) or any(has_markers(b.data) for b in blocks))
-    ):
-        # A file with conflict markers gets fresh vectors: which side's is right is not
-        # worth guessing. A damaged file or one of the older format gives none.
-        with contextlib.suppress(NcxError):
-            have.update(_block_vectors(split_chunk_file(old, path=""), dim))
-    out: list[bytes | None] = []
-    missing: list[tuple[int, bytes, str]] = []
-    bare: dict[int, bytes] = {}
-    for i, b in enumerate(blocks):
-        digest = b.hash.encode()
-        vec = have.get(digest)
-        if vec is None:
-            out.append(None)
-            missing.append((i, digest, b.embed_text))
-            bare[i] = b.data
-        else:
-            out.append(with_inline_vec(b.data, vec))
-    if not missing:
-        full = [b for b in out if b is not None]  # all of them: none is missing
-        if old is None if not full else old is not None and lf(old) == chunk_file_bytes(full):
-            # Right as it is (no chunk: no file).
-            return _Compared(len(blocks), None, [], {}, None if old is None else _file_digest(old))
-    return _Compared(len(blocks), out, missing, bare)
 
 
 def _apply_settings(root: Path, manifest: Manifest, cfg: Config, out: _Out) -> Manifest:
@@ -874,130 +614,6 @@ def _os_problem(root: Path, path: str, exc: OSError) -> NcxError:
         path=where[:300],
         hint="check that .neocortex/chunks/ is a folder you can write to (`ncx check`)",
     )
-
-
-def _read_contents(
-    root: Path, paths: Sequence[str], staged: bool, cfg: Config, report: SyncReport
-) -> dict[str, bytes]:
-    if staged:
-        small = []
-        for p, size in repo.staged_sizes(root, paths).items():
-            if size > cfg.max_doc_bytes:  # refused from its size alone, never read
-                report.problems.append(_too_big(p, size, cfg))
-            else:
-                small.append(p)
-        return repo.read_staged(root, small)
-    out = {}
-    links = Links(root)
-    ignored = ignored_targets(root, paths, links)
-    for p in paths:
-        full = root / p
-        # A tracked link (or linked folder) to a file outside the repo, into .git/ or to an
-        # ignored file: never copy that text into committed chunks.
-        bad = read_problem(root, p, ignored, links)
-        if bad is not None:
-            report.problems.append(BadSource(bad, path=p))
-            continue
-        try:
-            size = full.stat().st_size
-            if size > cfg.max_doc_bytes:
-                report.problems.append(_too_big(p, size, cfg))
-                continue
-            out[p] = read_regular(full)
-        except FileNotFoundError:
-            continue  # tracked but deleted in the working tree: nothing to chunk
-        except NotRegular:
-            report.problems.append(
-                BadSource(
-                    "is not a regular file (a FIFO, socket or device); skipped",
-                    path=p,
-                    hint=f"put the doc back (`git checkout -- {p}`) or `git rm --cached {p}`",
-                )
-            )
-        except OSError as exc:
-            report.problems.append(
-                BadSource(f"cannot be read: {exc.strerror}", path=p, hint="check its permissions")
-            )
-    return out
-
-
-def _read_sidecars(
-    root: Path, paths: Sequence[str], tracked: set[str], staged: bool
-) -> dict[str, tuple[str, bytes]]:
-    """{doc: (sidecar path, bytes)} for docs with a tracked `<name>.meta.yaml` beside them."""
-    wanted = {}
-    for p in paths:
-        sc = sidecar_path(p)
-        if sc is not None and sc in tracked:
-            wanted[p] = sc
-    if not wanted:
-        return {}
-    if staged:
-        sizes = repo.staged_sizes(root, sorted(wanted.values()))
-        data = repo.read_staged(root, [sc for sc, n in sizes.items() if n <= _MAX_SIDECAR])
-        return {p: (sc, data[sc]) for p, sc in wanted.items() if sc in data}
-    out = {}
-    ignored = ignored_targets(root, wanted.values())
-    for p, sc in wanted.items():
-        try:
-            if read_problem(root, sc, ignored) is not None:
-                continue  # a linked sidecar is not followed; the doc is chunked without it
-            if (root / sc).stat().st_size > _MAX_SIDECAR:
-                continue
-            out[p] = (sc, read_regular(root / sc))
-        except OSError:
-            continue  # deleted in the working tree: the doc is chunked without it
-    return out
-
-
-_MAX_SIDECAR = 256_000  # a sidecar is a few lines of YAML
-
-
-def _too_big(path: str, size: int, cfg: Config) -> BadSource:
-    fix = "exclude it (`ncx init --exclude PATH`) or raise NCX_MAX_DOC_BYTES"
-    if path.lower().endswith(".ipynb"):
-        # Outputs (images, logs) make a notebook big; ncx drops them anyway.
-        fix = f"clear its outputs (`jupyter nbconvert --clear-output --inplace {path}`), " + fix
-    return BadSource(
-        f"is {size / 1e6:.1f} MB, over the {cfg.max_doc_bytes / 1e6:.1f} MB limit for a doc",
-        path=path,
-        hint=fix,
-    )
-
-
-_LFS_POINTER = b"version https://git-lfs.github.com/spec/"
-
-
-def is_lfs_pointer(data: bytes) -> bool:
-    """Whether a file is a Git LFS pointer (the spec caps a pointer at 1024 bytes)."""
-    return len(data) < 1024 and data.startswith(_LFS_POINTER)
-
-
-def _signature(data: bytes) -> str:
-    return hashlib.sha1(data).hexdigest()
-
-
-def _file_digest(data: bytes) -> str:
-    """A chunk file's bytes as the state records them (CRLF read as LF, as everywhere)."""
-    return _signature(lf(data))
-
-
-def _stat(path: Path | str) -> list[int] | None:
-    """[size, mtime_ns, inode] of a chunk file, None when there is none. (The inode: two
-    chunk files of one size written within one tick of a coarse clock share the rest, and
-    a doc can inherit its twin's chunk file path: `guide.markdown` once `guide.md` goes.)"""
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
-def _read(path: Path | str) -> bytes | None:
-    try:
-        return read_regular(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
 
 
 def _remove_orphans(
@@ -1052,7 +668,7 @@ def _remove_orphans(
             if full.endswith(".md"):
                 with contextlib.suppress(NcxError):
                     blocks = split_chunk_file(read_chunk_file(full), path=full)
-                    donated.update(_block_vectors(blocks, dim, want))
+                    donated.update(block_vectors(blocks, dim, want))
     for full in sorted(doomed):
         out.remove_file(full)
 
@@ -1084,7 +700,7 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
             )
             continue
         digest = memory_hash(body)
-        vector = _read(md.with_suffix(".npy"))
+        vector = read_or_none(md.with_suffix(".npy"))
         have = None if vector is None else blob_vec(vector)
         recorded = meta.get("vec")
         if meta.get("hash") == digest and have is not None and not force:
@@ -1128,156 +744,3 @@ def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
 
 def _memory_bytes(meta: dict[str, Any], body: str, vec: str) -> bytes:
     return dump_frontmatter({**meta, "vec": vec}, body).encode()
-
-
-def _state_key(manifest: Manifest) -> str:
-    return json.dumps(
-        [
-            manifest.model.get("sha256"),
-            manifest.chunk.max_tokens,
-            manifest.chunk.min_tokens,
-            manifest.chunk.overlap_tokens,
-            READER_VERSION,
-            _code_fingerprint(),
-        ],
-        sort_keys=True,
-    )
-
-
-@functools.cache
-def _code_fingerprint() -> str:
-    """A hash of this ncx's own source. A record says "this code made these bytes from that
-    doc"; another ncx (an upgrade, a CI cache restored from an older run) may chunk
-    differently, so its records are not taken. No version number to remember to bump: any
-    change of the code drops the records once (~5 ms to read the package's .py files)."""
-    top = Path(__file__).resolve().parents[1]
-    h = hashlib.sha1()
-    for path in sorted(top.rglob("*.py")):
-        h.update(path.relative_to(top).as_posix().encode() + b"\0")
-        with contextlib.suppress(OSError):
-            h.update(path.read_bytes())
-    return h.hexdigest()
-
-
-def _load_state(root: Path, manifest: Manifest) -> dict[str, Any]:
-    fresh: dict[str, Any] = {"key": _state_key(manifest), "docs": {}}
-    try:
-        state = json.loads((cache_dir(root) / _STATE).read_text())
-    except (OSError, ValueError):
-        return fresh
-    if not isinstance(state, dict) or state.get("key") != fresh["key"]:
-        return fresh
-    docs = state.get("docs")
-    if not isinstance(docs, dict):
-        return fresh
-    # An entry of another shape (a hand edit of the untracked cache) is dropped, not
-    # trusted and not a crash: its doc is compared in full.
-    state["docs"] = {p: e for p, e in docs.items() if _entry_ok(e)}
-    return state
-
-
-def _entry_ok(entry: Any) -> bool:
-    return (
-        isinstance(entry, dict)
-        and isinstance(entry.get("sig"), str)
-        and type(entry.get("chunks")) is int
-        and (entry.get("file") is None or isinstance(entry.get("file"), list))
-        and (entry.get("digest") is None or isinstance(entry.get("digest"), str))
-        and (entry.get("blob") is None or isinstance(entry.get("blob"), str))
-        and (entry.get("scblob") is None or isinstance(entry.get("scblob"), str))
-    )
-
-
-def _verified_blobs(
-    path: str, data: bytes, sidecar: tuple[str, bytes] | None, blobs: dict[str, str | None]
-) -> tuple[str | None, str | None]:
-    """(the doc's blob id, its sidecar's) when the bytes read are the index's very blobs,
-    else (None, None): only then may a later run take the doc as unchanged unread (a file
-    edited between git's look and this read, a CRLF checkout, is read every time)."""
-    blob = repo.blob_id(data)
-    if blob != blobs.get(path):
-        return None, None
-    if sidecar is None:
-        return blob, None
-    sc_blob = repo.blob_id(sidecar[1])
-    return (blob, sc_blob) if sc_blob == blobs.get(sidecar[0]) else (None, None)
-
-
-def _with_blobs(entry: dict[str, Any], found: tuple[str | None, str | None]) -> dict[str, Any]:
-    blob, scblob = found
-    out = {k: v for k, v in entry.items() if k not in ("blob", "scblob")}
-    if blob is not None:
-        out["blob"] = blob
-        if scblob is not None:
-            out["scblob"] = scblob
-    return out
-
-
-def _unread(
-    root: Path,
-    docs: Sequence[str],
-    blobs: dict[str, str | None],
-    modified: set[str],
-    docs_state: dict[str, Any],
-    files_of: dict[str, str],
-) -> set[str]:
-    """Docs known unchanged without reading them: the working tree holds the index's bytes
-    for the doc (and its sidecar, if it has one), git's own stat check says so
-    (`modified`), the state file recorded those very blob ids when it last read them, and
-    the doc's chunk file is the very file that run left (size, mtime, inode).
-
-    Why: reading and hashing every doc made a no-op sync, status or check of a
-    100,000-doc tree cost a minute; git keeps the stat of every file already, and answers
-    for all of them at the cost of `git status`."""
-    top = str(root) + os.sep
-    out = set()
-    for p in docs:
-        prev = docs_state.get(p)
-        if prev is None or not prev.get("sig") or p in modified:
-            continue  # (no signature: a run found a problem in it, said by every run)
-        blob = prev.get("blob")
-        if blob is None or blobs.get(p) != blob:
-            continue
-        sc = sidecar_path(p)
-        sc_blob = blobs.get(sc) if sc is not None and sc in blobs else None
-        if (sc is not None and sc in blobs) and (sc in modified or sc_blob is None):
-            continue
-        if prev.get("scblob") != sc_blob:
-            continue
-        rel = files_of[p]
-        try:
-            now = _stat(top + rel if os.sep == "/" else os.path.join(top, rel))
-        except OSError:
-            continue
-        if now is not None and now == prev.get("file"):
-            out.add(p)
-    return out
-
-
-class _Touched(dict[str, Any]):
-    """The state's doc entries, knowing whether this run changed any (an unchanged state
-    is not encoded again: 100,000 entries of JSON are most of what a no-op has left)."""
-
-    touched = False
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.touched = True
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: str) -> None:
-        self.touched = True
-        super().__delitem__(key)
-
-    def pop(self, key: str, *default: Any) -> Any:
-        self.touched = True
-        return super().pop(key, *default)
-
-
-def _save_state(root: Path, manifest: Manifest, state: dict[str, Any], changed: bool) -> None:
-    if not changed:
-        return  # (the file on disk is this very state)
-    state["key"] = _state_key(manifest)
-    try:
-        write_if_changed(cache_folder(root) / _STATE, json.dumps(state, sort_keys=True).encode())
-    except (OSError, UnsafePath):
-        pass  # the cache is an optimisation; a read-only tree still syncs correctly

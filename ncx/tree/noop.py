@@ -1,0 +1,254 @@
+"""What a sync can know without reading a doc: the state file (what the last run found
+right, in the untracked cache), the docs unchanged since (git's index and one stat of the
+chunk file), and the tracked files not indexed (skipped) with their reason.
+
+Split from ncx.tree.sync: this is the whole of a no-op's work, and its cost on a 100,000-doc
+tree is what issue 29 measures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ncx import repo
+from ncx.layout import cache_dir, is_inside_ncx
+from ncx.manifest import Manifest
+from ncx.paths import UnsafePath, cache_folder
+from ncx.sources import READER_VERSION, UNREAD, format_of, is_excluded, log_reason
+from ncx.store import lf, read_regular, write_if_changed
+from ncx.tree.sidecar import sidecar_path
+
+_STATE = "sync-state.json"
+
+
+def skipped_sources(manifest: Manifest, tracked: Sequence[str]) -> list[tuple[str, str]]:
+    """Tracked docs not indexed for their format, with the reason: a format switched off
+    in the manifest, or one ncx does not read. Excluded paths are the user's own choice and
+    not listed."""
+    out = []
+    for p in tracked:
+        if is_inside_ncx(p) or is_excluded(p, manifest.exclude):
+            continue
+        fmt = format_of(p)
+        if fmt is not None and not manifest.index_logs and (why := log_reason(p)):
+            out.append((p, why))
+        elif fmt is not None and fmt.name in manifest.skip_formats:
+            out.append((p, f"{fmt.label} is switched off (manifest sources.skip_formats)"))
+        elif fmt is None and (why := UNREAD.get(Path(p).suffix.lower())):
+            out.append((p, why))
+    return out
+
+
+def submodules(root: Path) -> list[tuple[str, str]]:
+    """Git submodules, said rather than passed over: their files are another repository's,
+    not in this index, so the docs in them are not indexed (`ncx status` said "up to date"
+    over them). One stat when the project has none."""
+    if not (root / ".gitmodules").is_file():
+        return []
+    out = repo.git(
+        root,
+        "config",
+        "-z",
+        "-f",
+        ".gitmodules",
+        "--get-regexp",
+        r"^submodule\..*\.path$",
+        check=False,
+    )
+    paths = sorted(
+        rec.split("\n", 1)[1]
+        for rec in out.decode("utf-8", "surrogateescape").split("\0")
+        if "\n" in rec
+    )
+    why = (
+        "a git submodule: the docs in it are not indexed (they belong to another "
+        "repository; run ncx in that repository's own clone)"
+    )
+    return [(p, why) for p in paths]
+
+
+def signature(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def file_digest(data: bytes) -> str:
+    """A chunk file's bytes as the state records them (CRLF read as LF, as everywhere)."""
+    return signature(lf(data))
+
+
+def file_stat(path: Path | str) -> list[int] | None:
+    """[size, mtime_ns, inode] of a chunk file, None when there is none. (The inode: two
+    chunk files of one size written within one tick of a coarse clock share the rest, and
+    a doc can inherit its twin's chunk file path: `guide.markdown` once `guide.md` goes.)"""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def read_or_none(path: Path | str) -> bytes | None:
+    try:
+        return read_regular(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def state_key(manifest: Manifest) -> str:
+    return json.dumps(
+        [
+            manifest.model.get("sha256"),
+            manifest.chunk.max_tokens,
+            manifest.chunk.min_tokens,
+            manifest.chunk.overlap_tokens,
+            READER_VERSION,
+            _code_fingerprint(),
+        ],
+        sort_keys=True,
+    )
+
+
+@functools.cache
+def _code_fingerprint() -> str:
+    """A hash of this ncx's own source. A record says "this code made these bytes from that
+    doc"; another ncx (an upgrade, a CI cache restored from an older run) may chunk
+    differently, so its records are not taken. No version number to remember to bump: any
+    change of the code drops the records once (~5 ms to read the package's .py files)."""
+    top = Path(__file__).resolve().parents[1]
+    h = hashlib.sha1()
+    for path in sorted(top.rglob("*.py")):
+        h.update(path.relative_to(top).as_posix().encode() + b"\0")
+        with contextlib.suppress(OSError):
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def load_state(root: Path, manifest: Manifest) -> dict[str, Any]:
+    fresh: dict[str, Any] = {"key": state_key(manifest), "docs": {}}
+    try:
+        state = json.loads((cache_dir(root) / _STATE).read_text())
+    except (OSError, ValueError):
+        return fresh
+    if not isinstance(state, dict) or state.get("key") != fresh["key"]:
+        return fresh
+    docs = state.get("docs")
+    if not isinstance(docs, dict):
+        return fresh
+    # An entry of another shape (a hand edit of the untracked cache) is dropped, not
+    # trusted and not a crash: its doc is compared in full.
+    state["docs"] = {p: e for p, e in docs.items() if _entry_ok(e)}
+    return state
+
+
+def _entry_ok(entry: Any) -> bool:
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("sig"), str)
+        and type(entry.get("chunks")) is int
+        and (entry.get("file") is None or isinstance(entry.get("file"), list))
+        and (entry.get("digest") is None or isinstance(entry.get("digest"), str))
+        and (entry.get("blob") is None or isinstance(entry.get("blob"), str))
+        and (entry.get("scblob") is None or isinstance(entry.get("scblob"), str))
+    )
+
+
+def verified_blobs(
+    path: str, data: bytes, sidecar: tuple[str, bytes] | None, blobs: dict[str, str | None]
+) -> tuple[str | None, str | None]:
+    """(the doc's blob id, its sidecar's) when the bytes read are the index's very blobs,
+    else (None, None): only then may a later run take the doc as unchanged unread (a file
+    edited between git's look and this read, a CRLF checkout, is read every time)."""
+    blob = repo.blob_id(data)
+    if blob != blobs.get(path):
+        return None, None
+    if sidecar is None:
+        return blob, None
+    sc_blob = repo.blob_id(sidecar[1])
+    return (blob, sc_blob) if sc_blob == blobs.get(sidecar[0]) else (None, None)
+
+
+def with_blobs(entry: dict[str, Any], found: tuple[str | None, str | None]) -> dict[str, Any]:
+    blob, scblob = found
+    out = {k: v for k, v in entry.items() if k not in ("blob", "scblob")}
+    if blob is not None:
+        out["blob"] = blob
+        if scblob is not None:
+            out["scblob"] = scblob
+    return out
+
+
+def unread_docs(
+    root: Path,
+    docs: Sequence[str],
+    blobs: dict[str, str | None],
+    modified: set[str],
+    docs_state: dict[str, Any],
+    files_of: dict[str, str],
+) -> set[str]:
+    """Docs known unchanged without reading them: the working tree holds the index's bytes
+    for the doc (and its sidecar, if it has one), git's own stat check says so
+    (`modified`), the state file recorded those very blob ids when it last read them, and
+    the doc's chunk file is the very file that run left (size, mtime, inode).
+
+    Why: reading and hashing every doc made a no-op sync, status or check of a
+    100,000-doc tree cost a minute; git keeps the stat of every file already, and answers
+    for all of them at the cost of `git status`."""
+    top = str(root) + os.sep
+    out = set()
+    for p in docs:
+        prev = docs_state.get(p)
+        if prev is None or not prev.get("sig") or p in modified:
+            continue  # (no signature: a run found a problem in it, said by every run)
+        blob = prev.get("blob")
+        if blob is None or blobs.get(p) != blob:
+            continue
+        sc = sidecar_path(p)
+        sc_blob = blobs.get(sc) if sc is not None and sc in blobs else None
+        if (sc is not None and sc in blobs) and (sc in modified or sc_blob is None):
+            continue
+        if prev.get("scblob") != sc_blob:
+            continue
+        rel = files_of[p]
+        try:
+            now = file_stat(top + rel if os.sep == "/" else os.path.join(top, rel))
+        except OSError:
+            continue
+        if now is not None and now == prev.get("file"):
+            out.add(p)
+    return out
+
+
+class Touched(dict[str, Any]):
+    """The state's doc entries, knowing whether this run changed any (an unchanged state
+    is not encoded again: 100,000 entries of JSON are most of what a no-op has left)."""
+
+    touched = False
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.touched = True
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.touched = True
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self.touched = True
+        return super().pop(key, *default)
+
+
+def save_state(root: Path, manifest: Manifest, state: dict[str, Any], changed: bool) -> None:
+    if not changed:
+        return  # (the file on disk is this very state)
+    state["key"] = state_key(manifest)
+    try:
+        write_if_changed(cache_folder(root) / _STATE, json.dumps(state, sort_keys=True).encode())
+    except (OSError, UnsafePath):
+        pass  # the cache is an optimisation; a read-only tree still syncs correctly
