@@ -59,8 +59,15 @@ def is_within(child: Path, parent: Path) -> bool:
     return c == p or p in c.parents
 
 
+# A path none of rel_problem's rules refuses, when it is short and ASCII: one regex search
+# instead of a split per path (100,000 docs: 0.15 s of every no-op sync).
+_ODD = re.compile(r"[\0\n\r]|(?:^|/)\.{0,2}(?:/|$)")
+
+
 def rel_problem(rel: str) -> str | None:
     """Why a repo-relative path from git cannot be a source ncx handles, or None."""
+    if len(rel) <= MAX_NAME and rel.isascii() and _ODD.search(rel) is None:
+        return None
     if "\0" in rel or "\n" in rel or "\r" in rel:
         return "has a control character in its name"
     if len(rel) > MAX_REL_PATH:

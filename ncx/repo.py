@@ -25,10 +25,34 @@ def git(root: Path, *args: str, input: bytes | None = None, check: bool = True) 
         )
     except FileNotFoundError:
         raise NcxError("git is not installed or not on PATH", hint="install git") from None
-    if check and proc.returncode != 0:
-        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise NcxError(f"git {args[0]} failed: {msg[-1] if msg else proc.returncode}", path=root)
-    return proc.stdout
+    return _checked(root, args, proc.returncode, proc.stdout, proc.stderr, check)
+
+
+def _checked(
+    root: Path, args: Sequence[str], code: int, out: bytes, err: bytes, check: bool
+) -> bytes:
+    if check and code != 0:
+        msg = err.decode("utf-8", "replace").strip().splitlines()
+        raise NcxError(f"git {args[0]} failed: {msg[-1] if msg else code}", path=root)
+    return out
+
+
+def later(root: Path, *args: str) -> Callable[[], bytes]:
+    """`git(root, *args)` started now; the returned call waits for its output. Independent
+    git calls of one command run while Python does other work (a no-op sync of 100,000
+    docs waits 0.4 s on `git diff-files` and `git ls-files --others`)."""
+    try:
+        proc = subprocess.Popen(
+            ["git", "-C", str(root), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+    except FileNotFoundError:
+        raise NcxError("git is not installed or not on PATH", hint="install git") from None
+
+    def result() -> bytes:
+        out, err = proc.communicate()
+        return _checked(root, args, proc.returncode, out, err, True)
+
+    return result
 
 
 def find_root(start: Path) -> Path:
@@ -86,8 +110,13 @@ def index_blobs(root: Path) -> dict[str, str | None]:
 def modified_files(root: Path) -> set[str]:
     """Tracked paths whose working-tree file may differ from the index (git's own stat
     check against the index, as `git status` makes it; deleted ones included)."""
-    out = git(root, "diff-files", "--name-only", "-z", "--no-renames")
-    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
+    return modified_files_later(root)()
+
+
+def modified_files_later(root: Path) -> Callable[[], set[str]]:
+    """`modified_files`, started now (`later`)."""
+    run = later(root, "diff-files", "--name-only", "-z", "--no-renames")
+    return lambda: {p for p in run().decode("utf-8", "surrogateescape").split("\0") if p}
 
 
 def blob_id(data: bytes) -> str:
@@ -98,8 +127,13 @@ def blob_id(data: bytes) -> str:
 
 
 def untracked_files(root: Path, pathspecs: Sequence[str] = ()) -> list[str]:
-    out = git(root, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspecs)
-    return sorted(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+    return untracked_files_later(root, pathspecs)()
+
+
+def untracked_files_later(root: Path, pathspecs: Sequence[str] = ()) -> Callable[[], list[str]]:
+    """`untracked_files`, started now (`later`)."""
+    run = later(root, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspecs)
+    return lambda: sorted(p for p in run().decode("utf-8", "surrogateescape").split("\0") if p)
 
 
 def grep_hits(

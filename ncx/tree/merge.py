@@ -96,8 +96,16 @@ def unmerged_advice(root: Path) -> str | None:
     from ncx.layout import NCX_DIR
     from ncx.sources import format_of
 
-    out = repo.git(root, "diff", "--name-only", "--diff-filter=U", "-z", check=False)
-    paths = [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+    # The index's unmerged entries (stages 1-3), not `git diff --diff-filter=U`: that one
+    # stats the whole work tree (0.3 s of a no-op sync on 100,000 docs), this reads the index.
+    out = repo.git(root, "ls-files", "-u", "-z", check=False)
+    paths = sorted(
+        {
+            rec.partition("\t")[2]
+            for rec in out.decode("utf-8", "surrogateescape").split("\0")
+            if rec
+        }
+    )
     mine = sorted(p for p in paths if p == NCX_DIR or p.startswith(f"{NCX_DIR}/"))
     if not mine:
         return None
