@@ -208,13 +208,21 @@ def _one_query_config(root: Path) -> tuple[Config, bool]:
 def _after_one_query(root: Path, cold: bool) -> None:
     """A quick answer leaves the cache unbuilt: build it now, off the user's time."""
     from ncx.query.cache import has_cache
-    from ncx.query.warm import warm_in_background
+    from ncx.query.warm import cache_writable, warm_in_background
 
-    if cold and not has_cache(root) and warm_in_background(root):
+    if not cold or has_cache(root):
+        return
+    if warm_in_background(root):
         _say(
             "ncx: no search cache in this clone yet: searched only the sections sharing the "
             "query's words; building the cache in the background, so the next query searches "
             "everything"
+        )
+    elif not cache_writable(root):
+        # No build could save it: promising one would be false (every query is answered so).
+        _say(
+            "ncx: .neocortex/cache/ cannot be written here (a read-only tree): answered "
+            "without writing a search cache"
         )
 
 

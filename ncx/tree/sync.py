@@ -311,8 +311,13 @@ def _sync(
     contents = read_contents(root, to_read, staged, cfg, report.problems)
     for p in [p for p, data in contents.items() if is_lfs_pointer(data)]:
         # A Git LFS pointer (the content was not fetched, or is fetched only on demand): its
-        # three lines of oid and size are no knowledge. Not indexed, and said so.
+        # three lines of oid and size are no knowledge. Not indexed, not counted as a doc,
+        # and said so.
         del contents[p]
+        report.docs -= 1
+        report.by_format[names[p]] -= 1
+        if not report.by_format[names[p]]:
+            del report.by_format[names[p]]
         report.skipped.append(
             (p, "a Git LFS pointer, not the file's content: `git lfs pull` to index it")
         )

@@ -1,0 +1,130 @@
+"""The no-op at scale (issue 29): what the cheaper no-op must still notice, and two things
+seen while measuring it (a read-only tree's cache message, Git LFS pointers in the count)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, ncx, write
+
+SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
+LFS = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    "size 12345\n"
+)
+
+
+def _init(repo: Path) -> None:
+    write(repo, "docs/guide.md", "# Guide\n\n" + SEC + "\n\n## Install\n\n" + SEC + "\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    ncx("sync", "-q")
+    commit_all(repo, "ncx")
+
+
+@contextlib.contextmanager
+def _read_only(folder: Path) -> Iterator[None]:
+    """`folder` read-only: a read-only bind mount where this runs as root (root writes
+    through modes), the write bits off otherwise."""
+    if os.geteuid() == 0:
+        done = subprocess.run(
+            ["mount", "--bind", "-o", "ro", str(folder), str(folder)], capture_output=True
+        )
+        if done.returncode != 0:
+            pytest.skip("root, and no read-only bind mount to be had here")
+        try:
+            yield
+        finally:
+            subprocess.run(["umount", str(folder)], check=True)
+        return
+    modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")]}
+    for p in modes:
+        p.chmod(modes[p] & ~0o222)
+    try:
+        yield
+    finally:
+        for p, m in modes.items():
+            p.chmod(m)
+
+
+@pytest.mark.parametrize("what", [".neocortex", ".neocortex/cache"])
+def test_a_read_only_tree_claims_no_background_cache_build(repo: Path, what: str) -> None:
+    # No process can write the cache there: saying "building the cache in the background"
+    # promised a next query that searches everything, which never came.
+    import shutil
+
+    _init(repo)
+    shutil.rmtree(repo / ".neocortex/cache")
+    (repo / ".neocortex/cache").mkdir()
+    with _read_only(repo / what):
+        for args in (
+            ("retrieve", "service settings"),
+            ("retrieve", "service settings", "--json"),
+            ("assemble", "--task", "change the service settings"),
+        ):
+            proc = ncx(*args, ok=False)
+            assert proc.returncode == 0, proc.stderr
+            assert "docs/guide.md" in proc.stdout
+            assert "background" not in proc.stderr, proc.stderr
+            assert "without writing a search cache" in proc.stderr, proc.stderr
+
+
+def test_lfs_pointers_are_counted_as_skipped_not_as_docs(repo: Path) -> None:
+    # A pointer's three lines are no knowledge: not indexed, and not one of the "N docs"
+    # either (sync and status said 3 docs for 1 doc and 2 pointers).
+    write(repo, "docs/guide.md", "# Guide\n\n" + SEC + "\n")
+    write(repo, "docs/big.md", LFS)
+    write(repo, "docs/nb.ipynb", LFS)
+    commit_all(repo)
+    ncx("init", "-q")
+    for run in range(2):  # the first sync, then a no-op on the committed tree
+        if run:
+            commit_all(repo, "ncx")
+        proc = ncx("sync")
+        assert "(1 docs," in proc.stderr, proc.stderr
+        assert "skipped docs/big.md: a Git LFS pointer" in proc.stderr
+        report = json.loads(ncx("sync", "--json").stdout)
+        assert report["docs"] == 1 and report["formats"] == {"markdown": {"docs": 1, "chunks": 1}}
+        status = json.loads(ncx("status", "--json").stdout)
+        assert status["docs"] == 1 and status["formats"] == {"markdown": 1}
+        assert {s["path"] for s in status["skipped"]} == {"docs/big.md", "docs/nb.ipynb"}
+
+
+def test_a_committed_hand_edit_of_a_chunk_file_is_still_noticed(repo: Path) -> None:
+    # The no-op takes a chunk file as the one sync left when git's index holds the blob the
+    # state recorded and git's stat check passes. An edit committed since changes the
+    # index's blob, so the file is looked at again, though git itself sees nothing to do.
+    _init(repo)
+    chunk = repo / ".neocortex/chunks/docs/guide.md"
+    right = chunk.read_bytes()
+    chunk.write_bytes(right.replace(b"The service reads", b"The daemon reads", 1))
+    commit_all(repo, "a hand edit")
+    assert git(repo, "status", "--porcelain") == ""
+    assert json.loads(ncx("status", "--json").stdout)["stale"] == 1
+    proc = ncx("check", ok=False)
+    assert proc.returncode != 0 and ".neocortex/chunks/docs/guide.md" in proc.stdout + proc.stderr
+    ncx("sync", "-q")
+    assert chunk.read_bytes() == right
+    assert json.loads(ncx("status", "--json").stdout)["stale"] == 0
+
+
+def test_code_is_listed_at_any_depth_and_in_any_case(repo: Path) -> None:
+    # (The code listing's pathspecs lost git's glob magic, which cost 0.3 s of every no-op
+    # sync of a 100,000-doc tree: `*.py` without it matches across folders too.)
+    write(repo, "docs/guide.md", "# Guide\n\n" + SEC + "\n")
+    write(repo, "top.py", "def top_level():\n    return 1\n")
+    write(repo, "src/Deep/er/App.PY", "def deep_one():\n    return 2\n")
+    write(repo, "src/x.py/readme.md", "# Not code\n\nA folder named like a module.\n")
+    commit_all(repo)
+    ncx("init", "-q")
+    proc = ncx("sync")
+    assert "code: 2 source files" in proc.stderr, proc.stderr
+    hits = ncx("retrieve", "deep_one", "--kind", "code", "--json").stdout
+    assert "src/Deep/er/App.PY" in hits
