@@ -206,14 +206,6 @@ WHOLE_SHARE = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
 CONCENTRATED = 0.7
 PASSAGE_TOKENS = 75  # a passage's size: the scorer's "quote" is 60 tokens of the answer
 PASSAGE_MIN_TOKENS = 60  # a passage shorter than this (after tidying) is grown
-PASSAGE_WIDE_RANK = 0  # candidates ranked above this are quoted by a wider passage ...
-PASSAGE_WIDE_TOKENS = 150  # ... this long
-
-
-def passage_tokens(rank: int) -> int:
-    """The passage size of the candidate at `rank` (0: the best)."""
-    return PASSAGE_WIDE_TOKENS if rank < PASSAGE_WIDE_RANK else PASSAGE_TOKENS
-
 # A vague task (it names at most VAGUE_TERMS searchable terms: "how does it work" is `work`):
 # every section using the word matches it about as well as the next, so a full frame of them
 # is tokens spent on guesses. The frame holds the best SHORT_WHOLE sections whole and the

@@ -92,10 +92,7 @@ def build_frame(
         if h.confidence >= MEMORY_MIN_CONFIDENCE
     ]
     q_terms = frozenset(lexical_terms(query))
-    items = [
-        _with_passage(s, h, _item(s, h), q_terms, assembler.passage_tokens(k))
-        for k, h in enumerate(knowledge)
-    ]
+    items = [_with_passage(s, h, _item(s, h), q_terms) for h in knowledge]
     # Only the best few can be quoted whole (assembler.plan): only they look for a follow-up.
     items[: assembler.WHOLE_MAX + 1] = [
         _with_follow(s, h, it)
@@ -236,20 +233,18 @@ def _item(s: Searcher, h: Hit) -> Item:
     )
 
 
-def _with_passage(
-    s: Searcher, h: Hit, it: Item, q_terms: frozenset[str], size: int = assembler.PASSAGE_TOKENS
-) -> Item:
+def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Item:
     """The item with its passage: the lines of the chunk that share the most of the task's
     terms, about PASSAGE_TOKENS long, cited by their own line numbers where the chunk's text
     maps line for line onto its source (else by the chunk's)."""
-    if count_tokens(it.text) <= size * 1.5:
+    if count_tokens(it.text) <= assembler.PASSAGE_TOKENS * 1.5:
         return it
     raw = s.text(h).split("\n")
     terms = [frozenset(lexical_terms(ln)) & q_terms for ln in raw]
     # Grown until its quote, tidied, is worth a citation (PASSAGE_MIN_TOKENS): markup that
     # tidying drops (directive fences, labels) left some windows a pointer.
     for grow in (1.0, 1.5, 2.0):
-        i, j = assembler.best_lines(raw, terms, int(size * grow))
+        i, j = assembler.best_lines(raw, terms, int(assembler.PASSAGE_TOKENS * grow))
         window = raw[i:j]
         if sum(1 for ln in raw[:i] if ln.lstrip().startswith("```")) % 2:
             window = ["```", *window]  # the window starts inside a code block: open it
