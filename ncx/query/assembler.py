@@ -289,22 +289,28 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
 
 
 def _short(knowledge: Sequence[Item]) -> Plan:
-    """The plan for weak evidence: the best SHORT_WHOLE candidates whole (with their follow-up)
+    """The plan for a vague task: the best SHORT_WHOLE candidates whole (with their follow-up)
     and the next SHORT_PASSAGES by a passage."""
+    taken = 0  # candidates placed (a follow-up is part of its section)
     whole: list[Item] = []
     passages: list[Item] = []
     seen: set[str] = set()
     for i, it in enumerate(knowledge):
         key = " ".join(it.text.lower().split())
-        if key in seen:
+        if key in seen or it.id in seen:
             continue
         seen.add(key)
-        if len(whole) < SHORT_WHOLE:
-            whole += [it] if it.follow is None else [it, it.follow]
+        if taken < SHORT_WHOLE:
+            whole.append(it)
+            if it.follow is not None:  # its example, never quoted twice
+                whole.append(it.follow)
+                seen |= {it.follow.id, " ".join(it.follow.text.lower().split())}
+            taken += 1
         elif len(passages) < SHORT_PASSAGES:
             passages.append(it.passage or it)
+            taken += 1
         else:
-            stop = f"a vague task: the best {len(whole) + len(passages)} matches only"
+            stop = f"a vague task: the best {taken} matches only"
             return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
     return Plan(tuple(whole), tuple(passages), (), f"every candidate ({len(knowledge)}) placed")
 
