@@ -10,7 +10,9 @@ synced) and pickles the `FrameInput` handed to `assemble`, per question and budg
 DIR/_replay/. `replay` assembles those inputs again and scores them as frame_suite.py does
 (recall, quoted recall, mean tokens, gold share, per budget): a rule of `assembler.plan` or
 `assemble` is measured in seconds. A rule that changes what the frame input holds (the
-passages, the memories, the follow-ups) needs a new capture, or frame_suite.py itself.
+passages, the memories, the follow-ups) needs a new capture, or frame_suite.py itself:
+`capture --tag NAME --set ...` keeps it apart, `replay --tag NAME` reads it. `--plain` replays
+without the vague-task rule. The pickles are this script's own output, read back only by it.
 """
 
 from __future__ import annotations
