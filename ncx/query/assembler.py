@@ -209,10 +209,11 @@ PASSAGE_MIN_TOKENS = 60  # a passage shorter than this (after tidying) is grown
 # A vague task (it names at most VAGUE_TERMS searchable terms: "how does it work" is `work`):
 # every section using the word matches it about as well as the next, so a full frame of them
 # is tokens spent on guesses. The frame holds the best SHORT_WHOLE sections whole and the
-# next SHORT_PASSAGES by a passage, and says the evidence is weak. 11: no dev set's vague
-# questions ("How do I get started?", fastapi's one-word headings) lose their answer (with 3,
-# 3 of the 16 sampled do: gold 9th and 12th). A weak best match (Hit.weak) keeps the full
-# plan: 9% of raydocs questions are flagged weak and still answered (page 0.887 -> 0.861).
+# next SHORT_PASSAGES by a passage, and says the evidence is weak. 11: of the dev sets' vague
+# questions ("How do I get started?", one-word headings) only get.gov's "What Developers Do"
+# (gold 27th) loses its answer; with 3, the gold ranked 9th and 12th is lost too. A weak best
+# match (Hit.weak) keeps the full plan: 9% of raydocs questions are flagged weak and still
+# answered (a short frame for them: page recall 0.887 -> 0.861).
 VAGUE_TERMS = 1
 SHORT_WHOLE = 1
 SHORT_PASSAGES = 11
