@@ -56,10 +56,10 @@ def main() -> None:
     print(f"{len(related)} related (fact) questions, {len(unrelated)} unrelated (raydocs) tasks\n")
     print("| confidence >= | related: gold memory kept | unrelated: a memory shown |")
     print("|---|---|---|")
-    for t in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6):
+    for t in (0.0, 0.1, 0.2, 0.3, 0.35, 0.4, 0.5, 0.6):
         kept = sum(c >= t for c in related) / len(related)
         leak = sum(c >= t for c in unrelated) / len(unrelated)
-        print(f"| {t:.1f} | {kept:.3f} | {leak:.3f} |")
+        print(f"| {t:.2f} | {kept:.3f} | {leak:.3f} |")
 
 
 if __name__ == "__main__":

@@ -52,6 +52,11 @@ QUICK_NOTE = (
     "> Quick search: the search cache of this clone is still being built, so only the "
     "sections sharing the task's words were searched; the next query searches everything."
 )
+VAGUE_NOTE = (
+    "> Vague task: it names little to search by, so the evidence is weak and this frame holds "
+    "the best few matches only; name what you are working on (a command, a setting, a "
+    "module) for a fuller frame."
+)
 CODE_PENDING_NOTE = (
     "> Code: this clone's code index is being built in the background; the next query also "
     "names the code to open."
@@ -175,6 +180,7 @@ class FrameInput:
     code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.code.zone)
     code_pending: bool = False  # the code index is being built: say so in the frame
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
+    vague: bool = False  # the task names at most VAGUE_TERMS terms: say so, quote little
     quick: bool = False  # answered by a quick search (no cache yet): say so in the frame
 
 
@@ -187,8 +193,11 @@ WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
 WHOLE_MAX = 3  # ... and at most this many sections
 PASSAGE_RATIO = 0.25  # quoted by a passage: within this share of the best score ...
 PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
-PASSAGE_PER_DOC = 1  # passages one document may give below WHOLE_RATIO (breadth over one
-# long page; a document's further sections that score near the best are never held back)
+# Passages one document may give before the other documents' (breadth first); 0: passages in
+# rank order. Rank order: raydocs section quoted recall 0.664 -> 0.708, page 0.861 either way,
+# every other dev set the same or better (decisions §34): a section's answer is often the
+# next section of the page that answers best, which breadth first held back.
+PASSAGE_PER_DOC = 0
 # Share of a small budget's knowledge room the whole sections may take when the passages
 # want more than the rest (the zones' old split, relevant 0.45 : background 0.17).
 WHOLE_SHARE = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
@@ -197,6 +206,17 @@ WHOLE_SHARE = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
 CONCENTRATED = 0.7
 PASSAGE_TOKENS = 75  # a passage's size: the scorer's "quote" is 60 tokens of the answer
 PASSAGE_MIN_TOKENS = 60  # a passage shorter than this (after tidying) is grown
+# A vague task (it names at most VAGUE_TERMS searchable terms: "how does it work" is `work`):
+# every section using the word matches it about as well as the next, so a full frame of them
+# is tokens spent on guesses. The frame holds the best SHORT_WHOLE sections whole and the
+# next SHORT_PASSAGES by a passage, and says the evidence is weak. 11: of the dev sets' vague
+# questions ("How do I get started?", one-word headings) only get.gov's "What Developers Do"
+# (gold 27th) loses its answer; with 3, the gold ranked 9th and 12th is lost too. A weak best
+# match (Hit.weak) keeps the full plan: 9% of raydocs questions are flagged weak and still
+# answered (a short frame for them: page recall 0.887 -> 0.861).
+VAGUE_TERMS = 1
+SHORT_WHOLE = 1
+SHORT_PASSAGES = 11
 
 
 @dataclass(frozen=True)
@@ -209,10 +229,13 @@ class Plan:
     stop: str
 
 
-def plan(knowledge: Sequence[Item]) -> Plan:
-    """Size the knowledge by the evidence: a pure function of the ranked candidates."""
+def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
+    """Size the knowledge by the evidence: a pure function of the ranked candidates; `short`:
+    the task is too vague to rank by (the best few only)."""
     if not knowledge:
         return Plan((), (), (), "no knowledge matched the task")
+    if short:
+        return _short(knowledge)
     best = knowledge[0].score
     whole: list[Item] = []
     supported: list[tuple[int, Item, float]] = []  # (rank, item, share) above PASSAGE_RATIO
@@ -236,14 +259,16 @@ def plan(knowledge: Sequence[Item]) -> Plan:
             break
         else:
             supported.append((i, it, share))
-    # Breadth first: one passage per document (its sections near the best score all), then,
-    # in rank order, the further sections of documents already quoted while room is left.
+    # In rank order (or, with PASSAGE_PER_DOC, breadth first: that many passages per document,
+    # its sections near the best score all, then the further sections of documents already
+    # quoted, in rank order, while room is left).
     per_doc: dict[str, int] = {}
     first: list[tuple[int, Item]] = []
     later: list[tuple[int, Item]] = []
     for rank, it, share in supported:
         n = per_doc.get(it.source_path, 0)
-        (first if n < PASSAGE_PER_DOC or share >= WHOLE_RATIO else later).append((rank, it))
+        held = 0 < PASSAGE_PER_DOC <= n and share < WHOLE_RATIO
+        (later if held else first).append((rank, it))
         per_doc[it.source_path] = n + 1
     chosen: list[tuple[int, Item]] = []
     spent = 0
@@ -264,6 +289,33 @@ def plan(knowledge: Sequence[Item]) -> Plan:
     return Plan(tuple(whole), passages, left + below, stop)
 
 
+def _short(knowledge: Sequence[Item]) -> Plan:
+    """The plan for a vague task: the best SHORT_WHOLE candidates whole (with their follow-up)
+    and the next SHORT_PASSAGES by a passage."""
+    taken = 0  # candidates placed (a follow-up is part of its section)
+    whole: list[Item] = []
+    passages: list[Item] = []
+    seen: set[str] = set()
+    for i, it in enumerate(knowledge):
+        key = " ".join(it.text.lower().split())
+        if key in seen or it.id in seen:
+            continue
+        seen.add(key)
+        if taken < SHORT_WHOLE:
+            whole.append(it)
+            if it.follow is not None:  # its example, never quoted twice
+                whole.append(it.follow)
+                seen |= {it.follow.id, " ".join(it.follow.text.lower().split())}
+            taken += 1
+        elif len(passages) < SHORT_PASSAGES:
+            passages.append(it.passage or it)
+            taken += 1
+        else:
+            stop = f"a vague task: the best {taken} matches only"
+            return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
+    return Plan(tuple(whole), tuple(passages), (), f"every candidate ({len(knowledge)}) placed")
+
+
 def assemble(inp: FrameInput, budget: int) -> Frame:
     """Build the frame. Guarantees count_tokens(frame.markdown) <= budget (or an empty frame)."""
     task_block = _task_block(inp)
@@ -275,7 +327,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
 
     learn_cap = min(room, int(budget * SHARES["learnings"]))
     learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
-    chosen = plan(inp.knowledge)
+    chosen = plan(inp.knowledge, short=inp.vague)
     need = sum(
         count_tokens(q.text) + count_tokens(q.citation(brief=True)) + 6 for q in chosen.passages
     )
@@ -320,6 +372,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     weak_note = WEAK_NOTE_CODE if code else WEAK_NOTE
     notes = [
         weak_note if inp.weak and relevant else "",
+        VAGUE_NOTE if inp.vague and not inp.weak and relevant else "",
         QUICK_NOTE if inp.quick else "",
         CODE_PENDING_NOTE if inp.code_pending else "",
     ]

@@ -121,9 +121,16 @@ def build_frame(
         ),
         instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
         weak=bool(knowledge) and knowledge[0].weak,
+        vague=is_vague(query),
         quick=s.index.quick,
     )
     return assemble(inp, req.budget)
+
+
+def is_vague(query: str) -> bool:
+    """The task names at most assembler.VAGUE_TERMS searchable terms ("how does it work":
+    `work`): every section that uses the word matches it as well as the next."""
+    return len(set(lexical_terms(query))) <= assembler.VAGUE_TERMS
 
 
 def code_items(
