@@ -97,6 +97,9 @@ class SyncReport:
     # Of those, the ones whose bytes are known (noop.file_digest), so `ncx check` knows them
     # for the files it judged before without a stat of each.
     digests: dict[str, str] = field(default_factory=dict)
+    # The chunk files (.md) the sweep of a whole-tree run found under chunks/, repo-relative:
+    # `ncx status` counts from them instead of walking 100,000 files again. None: not swept.
+    chunk_files: list[str] | None = None
     # Credentials found in docs and sidecars, (file, line, kind): redacted from the chunks,
     # still in the files themselves. Said again by every sync until they are gone.
     secrets: list[tuple[str, int, str]] = field(default_factory=list)
@@ -664,6 +667,7 @@ def _remove_orphans(
             docs_state.pop(p, None)
     else:
         top = len(str(root)) + 1
+        found = out.report.chunk_files = []
         for dirpath, _dirs, names in os.walk(base):
             # (Each file's path built only when it goes: 100,000 joins were 0.2 s of a no-op.)
             rel_dir = dirpath[top:].replace(os.sep, "/") + "/"
@@ -674,7 +678,12 @@ def _remove_orphans(
                         check_write(root, Path(full))  # a linked folder: never sweep outside
                         os.unlink(full)
                     continue
-                if name.endswith(".npy") or (name.endswith(".md") and rel_dir + name not in live):
+                if name.endswith(".md"):
+                    found.append(rel_dir + name)
+                    if found[-1] in live:
+                        continue
+                    doomed.append(os.path.join(dirpath, name))
+                elif name.endswith(".npy"):
                     doomed.append(os.path.join(dirpath, name))
         current = set(sources)  # (`in` a list here was quadratic: 7 s of a 20,000-doc no-op)
         for p in list(docs_state):
