@@ -61,7 +61,6 @@ from ncx.tree.compare import (
 from ncx.tree.noop import (
     Touched,
     file_blob,
-    file_digest,
     file_stat,
     listing,
     load_state,
@@ -94,9 +93,9 @@ class SyncReport:
     # as the last sync left them, or found right by this run (every vector read and usable);
     # each with how many chunks it holds, so `ncx status` splits only the others.
     intact: dict[str, int] = field(default_factory=dict)
-    # Of those, the ones whose bytes are known (noop.file_digest), so `ncx check` knows them
-    # for the files it judged before without a stat of each.
-    digests: dict[str, str] = field(default_factory=dict)
+    # Of those, the ones whose bytes are known (their blob id, noop.file_blob), so `ncx check`
+    # knows the files it judged before without a stat of each.
+    blobs: dict[str, str] = field(default_factory=dict)
     # The chunk files (.md) the sweep of a whole-tree run found under chunks/, repo-relative:
     # `ncx status` counts from them instead of walking 100,000 files again. None: not swept.
     chunk_files: list[str] | None = None
@@ -338,8 +337,8 @@ def _sync(
                 report.secrets.extend((str(f), int(n), str(k)) for f, n, k in found)
             n = int(entry.get("chunks", 0))
             report.intact[files_of[path]] = n
-            if (digest := entry.get("digest")) is not None:
-                report.digests[files_of[path]] = digest
+            if (fblob := entry.get("fblob")) is not None:
+                report.blobs[files_of[path]] = fblob
             all_chunks += n
             _count(report.chunks_by_format, names[path], n)
             continue
@@ -366,8 +365,8 @@ def _sync(
                 now = file_stat(root / files_of[path])
                 intact = now == prev["file"] or (
                     now is not None
-                    and prev.get("digest") is not None
-                    and file_digest(read_or_none(root / files_of[path]) or b"") == prev["digest"]
+                    and prev.get("fblob") is not None
+                    and file_blob(read_or_none(root / files_of[path]) or b"") == prev["fblob"]
                 )
                 if intact and now != prev["file"]:
                     docs_state[path] = prev = {**prev, "file": now}
@@ -379,8 +378,8 @@ def _sync(
         if intact:
             report.secrets.extend((str(f), int(n), str(k)) for f, n, k in prev.get("secrets", ()))
             report.intact[files_of[path]] = int(prev.get("chunks", 0))
-            if (digest := prev.get("digest")) is not None:
-                report.digests[files_of[path]] = digest
+            if (fblob := prev.get("fblob")) is not None:
+                report.blobs[files_of[path]] = fblob
             all_chunks += int(prev.get("chunks", 0))
             _count(report.chunks_by_format, names[path], int(prev.get("chunks", 0)))
             continue
@@ -423,7 +422,6 @@ def _sync(
             # this run embeds must not be recorded as the file it read). A planned one's is
             # set once it is written; until then None, which no run takes as intact.
             "file": compared.file if compared.blocks is None else None,
-            "digest": compared.digest,
             **({"fblob": compared.blob} if compared.blocks is None and compared.blob else {}),
             **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
         }
@@ -444,8 +442,8 @@ def _sync(
             written_by[rel_file] = path
         else:
             report.intact[rel_file] = compared.chunks
-            if compared.digest is not None:
-                report.digests[rel_file] = compared.digest
+            if compared.blob is not None:
+                report.blobs[rel_file] = compared.blob
 
     live_files = {files_of[p] for p in sources}
     # A renamed or moved doc takes the vectors its removed chunk file has for its text.
@@ -578,8 +576,7 @@ def _write_chunk_file(
         if blocks:
             data = chunk_file_bytes(blocks)
             out.write(path, data)
-            entry["digest"], entry["file"] = file_digest(data), file_stat(path)
-            entry["fblob"] = file_blob(data)
+            entry["fblob"], entry["file"] = file_blob(data), file_stat(path)
         else:  # emptied
             out.remove_file(path)
     except OSError as exc:  # one doc the disk refuses does not stop the others
