@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -284,7 +284,7 @@ def read_contents(
 
 
 def read_sidecars(
-    root: Path, paths: Sequence[str], tracked: set[str], staged: bool
+    root: Path, paths: Sequence[str], tracked: Container[str], staged: bool
 ) -> dict[str, tuple[str, bytes]]:
     """{doc: (sidecar path, bytes)} for docs with a tracked `<name>.meta.yaml` beside them."""
     wanted = {}
