@@ -82,6 +82,8 @@ def main() -> None:
     # code differs), and git's index refreshed, as after any `git status`.
     timed([*ncx, "sync", "-q"], tree, env)
     rows = []
+    # Other work on the machine shows in every number: said beside them.
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()), flush=True)
     for name, cmd in (
         ("git status", ["git", "status", "--short"]),
         ("ncx sync (no-op)", [*ncx, "sync", "-q"]),
@@ -93,6 +95,7 @@ def main() -> None:
         print(
             f"  {name:<18} median {rows[-1][1]:6.2f} s  (min {min(runs):.2f}, max {max(runs):.2f})"
         )
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     print(f"\n| command ({args.docs:,} docs) | median s | min | max |\n|---|---:|---:|---:|")
     for name, med, lo, hi in rows:
         print(f"| {name} | {med:.2f} | {lo:.2f} | {hi:.2f} |")

@@ -79,7 +79,7 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
             Problem(rel, f"{why}; run `ncx sync`") for why in _vector_problems(blocks, dim)
         )
     problems.extend(
-        _foreign_problems(root, cfg, manifest.model, dim, chunk_files, known=report.digests)
+        _foreign_problems(root, cfg, manifest.model, dim, chunk_files, known=report.blobs)
     )
     mds, npys = _walk(memories_dir(root))
     for md_s in mds:
@@ -183,8 +183,8 @@ def _foreign_problems(
     known: dict[str, str],
 ) -> list[Problem]:
     """Chunk files whose vectors another model made (ncx.tree.attribution), each sampled.
-    `known`: chunk files whose bytes sync vouched for ({file: noop.file_digest}): each is
-    judged by that digest, the others by their stat."""
+    `known`: chunk files whose bytes sync vouched for ({file: its blob id}): each is judged
+    by that id, the others by their stat."""
     from ncx.embedder import load_tree_model
     from ncx.tree.attribution import foreign_files, foreign_message
 
@@ -203,7 +203,7 @@ def _foreign_problems(
         rel = f[base:].replace(os.sep, "/")
         ident: list[int] | str | None = known.get(rel)
         if ident is None:
-            # (A file sync vouched for by its digest needs no stat: 100,000 of them were
+            # (A file sync vouched for by its blob id needs no stat: 100,000 of them were
             # 0.5 s of a no-op check.)
             try:
                 st = os.stat(f)

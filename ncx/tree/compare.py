@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,7 @@ from ncx.store import (
     with_inline_vec,
 )
 from ncx.tree.chunkfile import ChunkBlock, chunk_blocks, chunk_file_bytes, load_doc
-from ncx.tree.noop import file_blob, file_digest, file_stat, read_or_none
+from ncx.tree.noop import file_blob, file_stat, read_or_none
 from ncx.tree.sidecar import sidecar_path
 
 PARALLEL_DOCS = 200  # docs to chunk; below this, starting worker processes costs more
@@ -51,8 +51,7 @@ class Compared:
     blocks: list[bytes | None] | None
     missing: list[tuple[int, bytes, str]]
     bare: dict[int, bytes]
-    digest: str | None = None  # of the file on disk, when it is right (file_digest)
-    blob: str | None = None  # its git blob id (read as LF), when it is right (noop.file_blob)
+    blob: str | None = None  # the file on disk's blob id (as LF), when it is right (file_blob)
     file: list[int] | None = None  # its stat, taken before it was read (file_stat)
     embedded: int = 0  # vectors computed where it was chunked (_chunk_and_embed)
     secrets: tuple[tuple[str, int, str], ...] = ()  # credentials redacted (file, line, kind)
@@ -205,7 +204,7 @@ def _compare(
         # disk is the block rendered here plus its vector, which takes no text hash, no
         # regex and no re-rendering of the file to see.
         if is_written(old, [b.data for b in blocks], dim):
-            return Compared(len(blocks), None, [], {}, file_digest(old), file_blob(old))
+            return Compared(len(blocks), None, [], {}, file_blob(old))
     # (Markers the doc itself quotes are text like any other: looked for only when the file
     # has some, which is rare.)
     if (
@@ -235,7 +234,7 @@ def _compare(
             # Right as it is (no chunk: no file).
             if old is None:
                 return Compared(len(blocks), None, [], {})
-            return Compared(len(blocks), None, [], {}, file_digest(old), file_blob(old))
+            return Compared(len(blocks), None, [], {}, file_blob(old))
     return Compared(len(blocks), out, missing, bare)
 
 
@@ -285,7 +284,7 @@ def read_contents(
 
 
 def read_sidecars(
-    root: Path, paths: Sequence[str], tracked: set[str], staged: bool
+    root: Path, paths: Sequence[str], tracked: Container[str], staged: bool
 ) -> dict[str, tuple[str, bytes]]:
     """{doc: (sidecar path, bytes)} for docs with a tracked `<name>.meta.yaml` beside them."""
     wanted = {}

@@ -134,11 +134,6 @@ def file_blob(data: bytes) -> str:
     return repo.blob_id(lf(data))
 
 
-def file_digest(data: bytes) -> str:
-    """A chunk file's bytes as the state records them (CRLF read as LF, as everywhere)."""
-    return signature(lf(data))
-
-
 def file_stat(path: Path | str) -> list[int] | None:
     """[size, mtime_ns, inode] of a chunk file, None when there is none. (The inode: two
     chunk files of one size written within one tick of a coarse clock share the rest, and
@@ -216,7 +211,6 @@ def _entry_ok(entry: Any) -> bool:
         type(get("sig")) is str
         and type(get("chunks")) is int
         and type(get("file")) in _LIST_OR_NONE
-        and type(get("digest")) in _STR_OR_NONE
         and type(get("fblob")) in _STR_OR_NONE
         and type(get("blob")) in _STR_OR_NONE
         and type(get("scblob")) in _STR_OR_NONE

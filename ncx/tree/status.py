@@ -51,7 +51,7 @@ def tree_status(root: Path, cfg: Config) -> TreeStatus:
     plan = sync(root, cfg, dry_run=True)
     # Files the dry run vouches for count as it counted them; the rest (stale, damaged,
     # orphaned) are split on disk.
-    chunks = count_chunks(root, manifest.format, known=plan.intact)
+    chunks = count_chunks(root, manifest.format, known=plan.intact, files=plan.chunk_files)
     stale = _stale_keys(plan.written, plan.removed, manifest.format)
     dim = manifest.model.get("dim")
     return TreeStatus(
@@ -72,7 +72,11 @@ def tree_status(root: Path, cfg: Config) -> TreeStatus:
 
 
 def count_chunks(
-    root: Path, tree_format: int = FORMAT_VERSION, *, known: Mapping[str, int] | None = None
+    root: Path,
+    tree_format: int = FORMAT_VERSION,
+    *,
+    known: Mapping[str, int] | None = None,
+    files: list[str] | None = None,
 ) -> int:
     """The chunks on disk: the blocks of every doc's chunk file under .neocortex/chunks/.
 
@@ -80,9 +84,22 @@ def count_chunks(
     split a handful of `find`s per block. A file that does not split (a hand edit, a
     symlink) counts none: `ncx check` names it. In a tree of format 1 (not yet moved by
     `ncx sync`) each .md there is one chunk. `known`: repo-relative chunk files
-    whose count is already known (sync's dry run vouched for them); they are not read."""
+    whose count is already known (sync's dry run vouched for them); they are not read.
+    `files`: the repo-relative .md files under chunks/, when a sweep just listed them (no
+    walk here then)."""
     count = 0
     known = known or {}
+    if files is not None and tree_format >= FORMAT_VERSION:
+        for rel in files:
+            if rel in known:
+                count += known[rel]
+                continue
+            path = os.path.join(root, rel)
+            try:
+                count += len(split_chunk_file(read_chunk_file(path), path=path))
+            except NcxError:
+                continue
+        return count
     top = len(str(root)) + 1  # (a slice, not os.path.relpath: 100,000 files)
     for dirpath, _dirs, names in os.walk(chunks_dir(root)):
         for name in names:

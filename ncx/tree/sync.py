@@ -61,7 +61,6 @@ from ncx.tree.compare import (
 from ncx.tree.noop import (
     Touched,
     file_blob,
-    file_digest,
     file_stat,
     listing,
     load_state,
@@ -94,9 +93,12 @@ class SyncReport:
     # as the last sync left them, or found right by this run (every vector read and usable);
     # each with how many chunks it holds, so `ncx status` splits only the others.
     intact: dict[str, int] = field(default_factory=dict)
-    # Of those, the ones whose bytes are known (noop.file_digest), so `ncx check` knows them
-    # for the files it judged before without a stat of each.
-    digests: dict[str, str] = field(default_factory=dict)
+    # Of those, the ones whose bytes are known (their blob id, noop.file_blob), so `ncx check`
+    # knows the files it judged before without a stat of each.
+    blobs: dict[str, str] = field(default_factory=dict)
+    # The chunk files (.md) the sweep of a whole-tree run found under chunks/, repo-relative:
+    # `ncx status` counts from them instead of walking 100,000 files again. None: not swept.
+    chunk_files: list[str] | None = None
     # Credentials found in docs and sidecars, (file, line, kind): redacted from the chunks,
     # still in the files themselves. Said again by every sync until they are gone.
     secrets: list[tuple[str, int, str]] = field(default_factory=list)
@@ -321,24 +323,27 @@ def _sync(
         report.skipped.append(
             (p, "a Git LFS pointer, not the file's content: `git lfs pull` to index it")
         )
-    sidecars = read_sidecars(root, to_read, set(tracked), staged)
+    sidecars = read_sidecars(root, to_read, blobs, staged)  # (blobs: the tracked paths)
     all_chunks = 0
     # Which docs need chunking (the state file's word is checked against the chunk file),
     # then chunk them all (in worker processes when there are many), then plan the writes.
     jobs: list[tuple[str, bytes, Any, str]] = []
     sigs: dict[str, str] = {}
     verified: dict[str, tuple[str | None, str | None]] = {}  # doc -> (blob, sidecar blob)
+    vouched, known, per_format = report.intact, report.blobs, report.chunks_by_format
     for path in in_scope:
-        if path in unread:
+        if path in unread:  # (the whole of a no-op: 100,000 times, so locals only)
             entry = docs_state[path]
             if found := entry.get("secrets"):
                 report.secrets.extend((str(f), int(n), str(k)) for f, n, k in found)
             n = int(entry.get("chunks", 0))
-            report.intact[files_of[path]] = n
-            if (digest := entry.get("digest")) is not None:
-                report.digests[files_of[path]] = digest
+            rel_file = files_of[path]
+            vouched[rel_file] = n
+            if (fblob := entry.get("fblob")) is not None:
+                known[rel_file] = fblob
             all_chunks += n
-            _count(report.chunks_by_format, names[path], n)
+            name = names[path]
+            per_format[name] = per_format.get(name, 0) + n
             continue
         data = contents.get(path)
         if data is None:
@@ -363,8 +368,8 @@ def _sync(
                 now = file_stat(root / files_of[path])
                 intact = now == prev["file"] or (
                     now is not None
-                    and prev.get("digest") is not None
-                    and file_digest(read_or_none(root / files_of[path]) or b"") == prev["digest"]
+                    and prev.get("fblob") is not None
+                    and file_blob(read_or_none(root / files_of[path]) or b"") == prev["fblob"]
                 )
                 if intact and now != prev["file"]:
                     docs_state[path] = prev = {**prev, "file": now}
@@ -376,8 +381,8 @@ def _sync(
         if intact:
             report.secrets.extend((str(f), int(n), str(k)) for f, n, k in prev.get("secrets", ()))
             report.intact[files_of[path]] = int(prev.get("chunks", 0))
-            if (digest := prev.get("digest")) is not None:
-                report.digests[files_of[path]] = digest
+            if (fblob := prev.get("fblob")) is not None:
+                report.blobs[files_of[path]] = fblob
             all_chunks += int(prev.get("chunks", 0))
             _count(report.chunks_by_format, names[path], int(prev.get("chunks", 0)))
             continue
@@ -420,7 +425,6 @@ def _sync(
             # this run embeds must not be recorded as the file it read). A planned one's is
             # set once it is written; until then None, which no run takes as intact.
             "file": compared.file if compared.blocks is None else None,
-            "digest": compared.digest,
             **({"fblob": compared.blob} if compared.blocks is None and compared.blob else {}),
             **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
         }
@@ -441,8 +445,8 @@ def _sync(
             written_by[rel_file] = path
         else:
             report.intact[rel_file] = compared.chunks
-            if compared.digest is not None:
-                report.digests[rel_file] = compared.digest
+            if compared.blob is not None:
+                report.blobs[rel_file] = compared.blob
 
     live_files = {files_of[p] for p in sources}
     # A renamed or moved doc takes the vectors its removed chunk file has for its text.
@@ -575,8 +579,7 @@ def _write_chunk_file(
         if blocks:
             data = chunk_file_bytes(blocks)
             out.write(path, data)
-            entry["digest"], entry["file"] = file_digest(data), file_stat(path)
-            entry["fblob"] = file_blob(data)
+            entry["fblob"], entry["file"] = file_blob(data), file_stat(path)
         else:  # emptied
             out.remove_file(path)
     except OSError as exc:  # one doc the disk refuses does not stop the others
@@ -664,6 +667,7 @@ def _remove_orphans(
             docs_state.pop(p, None)
     else:
         top = len(str(root)) + 1
+        found = out.report.chunk_files = []
         for dirpath, _dirs, names in os.walk(base):
             # (Each file's path built only when it goes: 100,000 joins were 0.2 s of a no-op.)
             rel_dir = dirpath[top:].replace(os.sep, "/") + "/"
@@ -674,7 +678,12 @@ def _remove_orphans(
                         check_write(root, Path(full))  # a linked folder: never sweep outside
                         os.unlink(full)
                     continue
-                if name.endswith(".npy") or (name.endswith(".md") and rel_dir + name not in live):
+                if name.endswith(".md"):
+                    found.append(rel_dir + name)
+                    if found[-1] in live:
+                        continue
+                    doomed.append(os.path.join(dirpath, name))
+                elif name.endswith(".npy"):
                     doomed.append(os.path.join(dirpath, name))
         current = set(sources)  # (`in` a list here was quadratic: 7 s of a 20,000-doc no-op)
         for p in list(docs_state):
