@@ -22,6 +22,7 @@ from ncx.suffixes import BY_FORMAT
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
+    from ncx.sources.includes import Fetch
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,7 @@ UNREAD: dict[str, str] = {
 }
 # Part of sync's state key: a reader change re-reads every doc once (MyST docs synced
 # before the readers existed are rechunked instead of kept as they were).
-READER_VERSION = 1
+READER_VERSION = 2  # 2: includes read into the view
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 
@@ -162,10 +163,13 @@ def _without_agent_block(text: str) -> str:
     return "\n".join(out)
 
 
-def read_view(path: str, text: str) -> View:
-    """The markdown view of a source's decoded text; BadSource naming `path` if unreadable."""
+def read_view(path: str, text: str, includes: Fetch | None = None) -> View:
+    """The markdown view of a source's decoded text; BadSource naming `path` if unreadable.
+
+    `includes`: how the files its includes name are read (ncx.tree.includefiles); None
+    leaves include lines as they are."""
     try:
-        return _read_view(path, text)
+        return _read_view(path, text, includes)
     except RecursionError:
         # The readers stop nesting at view.MAX_NESTING; this is the net under them, so one
         # pathological doc is one problem named by its path, never the whole run's failure.
@@ -176,10 +180,24 @@ def read_view(path: str, text: str) -> View:
         ) from None
 
 
-def _read_view(path: str, text: str) -> View:
+def _read_view(path: str, text: str, includes: Fetch | None = None) -> View:
     text = _without_agent_block(text)
     fmt = format_of(path)
     name = fmt.name if fmt else "markdown"
+    if includes is not None and name in ("markdown", "rst"):
+        from ncx.sources.includes import expand, may_include
+
+        if may_include(text):
+            from ncx.sources.view import numbered
+
+            lines, _ = expand(path, numbered(text), name == "rst", includes)
+            if name == "rst":
+                from ncx.sources.rst import read_rst
+
+                return read_rst(text, lines)
+            from ncx.sources.myst import read_myst
+
+            return read_myst(text, lines)
     if name == "rst":
         from ncx.sources.rst import read_rst
 

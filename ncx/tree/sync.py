@@ -83,6 +83,7 @@ from ncx.store import (
     write_atomic,
     write_if_changed,
 )
+from ncx.tree import includefiles
 from ncx.tree.chunkfile import ChunkBlock, chunk_blocks, chunk_file_bytes, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
 
@@ -319,10 +320,13 @@ def _sync(
         paths = ()
     if paths:
         wanted = {_norm(root, p) for p in paths}
+        via = includefiles.docs_including(root, wanted)  # docs that include a named file
         in_scope = [
             p
             for p in sources
-            if p in wanted or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
+            if p in wanted
+            or p in via
+            or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
         ]
         gone_scope = {w for w in wanted if w not in set(sources) and rel_problem(w) is None}
         for w in sorted(wanted):
@@ -371,8 +375,11 @@ def _sync(
     all_chunks = 0
     # Which docs need chunking (the state file's word is checked against the chunk file),
     # then chunk them all (in worker processes when there are many), then plan the writes.
-    jobs: list[tuple[str, bytes, Any, str]] = []
+    jobs: list[_Job] = []
     sigs: dict[str, str] = {}
+    # Files the docs include, read through the gate (tracked, inside the repository).
+    fetch = includefiles.Staged(root, blobs) if staged else includefiles.WorkTree(root, blobs)
+    incs: dict[str, dict[str, Any]] = {}
     verified: dict[str, tuple[str | None, str | None]] = {}  # doc -> (blob, sidecar blob)
     for path in in_scope:
         if path in unread:
@@ -402,7 +409,12 @@ def _sync(
         # file, a checkout of another branch and back) is as good: its bytes are hashed.
         try:
             intact = False
-            if prev and prev.get("sig") == sig and prev.get("file") is not None:
+            if (
+                prev
+                and prev.get("sig") == sig
+                and prev.get("file") is not None
+                and includefiles.same_now(prev, fetch)
+            ):
                 now = _stat(root / files_of[path])
                 intact = now == prev["file"] or (
                     now is not None
@@ -431,7 +443,8 @@ def _sync(
                 # is said by every run, not only by the first one after it was written.
                 sig = ""
         sigs[path] = sig
-        jobs.append((path, data, meta, files_of[path]))
+        incs[path] = includefiles.gather(path, data, fetch)
+        jobs.append((path, data, meta, files_of[path], incs[path]))
     dim = int(manifest.model.get("dim", 0))
     # A first sync (no chunk file yet) or a re-embed: no removed chunk file can lend a vector
     # (below), so the worker that chunks a doc embeds its new texts too. One pass over the
@@ -444,7 +457,7 @@ def _sync(
     chunked = _chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress, spec)
     planned: list[tuple[str, _Compared]] = []
     written_by: dict[str, str] = {}  # a planned chunk file -> its doc
-    for (path, _data, _meta, rel_file), compared in zip(jobs, chunked, strict=True):
+    for (path, _data, _meta, rel_file, _inc), compared in zip(jobs, chunked, strict=True):
         if isinstance(compared, NcxError):
             report.problems.append(compared)
             continue
@@ -463,6 +476,7 @@ def _sync(
             "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
             **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
+            **({"inc": includefiles.recorded(incs[path])} if incs.get(path) else {}),
         }
         report.secrets.extend(compared.secrets)
         if path in verified and sigs[path]:
@@ -560,6 +574,8 @@ def _sync(
     if manifest.format < FORMAT_VERSION:
         manifest = replace(manifest, format=FORMAT_VERSION)
         out.write(manifest_path(root), manifest.to_json().encode())
+    if docs_state.touched:
+        includefiles.save_included_by(root, docs_state)
     _save_state(root, manifest, state, docs_state.touched or report.changed)
     report.written.sort()
     report.removed.sort()
@@ -593,6 +609,8 @@ class _ModelSlot:
 
 
 _PARALLEL_DOCS = 200  # docs to chunk; below this, starting worker processes costs more
+# A doc to chunk: (path, bytes, sidecar meta, chunk file, what its includes read).
+_Job = tuple[str, bytes, Any, str, dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -615,7 +633,7 @@ class _Compared:
 
 def _chunk_docs(
     root: Path,
-    jobs: list[tuple[str, bytes, Any, str]],
+    jobs: list[_Job],
     settings: Any,
     force: bool,
     progress: Callable[[str], None] | None,
@@ -650,9 +668,9 @@ def _chunk_docs(
 
 
 def _chunk_and_embed(
-    step: Callable[[tuple[str, bytes, Any, str]], _Compared | NcxError | OSError],
+    step: Callable[[_Job], _Compared | NcxError | OSError],
     model: tuple[str, str, str],
-    batch: list[tuple[str, bytes, Any, str]],
+    batch: list[_Job],
 ) -> list[_Compared | NcxError | OSError]:
     """`step` (_chunk_doc) for each job, then every block left without a vector embedded, in
     one call for the batch."""
@@ -715,12 +733,12 @@ def _filled(compared: _Compared, vectors: Any) -> list[bytes]:
 
 
 def _chunk_doc(
-    settings: tuple[Any, int], top: str, force: bool, job: tuple[str, bytes, Any, str]
+    settings: tuple[Any, int], top: str, force: bool, job: _Job
 ) -> _Compared | NcxError | OSError:
-    path, data, meta, rel_file = job
+    path, data, meta, rel_file, included = job
     chunker, dim = settings
     try:
-        doc = load_doc(path, data, meta)
+        doc = load_doc(path, data, meta, includefiles.replay(included))
         blocks = chunk_blocks(doc, chunker)
     except NcxError as exc:
         return exc
@@ -1249,7 +1267,11 @@ def _unread(
             now = _stat(top + rel if os.sep == "/" else os.path.join(top, rel))
         except OSError:
             continue
-        if now is not None and now == prev.get("file"):
+        if (
+            now is not None
+            and now == prev.get("file")
+            and includefiles.unchanged(prev, blobs, modified)
+        ):
             out.add(p)
     return out
 
