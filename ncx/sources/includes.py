@@ -45,6 +45,7 @@ Fetch = Callable[[str], Got]  # a normalised repo-relative path -> what the gate
 
 # Substrings every form holds: a doc without any of them is not walked at all.
 _MARKERS = ("{*", "--8<--", "include::", "include}")
+MARKERS = tuple(m.encode() for m in _MARKERS)  # the same, for a doc's bytes
 
 
 def may_include(text: str) -> bool:

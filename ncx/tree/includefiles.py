@@ -151,12 +151,14 @@ def gather(path: str, data: bytes, fetch: Fetch) -> dict[str, Got]:
     """Every file the includes of doc `path` (these bytes) ask the gate for, with what it
     gave; {} for a doc with no include (most: one substring scan)."""
     from ncx.sources import format_of, read_view
-    from ncx.sources.includes import may_include
+    from ncx.sources.includes import MARKERS, may_include
     from ncx.store import decode_source
 
     fmt = format_of(path)
     if fmt is None or fmt.name not in ("markdown", "rst"):
         return {}
+    if not any(m in data for m in MARKERS):
+        return {}  # (most docs: no decoding twice on a first sync)
     try:
         text = decode_source(data, path=path)
     except NcxError:

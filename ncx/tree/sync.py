@@ -83,7 +83,6 @@ from ncx.store import (
     write_atomic,
     write_if_changed,
 )
-from ncx.tree import includefiles
 from ncx.tree.chunkfile import ChunkBlock, chunk_blocks, chunk_file_bytes, load_doc
 from ncx.tree.sidecar import read_doc_meta, sidecar_path
 
@@ -320,7 +319,7 @@ def _sync(
         paths = ()
     if paths:
         wanted = {_norm(root, p) for p in paths}
-        via = includefiles.docs_including(root, wanted)  # docs that include a named file
+        via = _inc().docs_including(root, wanted)  # docs that include a named file
         in_scope = [
             p
             for p in sources
@@ -378,7 +377,7 @@ def _sync(
     jobs: list[_Job] = []
     sigs: dict[str, str] = {}
     # Files the docs include, read through the gate (tracked, inside the repository).
-    fetch = includefiles.Staged(root, blobs) if staged else includefiles.WorkTree(root, blobs)
+    gate = _Gate(root, blobs, staged)
     incs: dict[str, dict[str, Any]] = {}
     verified: dict[str, tuple[str | None, str | None]] = {}  # doc -> (blob, sidecar blob)
     for path in in_scope:
@@ -413,7 +412,7 @@ def _sync(
                 prev
                 and prev.get("sig") == sig
                 and prev.get("file") is not None
-                and includefiles.same_now(prev, fetch)
+                and ("inc" not in prev or _inc().same_now(prev, gate.fetch()))
             ):
                 now = _stat(root / files_of[path])
                 intact = now == prev["file"] or (
@@ -443,7 +442,7 @@ def _sync(
                 # is said by every run, not only by the first one after it was written.
                 sig = ""
         sigs[path] = sig
-        incs[path] = includefiles.gather(path, data, fetch)
+        incs[path] = _inc().gather(path, data, gate.fetch())
         jobs.append((path, data, meta, files_of[path], incs[path]))
     dim = int(manifest.model.get("dim", 0))
     # A first sync (no chunk file yet) or a re-embed: no removed chunk file can lend a vector
@@ -457,7 +456,7 @@ def _sync(
     chunked = _chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress, spec)
     planned: list[tuple[str, _Compared]] = []
     written_by: dict[str, str] = {}  # a planned chunk file -> its doc
-    for (path, _data, _meta, rel_file, _inc), compared in zip(jobs, chunked, strict=True):
+    for (path, _data, _meta, rel_file, _incl), compared in zip(jobs, chunked, strict=True):
         if isinstance(compared, NcxError):
             report.problems.append(compared)
             continue
@@ -476,7 +475,7 @@ def _sync(
             "file": compared.file if compared.blocks is None else None,
             "digest": compared.digest,
             **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
-            **({"inc": includefiles.recorded(incs[path])} if incs.get(path) else {}),
+            **({"inc": _inc().recorded(incs[path])} if incs.get(path) else {}),
         }
         report.secrets.extend(compared.secrets)
         if path in verified and sigs[path]:
@@ -552,6 +551,8 @@ def _sync(
             # `ncx check` in a clone nobody synced chunked every doc again (~9 s on 40,000
             # chunks). A stale doc's entry has no file: its file is not what sync would write.
             _save_state(root, manifest, state, docs_state.touched)
+            if docs_state.touched:
+                _inc().save_included_by(root, docs_state)
         return report
     vectors = []
     if texts:
@@ -575,11 +576,34 @@ def _sync(
         manifest = replace(manifest, format=FORMAT_VERSION)
         out.write(manifest_path(root), manifest.to_json().encode())
     if docs_state.touched:
-        includefiles.save_included_by(root, docs_state)
+        _inc().save_included_by(root, docs_state)
     _save_state(root, manifest, state, docs_state.touched or report.changed)
     report.written.sort()
     report.removed.sort()
     return report
+
+
+def _inc() -> Any:
+    """ncx.tree.includefiles (the files docs include), imported where a doc is read or has
+    includes: a no-op of a tree without any reads no doc and pays nothing for it."""
+    from ncx.tree import includefiles
+
+    return includefiles
+
+
+class _Gate:
+    """The gate for included files, made for the first doc read (the working tree's or,
+    for the pre-commit hook, the index's files)."""
+
+    def __init__(self, root: Path, blobs: dict[str, str | None], staged: bool):
+        self._args, self._fetch = (root, blobs, staged), None
+
+    def fetch(self) -> Any:
+        if self._fetch is None:
+            root, blobs, staged = self._args
+            made = _inc().Staged(root, blobs) if staged else _inc().WorkTree(root, blobs)
+            self._fetch = made
+        return self._fetch
 
 
 class _ModelSlot:
@@ -738,7 +762,7 @@ def _chunk_doc(
     path, data, meta, rel_file, included = job
     chunker, dim = settings
     try:
-        doc = load_doc(path, data, meta, includefiles.replay(included))
+        doc = load_doc(path, data, meta, _inc().replay(included))
         blocks = chunk_blocks(doc, chunker)
     except NcxError as exc:
         return exc
@@ -1270,7 +1294,7 @@ def _unread(
         if (
             now is not None
             and now == prev.get("file")
-            and includefiles.unchanged(prev, blobs, modified)
+            and ("inc" not in prev or _inc().unchanged(prev, blobs, modified))
         ):
             out.add(p)
     return out
