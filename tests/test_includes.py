@@ -268,3 +268,38 @@ def test_precommit_with_only_the_included_file_staged(
     second = commit(repo)
     assert second.returncode == 0, second.stdout
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_rest_include_examples_in_code_blocks_stay_quoted(repo: Path) -> None:
+    # A guide to Sphinx shows the directive in a code block: quoted as written, not read.
+    write(repo, "docs/example.py", "REAL_CODE = 1\n")
+    write(
+        repo,
+        "docs/guide.rst",
+        "Guide\n=====\n\nWrite this::\n\n   .. literalinclude:: example.py\n\n"
+        ".. code-block:: rst\n\n   .. include:: example.py\n\nDone.\n",
+    )
+    _synced(repo)
+    text = _chunk_file(repo, "docs/guide.rst").read_text()
+    assert "REAL_CODE" not in text and "include not read" not in text
+    assert ".. literalinclude:: example.py" in text and ".. include:: example.py" in text
+
+
+def test_a_doc_cannot_grow_without_bound() -> None:
+    # (Pure: the expander with a gate that answers every path with the same large text.)
+    from ncx.sources import read_view
+    from ncx.sources.includes import MAX_DEPTH, MAX_SPLICED, Got
+
+    big = "x = 1\n" * 80_000  # 480,000 characters, under the gate's cap
+    doc = "# Big\n\n" + "{* ./big.py *}\n\n" * 10
+    view = read_view("docs/big.md", doc, lambda rel: Got(big, blob="b"))
+    assert len(view.text) < MAX_SPLICED + 10_000
+    assert "characters included by one doc" in view.text
+    # a chain of snippets each including the next stops at MAX_DEPTH
+    chain = read_view(
+        "docs/a.md",
+        '# A\n\n--8<-- "n0.md"\n',
+        lambda rel: Got(f'level {rel}\n\n--8<-- "n{int(rel[1:-3]) + 1}.md"\n', blob="c"),
+    )
+    assert f"nested over {MAX_DEPTH} includes deep" in chain.text
+    assert chain.text.count("level ") == MAX_DEPTH

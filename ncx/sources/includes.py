@@ -28,8 +28,12 @@ from dataclasses import dataclass
 from ncx.sources.view import Line
 
 MAX_DEPTH = 3  # includes inside included files, this deep at most
-MAX_FILES = 64  # files one doc may try to include, nested ones counted
+MAX_FILES = 128  # files one doc may include (found), nested ones counted
+MAX_TRIED = 1024  # paths one doc's includes may ask the gate for (most are refused unread)
 MAX_BYTES = 512_000  # an included file over this is not read (the gate's cap)
+# Text spliced into one doc, all includes together: a doc naming a big file a thousand
+# times must not become a gigabyte view.
+MAX_SPLICED = 4 * MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,10 @@ _SNIPPET_LINES = re.compile(r"^(.*?)((?::-?\d*){1,2})$")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _MYST = re.compile(r"^(\s{0,3})(`{3,}|:{3,})\{(literalinclude|include)\}\s*(.*?)\s*$")
 _RST = re.compile(r"^(\s*)\.\.\s+(literalinclude|include)::\s*(.*?)\s*$")
+# reST whose indented block is quoted, not read: an include written there is an example.
+_RST_LITERAL = re.compile(
+    r"^\s*\.\.\s+(?:code-block|code|sourcecode|parsed-literal)::|^(?!\s*\.\.\s).*::\s*$"
+)
 _OPTION = re.compile(r"^:([\w-]+):\s*(.*)$")
 
 _LANGS = {
@@ -225,6 +233,8 @@ class Expander:
     def __init__(self, fetch: Fetch):
         self._fetch = fetch
         self.seen: dict[str, Got] = {}
+        self._found = 0
+        self._spliced = 0  # characters spliced so far
 
     def get(self, doc: str, target: str, how: str) -> tuple[str, Got]:
         """The first of the target's candidates the gate reads, else the first refusal."""
@@ -232,9 +242,10 @@ class Expander:
         for path in candidates(doc, target, how):
             got = self.seen.get(path)
             if got is None:
-                if len(self.seen) >= MAX_FILES:
+                if len(self.seen) >= MAX_TRIED or self._found >= MAX_FILES:
                     return path, Got(None, f"over {MAX_FILES} files included by one doc")
                 got = self.seen[path] = self._fetch(path)
+                self._found += got.text is not None
             if got.text is not None:
                 return path, got
             first = first or (path, got)
@@ -257,6 +268,9 @@ class Expander:
             return note(indent, target, "it includes itself", at)
         if len(stack) > MAX_DEPTH:
             return note(indent, target, f"nested over {MAX_DEPTH} includes deep", at)
+        self._spliced += len(got.text)
+        if self._spliced > MAX_SPLICED:
+            return note(indent, target, f"over {MAX_SPLICED} characters included by one doc", at)
         return path, got.text.split("\n")
 
     # -- markdown (MkDocs, pymdownx, MyST) ---------------------------------------------
@@ -388,6 +402,14 @@ class Expander:
             if m is None:
                 out.append(lines[i])
                 i += 1
+                if "::" in t and _RST_LITERAL.match(t):
+                    ind = len(t) - len(t.lstrip())
+                    while i < n and (
+                        not lines[i][0].strip()
+                        or len(lines[i][0]) - len(lines[i][0].lstrip()) > ind
+                    ):
+                        out.append(lines[i])
+                        i += 1
                 continue
             indent, name, target = m.group(1), m.group(2), m.group(3)
             j = i + 1
