@@ -155,6 +155,11 @@ def test_path_gate(repo: Path, tmp_path: Path) -> None:
     outside.write_text("OUTSIDE_SECRET = 1\n")
     os.symlink(outside, repo / "link.py")  # a tracked link that leaves the repository
     write(repo, "untracked.py", "UNTRACKED_TEXT = 1\n")
+    write(
+        repo,
+        "docs_src/big.bin",
+        "version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64 + "\nsize 9\n",
+    )
     forms = {
         "outside": "{* ../outside.py *}",
         "dotdot": '--8<-- "docs/../../outside.py"',
@@ -164,11 +169,12 @@ def test_path_gate(repo: Path, tmp_path: Path) -> None:
         "untracked": "{* ./untracked.py *}",
         "missing": "{* ./nosuch.py *}",
         "self": '--8<-- "docs/gate.md"',
+        "lfs": "{* ./docs_src/big.bin *}",
     }
     body = "".join(f"## {k}\n\nCase {k}.\n\n{v}\n\n" for k, v in forms.items())
     write(repo, "docs/gate.md", "# Gate\n\n" + body)
     write(repo, "gate.rst", "Gate\n====\n\nText.\n\n.. literalinclude:: ../outside.py\n")
-    git(repo, "add", "docs", "link.py", "gate.rst")
+    git(repo, "add", "docs", "docs_src", "link.py", "gate.rst")
     git(repo, "commit", "-q", "--no-verify", "-m", "docs")
     ncx("init")
     out = ncx("sync")  # nothing stops the sync
@@ -180,6 +186,7 @@ def test_path_gate(repo: Path, tmp_path: Path) -> None:
         "a link",
         "inside .git/",
         "it includes itself",
+        "a Git LFS pointer",
     ):
         assert why in text, (why, text)
     rst = _chunk_file(repo, "gate.rst").read_text()
@@ -259,15 +266,18 @@ def test_precommit_with_only_the_included_file_staged(
     subprocess.run([TOOL, "install"], cwd=repo, check=True, capture_output=True)
     write(repo, "docs_src/models.py", CODE.replace("secret_name", "alias_name") + "\n")
     git(repo, "add", "docs_src/models.py")
+    # an unstaged edit on top: the hook follows what the commit holds, not the working tree
+    write(repo, "docs_src/models.py", CODE.replace("secret_name", "unstaged_name") + "\n")
     first = commit(repo)
     assert first.returncode != 0, first.stdout
     assert "ncx: wrote .neocortex/chunks/docs/indexes.md" in first.stdout
     assert "other.md" not in first.stdout
-    assert "alias_name" in _chunk_file(repo, "docs/indexes.md").read_text()
+    text = _chunk_file(repo, "docs/indexes.md").read_text()
+    assert "alias_name" in text and "unstaged_name" not in text
     git(repo, "add", ".neocortex")
     second = commit(repo)
     assert second.returncode == 0, second.stdout
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain") == " M docs_src/models.py\n"
 
 
 def test_rest_include_examples_in_code_blocks_stay_quoted(repo: Path) -> None:

@@ -52,6 +52,10 @@ def _refused(rel: str, blobs: Mapping[str, str | None]) -> str | None:
 def _text(rel: str, data: bytes, blob: str) -> Got:
     from ncx.store import decode_source
 
+    if len(data) < 1024 and data.startswith(b"version https://git-lfs.github.com/spec/"):
+        # (as sync says of a doc: three lines of oid and size are no knowledge)
+        return Got(None, "a Git LFS pointer, not the file's content", blob)
+
     try:
         return Got(decode_source(data, path=rel), blob=blob)
     except NcxError as exc:
