@@ -313,3 +313,26 @@ def test_a_doc_cannot_grow_without_bound() -> None:
     )
     assert f"nested over {MAX_DEPTH} includes deep" in chain.text
     assert chain.text.count("level ") == MAX_DEPTH
+
+
+def test_pymdownx_blocks_render_in_the_view(repo: Path) -> None:
+    # sqlmodel's and FastAPI's admonitions: `/// tip | Title` ... `///`, options indented
+    # under the header; retrieve's text (the chunk) shows them as a frame does.
+    write(repo, "snippets/tip.md", "/// warning\n\nThe included block is read too.\n\n///\n")
+    write(
+        repo,
+        "docs/tips.md",
+        "# Tips\n\nAbout composite indexes on the hero table.\n\n"
+        "/// details | Composite indexes\n    type: tip\n    open: true\n\n"
+        "An index on two columns serves queries that filter on both.\n\n///\n\n"
+        '--8<-- "snippets/tip.md"\n\n```rust\n/// A doc comment, quoted as is.\nfn f() {}\n```\n',
+    )
+    _synced(repo)
+    top = _results("composite indexes on two columns")[0]
+    text = top["text"]
+    assert "**details** Composite indexes" in text and "type: tip" not in text
+    assert "An index on two columns" in text
+    assert "**warning**" in text and "The included block is read too." in text
+    assert "/// A doc comment, quoted as is." in text
+    assert not [ln for ln in text.split("\n") if ln.startswith("///") and "doc comment" not in ln]
+    assert top["start_line"] == 1

@@ -23,6 +23,7 @@ from ncx.suffixes import BY_FORMAT
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
     from ncx.sources.includes import Fetch
+    from ncx.sources.view import Line
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +185,9 @@ def _read_view(path: str, text: str, includes: Fetch | None = None) -> View:
     text = _without_agent_block(text)
     fmt = format_of(path)
     name = fmt.name if fmt else "markdown"
-    if includes is not None and name in ("markdown", "rst"):
-        from ncx.sources.includes import expand, may_include
-
-        if may_include(text):
-            from ncx.sources.view import numbered
-
-            lines, _ = expand(path, numbered(text), name == "rst", includes)
+    if name in ("markdown", "rst"):
+        lines = _spliced(path, text, name, includes)
+        if lines is not None:
             if name == "rst":
                 from ncx.sources.rst import read_rst
 
@@ -217,6 +214,31 @@ def _read_view(path: str, text: str, includes: Fetch | None = None) -> View:
     from ncx.sources.myst import read_myst
 
     return read_myst(text)
+
+
+def _spliced(path: str, text: str, name: str, includes: Fetch | None) -> list[Line] | None:
+    """The doc's lines with its includes read in (ncx.sources.includes) and, in markdown,
+    pymdownx `///` blocks rendered (ncx.sources.blocks); None when it has neither (most
+    docs: a few substring scans)."""
+    from ncx.sources.blocks import has_blocks
+    from ncx.sources.includes import may_include
+
+    expand_them = includes is not None and may_include(text)
+    blocks = name == "markdown" and has_blocks(text)
+    if not expand_them and not blocks:
+        return None
+    from ncx.sources.view import numbered
+
+    lines = numbered(text)
+    if expand_them and includes is not None:
+        from ncx.sources.includes import expand
+
+        lines, _ = expand(path, lines, name == "rst", includes)
+    if name == "markdown" and (blocks or has_blocks("\n".join(t for t, _ in lines))):
+        from ncx.sources.blocks import render_blocks
+
+        lines = render_blocks(lines)
+    return lines
 
 
 __all__ = ["FORMATS", "UNREAD", "BadSource", "Format", "View", "format_of", "read_view", "suffixes"]
