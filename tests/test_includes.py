@@ -336,3 +336,14 @@ def test_pymdownx_blocks_render_in_the_view(repo: Path) -> None:
     assert "/// A doc comment, quoted as is." in text
     assert not [ln for ln in text.split("\n") if ln.startswith("///") and "doc comment" not in ln]
     assert top["start_line"] == 1
+
+
+def test_docs_chunked_in_worker_processes_get_their_includes(repo: Path) -> None:
+    # Past sync's _PARALLEL_DOCS, docs are chunked in worker processes: what the gate read in
+    # the main process travels with each doc (the workers read no file and ask no git).
+    write(repo, "docs_src/shared.py", "SHARED_VALUE = 42\n")
+    for i in range(210):
+        write(repo, f"docs/d{i:03}.md", f"# Doc {i}\n\nPage {i}.\n\n{{* ./docs_src/shared.py *}}\n")
+    _synced(repo)
+    for i in (0, 209):
+        assert "SHARED_VALUE = 42" in _chunk_file(repo, f"docs/d{i:03}.md").read_text()
