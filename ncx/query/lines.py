@@ -15,6 +15,7 @@ from ncx.store import parse_frontmatter, read_regular, source_text
 
 if TYPE_CHECKING:
     from ncx.query.cache import Unit
+    from ncx.sources.includes import Fetch
 
 
 def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, str]:
@@ -29,9 +30,11 @@ def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, 
     chunk whose text is no longer in the source (edited, not yet synced) gets no range.
     """
     from ncx.sources import View, read_view
+    from ncx.sources.includes import may_include
 
     front: dict[str, str] = {}
     by_source: dict[str, list[int]] = {}
+    included: list[Fetch] = []  # the gate for included files, made for the first doc with one
     for i, u in enumerate(units):
         by_source.setdefault(u.source_path, []).append(i)
     for src, rows in by_source.items():
@@ -46,6 +49,16 @@ def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, 
             u = units[i]
             body = bodies[i] if bodies else _body(root, u)
             found_bodies.append(body.strip("\n"))
+        fetch = None
+        if text and may_include(text):
+            # Its chunks quote the files it includes (ncx.sources.includes): found in the
+            # view with them read in, as sync read it.
+            if not included:
+                from ncx import repo
+                from ncx.tree.includefiles import WorkTree
+
+                included.append(WorkTree(root, repo.index_blobs(root)))
+            fetch = included[0]
         try:
             if text and any("[REDACTED " in b for b in found_bodies):
                 from ncx.tree.chunkfile import redacted_view
@@ -53,9 +66,9 @@ def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, 
                 # Its chunks hold labels where the doc has credentials (chunkfile.load_doc):
                 # found in the doc as sync read it, and its frontmatter indexed without them.
                 # Only such a doc pays for the scan.
-                view = redacted_view(src, text)[0]
+                view = redacted_view(src, text, fetch)[0]
             else:
-                view = read_view(src, text) if text else View(text)
+                view = read_view(src, text, fetch) if text else View(text)
         except NcxError:
             view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
         front[src] = _front_text(

@@ -22,6 +22,8 @@ from ncx.suffixes import BY_FORMAT
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
+    from ncx.sources.includes import Fetch
+    from ncx.sources.view import Line
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +51,7 @@ UNREAD: dict[str, str] = {
 }
 # Part of sync's state key: a reader change re-reads every doc once (MyST docs synced
 # before the readers existed are rechunked instead of kept as they were).
-READER_VERSION = 1
+READER_VERSION = 2  # 2: includes read into the view
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 
@@ -162,10 +164,13 @@ def _without_agent_block(text: str) -> str:
     return "\n".join(out)
 
 
-def read_view(path: str, text: str) -> View:
-    """The markdown view of a source's decoded text; BadSource naming `path` if unreadable."""
+def read_view(path: str, text: str, includes: Fetch | None = None) -> View:
+    """The markdown view of a source's decoded text; BadSource naming `path` if unreadable.
+
+    `includes`: how the files its includes name are read (ncx.tree.includefiles); None
+    leaves include lines as they are."""
     try:
-        return _read_view(path, text)
+        return _read_view(path, text, includes)
     except RecursionError:
         # The readers stop nesting at view.MAX_NESTING; this is the net under them, so one
         # pathological doc is one problem named by its path, never the whole run's failure.
@@ -176,10 +181,20 @@ def read_view(path: str, text: str) -> View:
         ) from None
 
 
-def _read_view(path: str, text: str) -> View:
+def _read_view(path: str, text: str, includes: Fetch | None = None) -> View:
     text = _without_agent_block(text)
     fmt = format_of(path)
     name = fmt.name if fmt else "markdown"
+    if name in ("markdown", "rst"):
+        lines = _spliced(path, text, name, includes)
+        if lines is not None:
+            if name == "rst":
+                from ncx.sources.rst import read_rst
+
+                return read_rst(text, lines)
+            from ncx.sources.myst import read_myst
+
+            return read_myst(text, lines)
     if name == "rst":
         from ncx.sources.rst import read_rst
 
@@ -199,6 +214,31 @@ def _read_view(path: str, text: str) -> View:
     from ncx.sources.myst import read_myst
 
     return read_myst(text)
+
+
+def _spliced(path: str, text: str, name: str, includes: Fetch | None) -> list[Line] | None:
+    """The doc's lines with its includes read in (ncx.sources.includes) and, in markdown,
+    pymdownx `///` blocks rendered (ncx.sources.blocks); None when it has neither (most
+    docs: a few substring scans)."""
+    from ncx.sources.blocks import has_blocks
+    from ncx.sources.includes import may_include
+
+    expand_them = includes is not None and may_include(text)
+    blocks = name == "markdown" and has_blocks(text)
+    if not expand_them and not blocks:
+        return None
+    from ncx.sources.view import numbered
+
+    lines = numbered(text)
+    if expand_them and includes is not None:
+        from ncx.sources.includes import expand
+
+        lines, _ = expand(path, lines, name == "rst", includes)
+    if name == "markdown" and (blocks or has_blocks("\n".join(t for t, _ in lines))):
+        from ncx.sources.blocks import render_blocks
+
+        lines = render_blocks(lines)
+    return lines
 
 
 __all__ = ["FORMATS", "UNREAD", "BadSource", "Format", "View", "format_of", "read_view", "suffixes"]

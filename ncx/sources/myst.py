@@ -38,7 +38,13 @@ def is_myst(text: str) -> bool:
     return ")=" in text or "}`" in text or _ANY_DIRECTIVE.search(text) is not None
 
 
-def read_myst(text: str) -> View:
+def read_myst(text: str, lines: list[Line] | None = None) -> View:
+    """`lines`: the text's lines with its includes spliced in (ncx.sources.includes)."""
+    if lines is not None:
+        joined = "\n".join(t for t, _ in lines)
+        if not is_myst(joined):
+            return View(joined, tuple(n for _, n in lines))
+        return build(render_myst(lines))
     if not is_myst(text):
         return View(text)
     return build(render_myst(numbered(text)))

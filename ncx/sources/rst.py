@@ -29,8 +29,9 @@ _ATX_LIKE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 _PAGE_FIELD = re.compile(r"^:(orphan|nosearch|nocomments|tocdepth|html_theme[\w.-]*):")
 
 
-def read_rst(text: str) -> View:
-    return build(_Reader().block(numbered(text)))
+def read_rst(text: str, lines: list[Line] | None = None) -> View:
+    """`lines`: the text's lines with its includes spliced in (ncx.sources.includes)."""
+    return build(_Reader().block(numbered(text) if lines is None else lines))
 
 
 def _indent(t: str) -> int:

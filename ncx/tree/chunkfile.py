@@ -13,13 +13,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ncx.errors import BadSource
 from ncx.sources import View, format_of, read_view
 from ncx.store import body_lines, decode_source, dump_frontmatter, parse_frontmatter
 from ncx.tree.chunker import Chunk, ChunkSettings, chunk_markdown
 from ncx.words import STOPWORDS
+
+if TYPE_CHECKING:
+    from ncx.sources.includes import Fetch
 
 _DOC_ID = re.compile(r"^(DOC-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*-\d{2,})$")
 # A DOC-ID declared in a doc's header lines (v2 styles: `**DOC-ID:** DOC-API-001` under the
@@ -94,11 +97,14 @@ class ChunkBlock:
     chunk: Chunk
 
 
-def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDoc:
+def load_doc(
+    path: str, data: bytes, sidecar: DocMeta | None = None, includes: Fetch | None = None
+) -> SourceDoc:
     """Decode and split a source doc; raise BadSource / BadFrontmatter naming `path`.
 
     Any source format is first read as markdown (ncx.sources); the DOC-ID comes from
-    the sidecar, else the frontmatter, else the header lines."""
+    the sidecar, else the frontmatter, else the header lines. `includes` reads the files
+    the doc includes (ncx.tree.includefiles); None leaves include lines as written."""
     text = decode_source(data, path=path)
     conflict = conflict_lines(text)
     if conflict is not None:
@@ -115,7 +121,7 @@ def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDo
     # A credential in a doc never reaches its committed chunk file, a search cache or a
     # frame: it is replaced by a label here, where every reader of a doc starts (sync, the
     # staged check, check's dry run), and the finding travels with the doc to be said.
-    view, found = redacted_view(path, text)
+    view, found = redacted_view(path, text, includes)
     fmt = format_of(path)
     if fmt is None or fmt.frontmatter:
         meta, body, first_line = parse_frontmatter(view.text, path=path)
@@ -135,7 +141,9 @@ def load_doc(path: str, data: bytes, sidecar: DocMeta | None = None) -> SourceDo
     return SourceDoc(path, doc_id, domain, title, body, first_line, sidecar, view, secrets)
 
 
-def redacted_view(path: str, text: str) -> tuple[View, list[tuple[int, str]]]:
+def redacted_view(
+    path: str, text: str, includes: Fetch | None = None
+) -> tuple[View, list[tuple[int, str]]]:
     """The doc's markdown view with its credentials redacted, and (file line, kind) of each.
 
     The view is what chunks are made of, so it is what is scanned: for a notebook that is
@@ -146,7 +154,7 @@ def redacted_view(path: str, text: str) -> tuple[View, list[tuple[int, str]]]:
 
     from ncx.secrets import redact
 
-    view = read_view(path, text)
+    view = read_view(path, text, includes)
     clean, found = redact(view.text)
     if not found:
         return view, []

@@ -37,6 +37,8 @@ from ncx.tree.noop import file_blob, file_stat, read_or_none
 from ncx.tree.sidecar import sidecar_path
 
 PARALLEL_DOCS = 200  # docs to chunk; below this, starting worker processes costs more
+# A doc to chunk: (path, bytes, sidecar meta, chunk file, what its includes read).
+Job = tuple[str, bytes, Any, str, dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +61,7 @@ class Compared:
 
 def chunk_docs(
     root: Path,
-    jobs: list[tuple[str, bytes, Any, str]],
+    jobs: list[Job],
     settings: Any,
     force: bool,
     progress: Callable[[str], None] | None,
@@ -94,9 +96,9 @@ def chunk_docs(
 
 
 def _chunk_and_embed(
-    step: Callable[[tuple[str, bytes, Any, str]], Compared | NcxError | OSError],
+    step: Callable[[Job], Compared | NcxError | OSError],
     model: tuple[str, str, str],
-    batch: list[tuple[str, bytes, Any, str]],
+    batch: list[Job],
 ) -> list[Compared | NcxError | OSError]:
     """`step` (_chunk_doc) for each job, then every block left without a vector embedded, in
     one call for the batch."""
@@ -124,12 +126,14 @@ def filled(compared: Compared, vectors: Any) -> list[bytes]:
 
 
 def _chunk_doc(
-    settings: tuple[Any, int], top: str, force: bool, job: tuple[str, bytes, Any, str]
+    settings: tuple[Any, int], top: str, force: bool, job: Job
 ) -> Compared | NcxError | OSError:
-    path, data, meta, rel_file = job
+    path, data, meta, rel_file, included = job
     chunker, dim = settings
     try:
-        doc = load_doc(path, data, meta)
+        from ncx.tree import includefiles
+
+        doc = load_doc(path, data, meta, includefiles.replay(included))
         blocks = chunk_blocks(doc, chunker)
     except NcxError as exc:
         return exc

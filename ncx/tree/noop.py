@@ -277,6 +277,8 @@ def unread_docs(
             continue
         if prev.get("scblob") != sc_blob:
             continue
+        if "inc" in prev and not _included_unchanged(prev, blobs, modified):
+            continue
         rel = files_of[p]
         fblob = prev.get("fblob")
         if fblob is not None and blobs.get(rel) == fblob and rel not in modified:
@@ -292,6 +294,16 @@ def unread_docs(
         if now is not None and now == prev.get("file"):
             out.add(p)
     return out
+
+
+def _included_unchanged(
+    entry: dict[str, Any], blobs: dict[str, str | None], modified: set[str]
+) -> bool:
+    """Whether the files a doc includes are those its state entry recorded (imported only
+    for docs with includes: a tree without any pays nothing for them)."""
+    from ncx.tree import includefiles
+
+    return includefiles.unchanged(entry, blobs, modified)
 
 
 class Touched(dict[str, Any]):

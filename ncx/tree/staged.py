@@ -13,7 +13,7 @@ chunk folders and memories the commit touches; a commit touching none costs one 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from ncx.tree.touched import SIDECAR_SUFFIX, SOURCES
 
 if TYPE_CHECKING:
     from ncx.manifest import Manifest
+    from ncx.sources.includes import Fetch
     from ncx.tree.chunkfile import ChunkBlock
 
 _CHUNKS = f"{NCX_DIR}/{CHUNKS}/"
@@ -129,7 +130,7 @@ def verify_range(root: Path, cfg: Config, base: str, head: str = "HEAD") -> Verd
             hint="fetch more history (`git fetch --unshallow`, or actions/checkout with "
             "fetch-depth: 0), or check the whole tree with `ncx check`",
         )
-    scope = scope_of(changes(root, f"{base}...{head}"))
+    scope = scope_of(changes(root, f"{base}...{head}"), _included_by(root))
     if scope.empty or not repo.git(
         root, "rev-parse", "--verify", "--quiet", f"{head}:{NCX_DIR}/{MANIFEST}", check=False
     ):
@@ -139,8 +140,13 @@ def verify_range(root: Path, cfg: Config, base: str, head: str = "HEAD") -> Verd
     return verify(root, cfg, None if scope.everything else scope, tree=head)
 
 
-def scope_of(changes: Iterable[Change]) -> Scope:
-    """The docs and memories whose files must agree after these changes. Pure."""
+def scope_of(
+    changes: Iterable[Change], included: Mapping[str, Sequence[str]] | None = None
+) -> Scope:
+    """The docs and memories whose files must agree after these changes. Pure.
+
+    `included`: {file: docs that include it} (ncx.tree.includefiles): a changed included
+    file puts its docs in scope, as if they had changed themselves."""
     docs: set[str] = set()
     changed: set[str] = set()
     memories: set[str] = set()
@@ -148,6 +154,9 @@ def scope_of(changes: Iterable[Change]) -> Scope:
     everything = False
     for ch in changes:
         for p in (ch.path, ch.old) if ch.old else (ch.path,):
+            if included and p in included:
+                docs.update(included[p])
+                changed.update(included[p])
             if p == f"{NCX_DIR}/{MANIFEST}":
                 everything = True
             elif p.startswith(_CHUNKS) and p.endswith(".md"):
@@ -175,6 +184,12 @@ def scope_of(changes: Iterable[Change]) -> Scope:
 
 
 _NpyVec = Callable[[str, dict[str, bytes]], str]
+
+
+def _included_by(root: Path) -> dict[str, list[str]]:
+    from ncx.tree.includefiles import load_included_by
+
+    return load_included_by(root)
 
 
 def _docs_of_folder(folder: str) -> list[str]:
@@ -387,10 +402,14 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
 
     dim = int(manifest.model.get("dim", 0))
     right: dict[str, bytes] = {}  # chunk files found to follow their doc
+    from ncx.tree.includefiles import Staged
+
+    # A doc's includes as the commit holds them (the index, or `tree`), never the work tree.
+    fetch = Staged(root, tree=tree or "")
     for d in live:
         rel = file_of[d]
         expected = _expected(
-            d, blobs[index[d].oid], sidecars.get(d), blobs, index, manifest, verdict
+            d, blobs[index[d].oid], sidecars.get(d), blobs, index, manifest, verdict, fetch
         )
         if expected is None:
             continue  # the doc itself is broken: reported; its chunks are left as they are
@@ -540,6 +559,7 @@ def _expected(
     index: dict[str, _Entry],
     manifest: Manifest,
     verdict: Verdict,
+    fetch: Fetch | None = None,
 ) -> list[ChunkBlock] | None:
     from ncx.tree.chunkfile import chunk_blocks, load_doc
     from ncx.tree.sidecar import read_doc_meta
@@ -549,7 +569,7 @@ def _expected(
         meta, errors = read_doc_meta(sidecar, blobs[index[sidecar].oid])
         verdict.findings.extend(Finding(sidecar, f"{e.message}; {e.hint}") for e in errors)
     try:
-        loaded = load_doc(doc, data, meta)
+        loaded = load_doc(doc, data, meta, fetch)
     except NcxError as exc:
         verdict.findings.append(Finding(doc, f"{exc.message}; {exc.hint or 'fix it'}"))
         return None

@@ -51,6 +51,7 @@ from ncx.tree import compare
 from ncx.tree.chunkfile import chunk_file_bytes
 from ncx.tree.compare import (
     Compared,
+    Job,
     block_vectors,
     chunk_docs,
     filled,
@@ -269,10 +270,13 @@ def _sync(
         paths = ()
     if paths:
         wanted = {_norm(root, p) for p in paths}
+        via = _inc().docs_including(root, wanted)  # docs that include a named file
         in_scope = [
             p
             for p in sources
-            if p in wanted or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
+            if p in wanted
+            or p in via
+            or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
         ]
         gone_scope = {w for w in wanted if w not in set(sources) and rel_problem(w) is None}
         for w in sorted(wanted):
@@ -327,8 +331,11 @@ def _sync(
     all_chunks = 0
     # Which docs need chunking (the state file's word is checked against the chunk file),
     # then chunk them all (in worker processes when there are many), then plan the writes.
-    jobs: list[tuple[str, bytes, Any, str]] = []
+    jobs: list[Job] = []
     sigs: dict[str, str] = {}
+    # Files the docs include, read through the gate (tracked, inside the repository).
+    gate = _Gate(root, blobs, staged)
+    incs: dict[str, dict[str, Any]] = {}
     verified: dict[str, tuple[str | None, str | None]] = {}  # doc -> (blob, sidecar blob)
     vouched, known, per_format = report.intact, report.blobs, report.chunks_by_format
     for path in in_scope:
@@ -364,7 +371,12 @@ def _sync(
         # file, a checkout of another branch and back) is as good: its bytes are hashed.
         try:
             intact = False
-            if prev and prev.get("sig") == sig and prev.get("file") is not None:
+            if (
+                prev
+                and prev.get("sig") == sig
+                and prev.get("file") is not None
+                and ("inc" not in prev or _inc().same_now(prev, gate.fetch()))
+            ):
                 now = file_stat(root / files_of[path])
                 intact = now == prev["file"] or (
                     now is not None
@@ -395,7 +407,8 @@ def _sync(
                 # is said by every run, not only by the first one after it was written.
                 sig = ""
         sigs[path] = sig
-        jobs.append((path, data, meta, files_of[path]))
+        incs[path] = _inc().gather(path, data, gate.fetch())
+        jobs.append((path, data, meta, files_of[path], incs[path]))
     dim = int(manifest.model.get("dim", 0))
     # A first sync (no chunk file yet) or a re-embed: no removed chunk file can lend a vector
     # (below), so the worker that chunks a doc embeds its new texts too. One pass over the
@@ -408,7 +421,7 @@ def _sync(
     chunked = chunk_docs(root, jobs, (manifest.chunk, dim), reembed, progress, spec)
     planned: list[tuple[str, Compared]] = []
     written_by: dict[str, str] = {}  # a planned chunk file -> its doc
-    for (path, _data, _meta, rel_file), compared in zip(jobs, chunked, strict=True):
+    for (path, _data, _meta, rel_file, _incl), compared in zip(jobs, chunked, strict=True):
         if isinstance(compared, NcxError):
             report.problems.append(compared)
             continue
@@ -427,6 +440,7 @@ def _sync(
             "file": compared.file if compared.blocks is None else None,
             **({"fblob": compared.blob} if compared.blocks is None and compared.blob else {}),
             **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
+            **({"inc": _inc().recorded(incs[path])} if incs.get(path) else {}),
         }
         report.secrets.extend(compared.secrets)
         if path in verified and sigs[path]:
@@ -504,6 +518,8 @@ def _sync(
             # `ncx check` in a clone nobody synced chunked every doc again (~9 s on 40,000
             # chunks). A stale doc's entry has no file: its file is not what sync would write.
             save_state(root, manifest, state, docs_state.touched)
+            if docs_state.touched:
+                _inc().save_included_by(root, docs_state)
         return report
     vectors = []
     if texts:
@@ -526,10 +542,35 @@ def _sync(
     if manifest.format < FORMAT_VERSION:
         manifest = replace(manifest, format=FORMAT_VERSION)
         out.write(manifest_path(root), manifest.to_json().encode())
+    if docs_state.touched:
+        _inc().save_included_by(root, docs_state)
     save_state(root, manifest, state, docs_state.touched or report.changed)
     report.written.sort()
     report.removed.sort()
     return report
+
+
+def _inc() -> Any:
+    """ncx.tree.includefiles (the files docs include), imported where a doc is read or has
+    includes: a no-op of a tree without any reads no doc and pays nothing for it."""
+    from ncx.tree import includefiles
+
+    return includefiles
+
+
+class _Gate:
+    """The gate for included files, made for the first doc read (the working tree's or,
+    for the pre-commit hook, the index's files)."""
+
+    def __init__(self, root: Path, blobs: dict[str, str | None], staged: bool):
+        self._args, self._fetch = (root, blobs, staged), None
+
+    def fetch(self) -> Any:
+        if self._fetch is None:
+            root, blobs, staged = self._args
+            made = _inc().Staged(root, blobs) if staged else _inc().WorkTree(root, blobs)
+            self._fetch = made
+        return self._fetch
 
 
 class _ModelSlot:

@@ -42,12 +42,28 @@ def index_concerns_ncx() -> bool:
         return True
     fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
     i = 0
+    paths = []
     while i < len(fields) - 1 and fields[i]:
         n = 2 if fields[i][0] in "RC" else 1  # a rename or copy names both paths
         if any(concerns(p) for p in fields[i + 1 : i + 1 + n]):
             return True
+        paths += fields[i + 1 : i + 1 + n]
         i += 1 + n
-    return False
+    return bool(paths) and _included(paths)
+
+
+def _included(paths: list[str]) -> bool:
+    """Whether a doc includes one of `paths` (a file a FastAPI doc shows with `{* *}`), as
+    the last sync recorded it (ncx.tree.includefiles.INCLUDED_BY, one small read: pre-commit
+    runs hooks at the repository's top)."""
+    import json
+
+    try:
+        with open(NCX_PREFIX + "cache/included-by.json", "rb") as f:
+            found = json.loads(f.read())
+    except (OSError, ValueError):
+        return False
+    return isinstance(found, dict) and any(p in found for p in paths)
 
 
 MERGE_DRIVER = "ncx-chunks"
