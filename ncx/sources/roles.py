@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 _RST_ROLE = re.compile(r":((?:[A-Za-z][\w+.-]*:)?[A-Za-z][\w+.-]*):`([^`]*)`")
 _MYST_ROLE = re.compile(r"\{([A-Za-z][\w:+.-]*)\}`([^`]*)`")
@@ -19,7 +20,7 @@ _CODE_ROLES = frozenset(
 )
 
 
-def _role(name: str, content: str) -> str:
+def _role(name: str, content: str, titles: Mapping[str, str] | None = None) -> str:
     short = name.rsplit(":", 1)[-1]
     code = short in _CODE_ROLES or name.startswith(("py:", "c:", "cpp:", "js:"))
     m = _TITLED.match(content)
@@ -30,6 +31,9 @@ def _role(name: str, content: str) -> str:
         if code and text.startswith("~"):
             text = text[1:].rsplit(".", 1)[-1]
         text = text.lstrip("!~")
+        if short == "ref" and titles and text.lower() in titles:
+            # a label of this file: the title it stands before, what Sphinx shows
+            return titles[text.lower()]
         if short in ("ref", "doc") and text:
             # a bare label or path: its last part as words (`app-factories` -> app factories),
             # what a reader would call it, not an anchor to look up
@@ -39,10 +43,12 @@ def _role(name: str, content: str) -> str:
     return f"`{text}`" if code else text
 
 
-def render_rst_inline(line: str) -> str:
+def render_rst_inline(line: str, titles: Mapping[str, str] | None = None) -> str:
+    """`line` with its roles and links as a reader reads them; `titles` maps the labels of
+    the file (lower case) to the titles they stand before, for a bare `:ref:`label``."""
     if "`" not in line:
         return line
-    line = _RST_ROLE.sub(lambda m: _role(m.group(1), m.group(2)), line)
+    line = _RST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), titles), line)
     return _RST_LINK.sub(lambda m: m.group(1) or m.group(2) or "", line)
 
 

@@ -29,8 +29,39 @@ _ATX_LIKE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 _PAGE_FIELD = re.compile(r"^:(orphan|nosearch|nocomments|tocdepth|html_theme[\w.-]*):")
 
 
+_TARGET = re.compile(r"^\.\.\s+_([^:`\s][^:`]*):\s*$")
+
+
 def read_rst(text: str) -> View:
-    return build(_Reader().block(numbered(text)))
+    lines = numbered(text)
+    return build(_Reader(titles=label_titles([t for t, _ in lines])).block(lines))
+
+
+def label_titles(lines: list[str]) -> dict[str, str]:
+    """The file's `.. _label:` targets (lower case, as Sphinx compares them) that stand
+    before a section title -> that title, rendered: a bare `:ref:`label`` reads as it.
+    Labels of other files are not known to a reader of one file (they keep their words)."""
+    out: dict[str, str] = {}
+    pending: list[str] = []
+    for i, t in enumerate(lines):
+        m = _TARGET.match(t)
+        if m:
+            pending.append(" ".join(m.group(1).split()).lower())
+            continue
+        s = t.strip()
+        if not s or not pending:
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        title = None
+        if _is_adornment(s) and i + 2 < len(lines) and nxt and not _is_adornment(nxt):
+            title = nxt  # overlined
+        elif not t[:1].isspace() and not _is_adornment(s) and _is_adornment(nxt, min(3, len(s))):
+            title = s  # underlined
+        if title:
+            for label in pending:
+                out.setdefault(label, render_rst_inline(title))
+        pending = []
+    return out
 
 
 def _indent(t: str) -> int:
@@ -42,9 +73,13 @@ def _is_adornment(s: str, at_least: int = 3) -> bool:
 
 
 class _Reader:
-    def __init__(self, depth: int = 0) -> None:
+    def __init__(self, depth: int = 0, titles: dict[str, str] | None = None) -> None:
         self.styles: list[tuple[str, bool]] = []  # adornment styles in order of appearance
         self.depth = depth  # how many directives the lines being read sit inside
+        self.titles = titles or {}  # this file's labels -> their titles (label_titles)
+
+    def inline(self, line: str) -> str:
+        return render_rst_inline(line, self.titles)
 
     def nested(self, lines: list[Line]) -> list[Line]:
         """The content of a directive or footnote, read one level deeper."""
@@ -60,7 +95,7 @@ class _Reader:
         if style not in self.styles:
             self.styles.append(style)
         level = min(self.styles.index(style) + 1, 6)
-        return [("#" * level + " " + render_rst_inline(title.strip()), at)]
+        return [("#" * level + " " + self.inline(title.strip()), at)]
 
     def block(self, lines: list[Line]) -> list[Line]:
         out: list[Line] = []
@@ -131,14 +166,14 @@ class _Reader:
                     lead = t.rstrip()[:-2].rstrip()
                     if lead.strip():
                         keep = lead + (":" if not t.rstrip()[:-2].endswith(" ") else "")
-                        out.append((render_rst_inline(keep), ln))
+                        out.append((self.inline(keep), ln))
                     out.extend(fenced("", lines[j:k], ln))
                     i = k
                     prev_blank = True
                     continue
             if _ATX_LIKE.match(t):  # prose that markdown would take for a heading
                 t = t.replace("#", "\\#", 1)
-            out.append((render_rst_inline(t.rstrip()), ln))
+            out.append((self.inline(t.rstrip()), ln))
             prev_blank = False
             i += 1
         return out
@@ -148,10 +183,10 @@ class _Reader:
         m = _DIRECTIVE.match(s)
         if m:
             return directive(
-                m.group(1), (m.group(2) or "").strip(), body, at, self.nested, render_rst_inline
+                m.group(1), (m.group(2) or "").strip(), body, at, self.nested, self.inline
             )
         rest = s[2:].strip()
         if rest.startswith("[") and "]" in rest:  # footnote or citation: its text stays
             first = rest[rest.index("]") + 1 :].strip()
-            return [("", at), (render_rst_inline(first), at), *self.nested(body), ("", at)]
+            return [("", at), (self.inline(first), at), *self.nested(body), ("", at)]
         return []  # `.. _label:` targets, `.. |sub| ...` definitions and comments

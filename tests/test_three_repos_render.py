@@ -1,0 +1,97 @@
+"""Frames of real docs read as their sites do (issue 28, the three-repository study in
+benchmarks/three_repos.py): reST roles as the reader sees them, admonition labels never quoted
+without their text. Each test goes through `ncx sync` and `ncx assemble` in a temp git repo."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import _WORDS, commit_all, ncx, write
+
+
+def _items(*args: str) -> list[dict[str, Any]]:
+    frame = json.loads(ncx("assemble", *args, "--format", "json").stdout)
+    return [it for z in frame["zones"] for it in z["items"]]
+
+
+def _last_line(text: str) -> str:
+    return next((ln.strip() for ln in reversed(text.split("\n")) if ln.strip()), "")
+
+
+def _long_section(answer: str, after: str) -> str:
+    """Thirty lines of preamble, the answer, then what follows it."""
+    pre = "".join(f"Line {w} says nothing of interest here about {w}.\n" for w in _WORDS[:30])
+    return pre + answer + "\n" + after
+
+
+def _strong(repo: Path) -> None:
+    write(
+        repo,
+        "docs/best.md",
+        "# Replica\n\n## Purge the replica cache\n\nPurge the replica cache with "
+        "`replica purge --cache`: the replica cache is purged on every replica.\n",
+    )
+
+
+# flask: "For a gentle introduction ... refer to the :ref:`app-factories` pattern" read as
+# "app factories", the label's words; the site shows the title the label stands before.
+def test_a_bare_ref_reads_as_the_title_it_points_at_in_the_same_file(repo: Path) -> None:
+    write(
+        repo,
+        "docs/replica.rst",
+        "Replicas\n========\n\nTo purge the replica cache, follow :ref:`purge-steps-x1`.\n\n"
+        ".. _purge-steps-x1:\n\nClearing Stale Entries\n----------------------\n\n"
+        "Run the purge command on the primary.\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    texts = [it["text"] for it in _items("--task", "purge the replica cache")]
+    assert any("follow Clearing Stale Entries." in t for t in texts), texts
+    assert not any("purge steps x1" in t for t in texts), texts
+
+
+# sqlmodel: a background quote ended on "**note**", its text left out of the frame. A quoted
+# passage stops where its token allowance does: it must not stop on a label.
+def test_a_quoted_passage_never_ends_on_a_pymdownx_block_title(repo: Path) -> None:
+    body = " ".join(f"{w} unrelated words here" for w in _WORDS[40:70])
+    write(
+        repo,
+        "docs/long.md",
+        "# Guide\n\n## Everything\n\n"
+        + _long_section(
+            "To purge the replica cache, run `replica purge --cache` on the primary.\n",
+            f"/// note\n\n{body}\n\n///\n",
+        ),
+    )
+    _strong(repo)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
+    assert long and "replica purge --cache" in long[0]["text"], long
+    assert _last_line(long[0]["text"]) not in ("**note**", "///"), long[0]["text"]
+
+
+# The same cut in reST: the label on a line of its own, its text on the next; now the label
+# opens its text ("**Warning:** ..."), as Sphinx's text output has it.
+def test_a_rest_admonition_label_opens_its_text(repo: Path) -> None:
+    body = " ".join(f"{w} unrelated words here" for w in _WORDS[40:70])
+    pre = _long_section(
+        "To purge the replica cache, run ``replica purge --cache`` on the primary.\n",
+        f".. warning::\n\n   {body}\n\n.. note::\n\n   Short note text.\n",
+    )
+    write(repo, "docs/long.rst", "Guide\n=====\n\nEverything\n----------\n\n" + pre)
+    _strong(repo)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    items = _items("--task", "purge the replica cache")
+    long = [it for it in items if it["source_path"] == "docs/long.rst"]
+    assert long and "replica purge --cache" in long[0]["text"], long
+    assert _last_line(long[0]["text"]) != "**Warning:**", long[0]["text"]
+    # the whole section, quoted where it is short enough, keeps label and text on one line
+    whole = ncx("retrieve", "short note text", "--json", "--kind", "chunk").stdout
+    assert "**Note:** Short note text." in whole
