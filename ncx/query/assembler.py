@@ -412,6 +412,7 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
     out: list[str] = []
     fence: str | None = None
     skipping = False  # inside a ```{toctree} block
+    heads: set[int] = set()  # lines of `out` that are a block's title
     for line in text.split("\n"):
         stripped = line.lstrip()
         if fence is not None:
@@ -434,12 +435,14 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
         b = _BLOCK.match(line)
         if b:
             out.append(f"**{b.group(1)}**" + (f" {b.group(2)}" if b.group(2) else ""))
+            heads.add(len(out) - 1)
             continue
         d = _DIRECTIVE.match(line)
         if d:
             name, arg = d.group(2), d.group(3).strip()
             if name not in ("tab-set", "grid", "toctree"):
                 out.append(f"**{name}**" + (f" {arg}" if arg else ""))
+                heads.add(len(out) - 1)
             continue
         h = _HEADING.match(line)
         if h:
@@ -449,6 +452,10 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
         if ":`" in line:  # reST roles in markdown (Sphinx sites mix them): as a reader reads
             line = render_rst_inline(line)
         out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    if out and len(out) - 1 in heads:
+        out.pop()  # a block's title whose text the quote cut off: a label for nothing
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
