@@ -208,14 +208,20 @@ def filler(
         found.append("heading")
     src = _source_lines(root, path, item)
     labels, docs = maps
-    low = text.lower()
+    quoted = norm(text)
+
+    def shows_label(m: re.Match[str], title: str | None) -> bool:
+        """A bare role of the item's lines, quoted (the words beside it are in the item's
+        text: a passage cites its chunk's lines, not only its own), without its title."""
+        return bool(title) and norm(title or "") not in quoted and _quotes(src, m, quoted)
+
     if _RAW_REF.search(text) or any(
-        (t := labels.get(m.group(1).strip().lstrip("~").lower())) and norm(t) not in norm(low)
+        shows_label(m, labels.get(m.group(1).strip().lstrip("~").lower()))
         for m in _BARE_REF.finditer(src)
     ):
         found.append("ref")
     if _RAW_DOC.search(text) or any(
-        (t := docs.get(_doc_target(path, m.group(1).strip()))) and norm(t) not in norm(low)
+        shows_label(m, docs.get(_doc_target(path, m.group(1).strip())))
         for m in _BARE_DOC.finditer(src)
     ):
         found.append("doc")
@@ -227,6 +233,17 @@ def filler(
     if _BLOCK.search(text):
         found.append("block")
     return found
+
+
+def _quotes(src: str, m: re.Match[str], quoted: str) -> bool:
+    """Whether the words next to the role (three before or three after, on its line) are
+    in the item's normalized text."""
+    line_start = src.rfind("\n", 0, m.start()) + 1
+    line_end = src.find("\n", m.end())
+    before = norm(re.sub(r":\w+:`[^`]*`", " ", src[line_start : m.start()])).split()[-3:]
+    after = norm(re.sub(r":\w+:`[^`]*`", " ", src[m.end() : None if line_end < 0 else line_end]))
+    padded = f" {quoted} "
+    return any(len(w) >= 2 and f" {' '.join(w)} " in padded for w in (before, after.split()[:3]))
 
 
 _SOURCES: dict[Path, list[str]] = {}

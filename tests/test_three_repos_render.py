@@ -95,3 +95,31 @@ def test_a_rest_admonition_label_opens_its_text(repo: Path) -> None:
     # the whole section, quoted where it is short enough, keeps label and text on one line
     whole = ncx("retrieve", "short note text", "--json", "--kind", "chunk").stdout
     assert "**Note:** Short note text." in whole
+
+
+# flask: "refer to the :doc:`/blueprints` chapter" read "refer to the blueprints chapter"; the
+# site shows the title of the doc it names. A reader of one file cannot know it: the query
+# side reads it from the target's chunk file; a target that names no doc keeps its words.
+def test_a_bare_doc_reference_reads_as_the_title_of_the_doc_it_names(repo: Path) -> None:
+    write(
+        repo,
+        "docs/replica.rst",
+        "Replicas\n========\n\nTo purge the replica cache, see the :doc:`/guide/cache-admin` "
+        "chapter, the :doc:`steps <guide/cache-admin>` and :doc:`/nowhere/purge-notes`.\n",
+    )
+    write(
+        repo,
+        "docs/guide/cache-admin.rst",
+        "Administering the Cache Layer\n=============================\n\nRun the tool.\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    line = (
+        "To purge the replica cache, see the Administering the Cache Layer chapter, "
+        "the steps and purge notes."
+    )
+    texts = [it["text"] for it in _items("--task", "purge the replica cache")]
+    assert any(line in " ".join(t.split()) for t in texts), texts
+    hits = ncx("retrieve", "purge the replica cache", "--json", "--kind", "chunk").stdout
+    assert "Administering the Cache Layer chapter" in hits and "](doc:" not in hits

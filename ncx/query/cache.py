@@ -230,8 +230,15 @@ class Index:
             attach_lines(self.root, [self.units[i] for i in todo], [])
 
     def body(self, i: int) -> str:
-        """The unit's markdown body, read from its file (only top results need it)."""
-        return unit_body(self.root, self.units[i]).strip()
+        """The unit's markdown body, read from its file (only top results need it); a bare
+        `:doc:` reference in it reads as its target's title (ncx.query.doclinks)."""
+        unit = self.units[i]
+        text = unit_body(self.root, unit).strip()
+        if "](doc:" not in text or unit.kind != "chunk":
+            return text
+        from ncx.query.doclinks import resolve
+
+        return resolve(text, unit.source_path, self.root, self.memo.setdefault("doc_titles", {}))
 
 
 def unit_body(root: Path, unit: Unit) -> str:

@@ -49,7 +49,8 @@ UNREAD: dict[str, str] = {
 }
 # Part of sync's state key: a reader change re-reads every doc once (MyST docs synced
 # before the readers existed are rechunked instead of kept as they were).
-READER_VERSION = 2  # 2: an admonition's bare label opens its first line of text
+# 2: an admonition's bare label opens its first line of text; a bare :doc: is a doc: link
+READER_VERSION = 2
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 

@@ -20,7 +20,14 @@ _CODE_ROLES = frozenset(
 )
 
 
-def _role(name: str, content: str, titles: Mapping[str, str] | None = None) -> str:
+# A bare `:doc:` target kept for the query side, which knows every doc's title (a reader of
+# one file does not): `[words](doc:target)`, read back by ncx.query.doclinks.
+_DOC_TARGET = re.compile(r"[\w./~+-]+")
+
+
+def _role(
+    name: str, content: str, titles: Mapping[str, str] | None = None, links: bool = False
+) -> str:
     short = name.rsplit(":", 1)[-1]
     code = short in _CODE_ROLES or name.startswith(("py:", "c:", "cpp:", "js:"))
     m = _TITLED.match(content)
@@ -37,22 +44,29 @@ def _role(name: str, content: str, titles: Mapping[str, str] | None = None) -> s
         if short in ("ref", "doc") and text:
             # a bare label or path: its last part as words (`app-factories` -> app factories),
             # what a reader would call it, not an anchor to look up
+            target = text
             text = text.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").replace("_", " ")
+            if links and short == "doc" and text and _DOC_TARGET.fullmatch(target):
+                return f"[{text}](doc:{target})"
     if not text:
         return ""
     return f"`{text}`" if code else text
 
 
-def render_rst_inline(line: str, titles: Mapping[str, str] | None = None) -> str:
+def render_rst_inline(
+    line: str, titles: Mapping[str, str] | None = None, *, links: bool = False
+) -> str:
     """`line` with its roles and links as a reader reads them; `titles` maps the labels of
-    the file (lower case) to the titles they stand before, for a bare `:ref:`label``."""
+    the file (lower case) to the titles they stand before, for a bare `:ref:`label``. With
+    `links` (the readers), a bare `:doc:` becomes `[words](doc:target)` for the query side
+    to show as the target's title."""
     if "`" not in line:
         return line
-    line = _RST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), titles), line)
+    line = _RST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), titles, links), line)
     return _RST_LINK.sub(lambda m: m.group(1) or m.group(2) or "", line)
 
 
 def render_myst_inline(line: str) -> str:
     if "}`" not in line:
         return line
-    return _MYST_ROLE.sub(lambda m: _role(m.group(1), m.group(2)), line)
+    return _MYST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), links=True), line)

@@ -79,7 +79,7 @@ class _Reader:
         self.titles = titles or {}  # this file's labels -> their titles (label_titles)
 
     def inline(self, line: str) -> str:
-        return render_rst_inline(line, self.titles)
+        return render_rst_inline(line, self.titles, links=True)
 
     def nested(self, lines: list[Line]) -> list[Line]:
         """The content of a directive or footnote, read one level deeper."""
