@@ -20,9 +20,9 @@ def _last_line(text: str) -> str:
     return next((ln.strip() for ln in reversed(text.split("\n")) if ln.strip()), "")
 
 
-def _long_section(answer: str, after: str) -> str:
-    """Thirty lines of preamble, the answer, then what follows it."""
-    pre = "".join(f"Line {w} says nothing of interest here about {w}.\n" for w in _WORDS[:30])
+def _long_section(answer: str, after: str, n: int = 30) -> str:
+    """n lines of preamble, the answer, then what follows it."""
+    pre = "".join(f"Line {w} says nothing of interest here about {w}.\n" for w in _WORDS[:n])
     return pre + answer + "\n" + after
 
 
@@ -123,3 +123,30 @@ def test_a_bare_doc_reference_reads_as_the_title_of_the_doc_it_names(repo: Path)
     assert any(line in " ".join(t.split()) for t in texts), texts
     hits = ncx("retrieve", "purge the replica cache", "--json", "--kind", "chunk").stdout
     assert "Administering the Cache Layer chapter" in hits and "](doc:" not in hits
+
+
+# flask and jotai: a quoted passage that stopped on a code block's opening fence (or started
+# on its closing one) quoted an empty code block, "```\n```": tokens for nothing.
+def test_a_quoted_passage_never_holds_an_empty_code_block(repo: Path) -> None:
+    code = "replica.configure(" + ", ".join(f"{w}=True" for w in _WORDS[40:65]) + ")"
+    write(
+        repo,
+        "docs/long.md",
+        "# Guide\n\n## Everything\n\n"
+        + _long_section(
+            "To purge the replica cache, run `replica purge --cache` on the primary:\n",
+            f"\n```python\n{code}\n```\n",
+            n=15,
+        ),
+    )
+    _strong(repo)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
+    assert long and "replica purge --cache" in long[0]["text"], long
+    lines = [ln.strip() for ln in long[0]["text"].split("\n") if ln.strip()]
+    empty = [
+        k for k in range(len(lines) - 1) if lines[k].startswith("```") and lines[k + 1] == "```"
+    ]
+    assert not empty, long[0]["text"]
