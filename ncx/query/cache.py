@@ -230,15 +230,18 @@ class Index:
             attach_lines(self.root, [self.units[i] for i in todo], [])
 
     def body(self, i: int) -> str:
-        """The unit's markdown body, read from its file (only top results need it); a bare
-        `:doc:` reference in it reads as its target's title (ncx.query.doclinks)."""
+        """The unit's markdown body, read from its file (only top results need it)."""
+        return unit_body(self.root, self.units[i]).strip()
+
+    def shown(self, i: int, body: str) -> str:
+        """Unit i's body as a reader is shown it: a bare `:doc:` reference reads as its
+        target's title (ncx.query.doclinks). Ranking reads the body as stored."""
         unit = self.units[i]
-        text = unit_body(self.root, unit).strip()
-        if "](doc:" not in text or unit.kind != "chunk":
-            return text
+        if "](doc:" not in body or unit.kind != "chunk":
+            return body
         from ncx.query.doclinks import resolve
 
-        return resolve(text, unit.source_path, self.root, self.memo.setdefault("doc_titles", {}))
+        return resolve(body, unit.source_path, self.root, self.memo.setdefault("doc_titles", {}))
 
 
 def unit_body(root: Path, unit: Unit) -> str:

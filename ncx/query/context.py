@@ -293,7 +293,7 @@ def _with_follow(s: Searcher, h: Hit, it: Item) -> Item:
         if s.index.quick:  # a quick index finds line ranges only for what it is asked
             s.index.locate([nxt])
         u = s.index.units[nxt]
-        text = tidy(s.index.body(nxt), tuple(u.section))
+        text = tidy(s.index.shown(nxt, s.index.body(nxt)), tuple(u.section))
         if text.strip():
             break
     else:
