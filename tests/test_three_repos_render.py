@@ -150,3 +150,21 @@ def test_a_quoted_passage_never_holds_an_empty_code_block(repo: Path) -> None:
         k for k in range(len(lines) - 1) if lines[k].startswith("```") and lines[k + 1] == "```"
     ]
     assert not empty, long[0]["text"]
+
+
+# The same in MyST markdown: `{ref}`label`` to a `(label)=` of the file reads as its heading,
+# `{doc}`path`` as the title of the doc it names.
+def test_myst_bare_ref_and_doc_read_as_titles(repo: Path) -> None:
+    write(
+        repo,
+        "docs/replica.md",
+        "# Replicas\n\nTo purge the replica cache, follow {ref}`purge-steps-x1` and read "
+        "{doc}`guide/cache-admin`.\n\n(purge-steps-x1)=\n## Clearing Stale Entries\n\n"
+        "Run the purge command on the primary.\n",
+    )
+    write(repo, "docs/guide/cache-admin.md", "# Administering the Cache Layer\n\nRun the tool.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    texts = " ".join(it["text"] for it in _items("--task", "purge the replica cache"))
+    assert "follow Clearing Stale Entries and read Administering the Cache Layer." in texts, texts

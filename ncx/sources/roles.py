@@ -66,7 +66,7 @@ def render_rst_inline(
     return _RST_LINK.sub(lambda m: m.group(1) or m.group(2) or "", line)
 
 
-def render_myst_inline(line: str) -> str:
+def render_myst_inline(line: str, titles: Mapping[str, str] | None = None) -> str:
     if "}`" not in line:
         return line
-    return _MYST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), links=True), line)
+    return _MYST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), titles, links=True), line)
