@@ -168,3 +168,25 @@ def test_myst_bare_ref_and_doc_read_as_titles(repo: Path) -> None:
     ncx("sync")
     texts = " ".join(it["text"] for it in _items("--task", "purge the replica cache"))
     assert "follow Clearing Stale Entries and read Administering the Cache Layer." in texts, texts
+
+
+# flask's installation page: "**Windows**" over its commands; a quote that stops after the
+# label quotes a label for nothing (as the pymdownx title above, once readers render it bold).
+def test_a_quoted_passage_never_ends_on_a_bold_label(repo: Path) -> None:
+    body = " ".join(f"{w} unrelated words here" for w in _WORDS[40:70])
+    write(
+        repo,
+        "docs/long.md",
+        "# Guide\n\n## Everything\n\n"
+        + _long_section(
+            "To purge the replica cache, run `replica purge --cache` on the primary.\n",
+            f"**Windows**\n\n{body}\n",
+        ),
+    )
+    _strong(repo)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
+    assert long and "replica purge --cache" in long[0]["text"], long
+    assert _last_line(long[0]["text"]) != "**Windows**", long[0]["text"]

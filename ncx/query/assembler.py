@@ -381,6 +381,9 @@ _NOTHING = re.compile(
 )
 
 
+_LABEL_ONLY = re.compile(r"^\s*\*\*[^*\n]+\*\*:?\s*$")
+
+
 def plain_heading(text: str) -> str:
     """A heading's words: badges and HTML are markup for a web page."""
     return " ".join(_TAG.sub("", _BADGE.sub("", text)).split())
@@ -452,10 +455,10 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
         if ":`" in line:  # reST roles in markdown (Sphinx sites mix them): as a reader reads
             line = render_rst_inline(line)
         out.append(line)
-    while out and not out[-1].strip():
+    # A label the quote cut from what it labels (a block's title, a bold lead such as
+    # **Windows** over its code): nothing for the reader.
+    while out and (not out[-1].strip() or len(out) - 1 in heads or _LABEL_ONLY.match(out[-1])):
         out.pop()
-    if out and len(out) - 1 in heads:
-        out.pop()  # a block's title whose text the quote cut off: a label for nothing
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
