@@ -190,3 +190,21 @@ def test_a_quoted_passage_never_ends_on_a_bold_label(repo: Path) -> None:
     long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
     assert long and "replica purge --cache" in long[0]["text"], long
     assert _last_line(long[0]["text"]) != "**Windows**", long[0]["text"]
+
+
+# flask: "`PyPI\n<https://pypi.org/project/Flask-SQLAlchemy/>`_." left the URL and the
+# backticks in the frame; a role or link broken over lines reads as one on one line does.
+def test_a_rest_link_or_role_broken_over_lines_reads_as_text(repo: Path) -> None:
+    write(
+        repo,
+        "docs/replica.rst",
+        "Replicas\n========\n\nTo purge the replica cache, download the tool from `PyPI\n"
+        "<https://pypi.org/project/replica-tool/>`_ and read :ref:`the purge\n"
+        "steps <purge-steps-x1>` first.\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    texts = " ".join(it["text"] for it in _items("--task", "purge the replica cache"))
+    assert "https://pypi.org" not in texts and "`" not in texts, texts
+    assert "from PyPI" in texts and "read the purge\nsteps first." in texts, texts

@@ -62,8 +62,17 @@ def render_rst_inline(
     to show as the target's title."""
     if "`" not in line:
         return line
-    line = _RST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), titles, links), line)
-    return _RST_LINK.sub(lambda m: m.group(1) or m.group(2) or "", line)
+    line = _RST_ROLE.sub(
+        lambda m: _lines_kept(m, _role(m.group(1), m.group(2), titles, links)), line
+    )
+    return _RST_LINK.sub(lambda m: _lines_kept(m, m.group(1) or m.group(2) or ""), line)
+
+
+def _lines_kept(m: re.Match[str], text: str) -> str:
+    """A role or link's rendering, as many lines as it spanned (a reader renders a role that
+    breaks over lines on their joined text, then maps each line back to its own)."""
+    missing = m.group(0).count("\n") - text.count("\n")
+    return text + "\n" * missing if missing > 0 else text
 
 
 def render_myst_inline(line: str, titles: Mapping[str, str] | None = None) -> str:

@@ -34,7 +34,8 @@ _TARGET = re.compile(r"^\.\.\s+_([^:`\s][^:`]*):\s*$")
 
 def read_rst(text: str) -> View:
     lines = numbered(text)
-    return build(_Reader(titles=label_titles([t for t, _ in lines])).block(lines))
+    titles = label_titles([t for t, _ in lines]) if ".. _" in text else {}
+    return build(_Reader(titles=titles).block(lines))
 
 
 def label_titles(lines: list[str]) -> dict[str, str]:
@@ -42,26 +43,35 @@ def label_titles(lines: list[str]) -> dict[str, str]:
     before a section title -> that title, rendered: a bare `:ref:`label`` reads as it.
     Labels of other files are not known to a reader of one file (they keep their words)."""
     out: dict[str, str] = {}
-    pending: list[str] = []
+    n = len(lines)
     for i, t in enumerate(lines):
-        m = _TARGET.match(t)
-        if m:
-            pending.append(" ".join(m.group(1).split()).lower())
+        m = _TARGET.match(t) if t.startswith("..") else None
+        if m is None:
             continue
-        s = t.strip()
-        if not s or not pending:
-            continue
-        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        j = i + 1  # the first line after this target that is neither blank nor a target
+        while j < n and (not lines[j].strip() or _TARGET.match(lines[j])):
+            j += 1
+        if j >= n:
+            break
+        s, t2 = lines[j].strip(), lines[j]
+        nxt = lines[j + 1].strip() if j + 1 < n else ""
         title = None
-        if _is_adornment(s) and i + 2 < len(lines) and nxt and not _is_adornment(nxt):
+        if _is_adornment(s) and j + 2 < n and nxt and not _is_adornment(nxt):
             title = nxt  # overlined
-        elif not t[:1].isspace() and not _is_adornment(s) and _is_adornment(nxt, min(3, len(s))):
+        elif not t2[:1].isspace() and not _is_adornment(s) and _is_adornment(nxt, min(3, len(s))):
             title = s  # underlined
         if title:
-            for label in pending:
-                out.setdefault(label, render_rst_inline(title))
-        pending = []
+            out.setdefault(" ".join(m.group(1).split()).lower(), render_rst_inline(title))
     return out
+
+
+_SPAN_LINES = 4  # a role or link broken over more lines than this is left line by line
+_LITERAL = re.compile(r"``.*?``")
+
+
+def _open_backticks(t: str) -> int:
+    """Single backticks of a line, inline literals (``x``) aside."""
+    return _LITERAL.sub("", t).count("`") if "`" in t else 0
 
 
 def _indent(t: str) -> int:
@@ -171,12 +181,38 @@ class _Reader:
                     i = k
                     prev_blank = True
                     continue
+            span = self.split_span(lines, i, ind)
+            if span:  # a role or link that breaks over lines: rendered on their joined text
+                out.extend(span)
+                i += len(span)
+                prev_blank = False
+                continue
             if _ATX_LIKE.match(t):  # prose that markdown would take for a heading
                 t = t.replace("#", "\\#", 1)
             out.append((self.inline(t.rstrip()), ln))
             prev_blank = False
             i += 1
         return out
+
+    def split_span(self, lines: list[Line], i: int, ind: int) -> list[Line]:
+        """If lines[i] opens a role or hyperlink that closes on one of the next few lines of
+        its paragraph (`` `PyPI`` / ``<https://pypi.org/>`_``), those lines rendered together,
+        each kept on its own line; else []."""
+        if _open_backticks(lines[i][0]) % 2 == 0:
+            return []
+        group = [lines[i]]
+        for j in range(i + 1, min(i + _SPAN_LINES, len(lines))):
+            t = lines[j][0]
+            s = t.strip()
+            if not s or _indent(t) != ind or _is_adornment(s) or s.startswith(".. "):
+                return []
+            group.append(lines[j])
+            if sum(_open_backticks(g) for g, _ in group) % 2 == 0:
+                text = self.inline("\n".join(g.rstrip() for g, _ in group)).split("\n")
+                if len(text) != len(group):
+                    return []
+                return [(x, n) for x, (_, n) in zip(text, group, strict=True)]
+        return []
 
     def explicit(self, s: str, body: list[Line], at: int) -> list[Line]:
         """`.. ` markup: a directive, or a target/substitution/comment (dropped)."""
