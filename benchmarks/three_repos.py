@@ -24,6 +24,9 @@ filler kind, found by pattern:
 - include: a literal `{* ... *}` include line
 - block: a raw pymdownx `///` block line
 - empty code: an empty code block (a quote cut at a fence), not a kind issue 28 names
+- raw rst: reST markup left in prose (a role, a `<url>`_ link tail), outside code
+- html: a line of prose that is only HTML tags (`<div class="termy">`, `<img ...>`), outside
+  code; issue 28 names HTML in headings only
 
 The ncx that runs is `python -m ncx` of this interpreter with this checkout first on
 PYTHONPATH (so a worktree's code is what is measured). Deterministic: the same clones and
@@ -57,6 +60,8 @@ KINDS = (
     "include",
     "block",
     "empty code",
+    "raw rst",
+    "html",
 )
 K = 50
 
@@ -125,6 +130,20 @@ _ADMONITION_HEAD = re.compile(
 )
 _INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$", re.M)
 _BLOCK = re.compile(r"^\s*///", re.M)
+_RAW_RST = re.compile(r"(?::[a-z]+:`)|(?:>`__?(?:\W|$))|(?:^\s*\.\. [a-z-]+::)")
+_TAG_ONLY = re.compile(r"^\s*(?:</?[A-Za-z][^>]*>\s*)+$")
+
+
+def _prose_lines(text: str) -> list[str]:
+    out, fence = [], False
+    for ln in text.split("\n"):
+        if ln.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence:
+            out.append(ln)
+    return out
+
+
 _EMPTY_CODE = re.compile(r"(?:^|\n)\s*```[\w+-]*\n\s*```\s*(?:\n|$)")
 _RST_LABEL = re.compile(r"^\.\.\s+_([^:`][^:]*):\s*$")
 _MYST_LABEL = re.compile(r"^\(([^()\s]+)\)=\s*$")
@@ -240,6 +259,11 @@ def filler(
         found.append("block")
     if _EMPTY_CODE.search(text):
         found.append("empty code")
+    prose = _prose_lines(text)
+    if any(_RAW_RST.search(ln) for ln in prose):
+        found.append("raw rst")
+    if any(_TAG_ONLY.match(ln) for ln in prose):
+        found.append("html")
     return found
 
 

@@ -208,3 +208,24 @@ def test_a_rest_link_or_role_broken_over_lines_reads_as_text(repo: Path) -> None
     texts = " ".join(it["text"] for it in _items("--task", "purge the replica cache"))
     assert "https://pypi.org" not in texts and "`" not in texts, texts
     assert "from PyPI" in texts and "read the purge\nsteps first." in texts, texts
+
+
+# sqlmodel: `<div class="termy">` / `</div>` around console blocks and `<img ...>` screenshots
+# were quoted as lines of their own: markup for a web page, nothing an agent reads.
+def test_markdown_lines_of_html_tags_only_are_not_quoted(repo: Path) -> None:
+    write(
+        repo,
+        "docs/replica.md",
+        "# Replicas\n\n## Purge the replica cache\n\nPurge the replica cache from a shell:\n\n"
+        '<div class="termy">\n\n```console\n$ replica purge --cache\n<div>as printed</div>\n'
+        '```\n\n</div>\n\n<img class="shadow" src="/img/purge.png">\n\n'
+        "The replica cache is empty afterwards, <b>on every replica</b>.\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    items = _items("--task", "purge the replica cache")
+    text = next(it["text"] for it in items if it["source_path"] == "docs/replica.md")
+    assert "termy" not in text and "<img" not in text, text
+    assert "<div>as printed</div>" in text and "<b>on every replica</b>" in text, text
+    assert text.count("\n\n\n") == 0, text

@@ -49,7 +49,8 @@ UNREAD: dict[str, str] = {
 }
 # Part of sync's state key: a reader change re-reads every doc once (MyST docs synced
 # before the readers existed are rechunked instead of kept as they were).
-# 2: an admonition's bare label opens its first line of text; a bare :doc: is a doc: link
+# 2: an admonition's bare label opens its first line of text; a bare :doc: is a doc: link;
+# markdown lines of HTML tags only are blank
 READER_VERSION = 2
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
@@ -163,6 +164,32 @@ def _without_agent_block(text: str) -> str:
     return "\n".join(out)
 
 
+# A line of markdown that is only HTML tags (MkDocs' `<div class="termy">` ... `</div>` around
+# console blocks, `<img class="shadow" src=...>` screenshots, `<br>`): markup for a web page,
+# nothing an agent reads (sqlmodel: 19 of 263 frame items). Blanked, so lines keep their
+# numbers; a tag with text on its line, and anything in a code fence or indented 4+, stays.
+_TAG_LINE = re.compile(r"^ {0,3}(?:</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>[ \t]*)+$", re.MULTILINE)
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def _without_tag_lines(text: str) -> str:
+    if "<" not in text or _TAG_LINE.search(text) is None:
+        return text
+    out: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        f = _FENCE_LINE.match(line)
+        if fence:
+            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence):
+                fence = ""
+        elif f:
+            fence = f.group(1)
+        elif _TAG_LINE.match(line):
+            line = ""
+        out.append(line)
+    return "\n".join(out)
+
+
 def read_view(path: str, text: str) -> View:
     """The markdown view of a source's decoded text; BadSource naming `path` if unreadable."""
     try:
@@ -181,6 +208,8 @@ def _read_view(path: str, text: str) -> View:
     text = _without_agent_block(text)
     fmt = format_of(path)
     name = fmt.name if fmt else "markdown"
+    if name == "markdown":
+        text = _without_tag_lines(text)
     if name == "rst":
         from ncx.sources.rst import read_rst
 
