@@ -229,3 +229,25 @@ def test_markdown_lines_of_html_tags_only_are_not_quoted(repo: Path) -> None:
     assert "termy" not in text and "<img" not in text, text
     assert "<div>as printed</div>" in text and "<b>on every replica</b>" in text, text
     assert text.count("\n\n\n") == 0, text
+
+
+# The title is read from the target's chunk file: a link in its place is not followed (it
+# may point anywhere); the reference keeps its words.
+def test_a_doc_reference_never_follows_a_link(repo: Path) -> None:
+    write(
+        repo,
+        "docs/replica.rst",
+        "Replicas\n========\n\nTo purge the replica cache, see :doc:`secret-notes`.\n",
+    )
+    write(repo, "docs/secret-notes.rst", "Secret Notes\n============\n\nText.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    ncx("retrieve", "purge the replica cache")  # the cache, built before the link
+    target = repo / ".neocortex" / "chunks" / "docs" / "secret-notes.rst.md"
+    outside = repo.parent / "outside.md"
+    outside.write_text("---\nid: x\nsource_section:\n- Leaked Title\n---\n\nx\n")
+    target.unlink()
+    target.symlink_to(outside)
+    r = ncx("retrieve", "purge the replica cache", "--json", "--kind", "chunk")
+    assert "Leaked" not in r.stdout + r.stderr, r.stdout

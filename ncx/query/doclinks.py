@@ -11,7 +11,9 @@ first frame of a fresh clone must read as every later one does.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
 
 from ncx.layout import doc_chunk_file
@@ -68,9 +70,19 @@ def candidates(source_path: str, target: str) -> list[str]:
 
 def _first_title(chunk_file: Path) -> str | None:
     """The first heading of a doc's trail, from its chunk file's first frontmatter."""
+    # As ncx reads its units: a link in a chunk file's place is not followed (it may point
+    # anywhere), nor is anything but a regular file opened to wait on (a FIFO).
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(chunk_file, "rb") as f:
-            head = f.read(_HEAD_BYTES).decode("utf-8", "replace")
+        if os.path.islink(chunk_file):
+            return None
+        fd = os.open(chunk_file, flags)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            head = os.read(fd, _HEAD_BYTES).decode("utf-8", "replace")
+        finally:
+            os.close(fd)
     except OSError:
         return None
     lines = head.split("\n")
