@@ -26,7 +26,7 @@ filler kind, found by pattern:
 - empty code: an empty code block (a quote cut at a fence), not a kind issue 28 names
 - raw rst: reST markup left in prose (a role, a `<url>`_ link tail), outside code
 - html: a line of prose that is only HTML tags (`<div class="termy">`, `<img ...>`), outside
-  code; issue 28 names HTML in headings only
+  code and other than an HTML table's rows; issue 28 names HTML in headings only
 
 The ncx that runs is `python -m ncx` of this interpreter with this checkout first on
 PYTHONPATH (so a worktree's code is what is measured). Deterministic: the same clones and
@@ -132,6 +132,8 @@ _INCLUDE = re.compile(r"^\s*\{\*.*\*\}\s*$", re.M)
 _BLOCK = re.compile(r"^\s*///", re.M)
 _RAW_RST = re.compile(r"(?::[a-z]+:`)|(?:>`__?(?:\W|$))|(?:^\s*\.\. [a-z-]+::)")
 _TAG_ONLY = re.compile(r"^\s*(?:</?[A-Za-z][^>]*>\s*)+$")
+# an HTML table's structure: the rows around its cells (data, not page markup)
+_TABLE_TAGS = re.compile(r"^\s*(?:</?(?:table|thead|tbody|tfoot|tr)\b[^>]*>\s*)+$", re.I)
 
 
 def _prose_lines(text: str) -> list[str]:
@@ -262,7 +264,7 @@ def filler(
     prose = _prose_lines(text)
     if any(_RAW_RST.search(ln) for ln in prose):
         found.append("raw rst")
-    if any(_TAG_ONLY.match(ln) for ln in prose):
+    if any(_TAG_ONLY.match(ln) and not _TABLE_TAGS.match(ln) for ln in prose):
         found.append("html")
     return found
 

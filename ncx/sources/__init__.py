@@ -168,26 +168,33 @@ def _without_agent_block(text: str) -> str:
 # console blocks, `<img class="shadow" src=...>` screenshots, `<br>`): markup for a web page,
 # nothing an agent reads (sqlmodel: 19 of 263 frame items). Blanked, so lines keep their
 # numbers; a tag with text on its line, and anything in a code fence or indented 4+, stays.
+# Only where an HTML block would end anyway (the next line is blank): a `<div>` that opens a
+# block of lines keeps them markup's, not markdown's (a `## heading` in it starts no section),
+# and `<pre>`/`<script>`/`<style>`/`<textarea>`, whose blocks run to their closing tag, stay.
 _TAG_LINE = re.compile(r"^ {0,3}(?:</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>[ \t]*)+$", re.MULTILINE)
+_RAW_TAG = re.compile(r"</?(?:pre|script|style|textarea)\b", re.IGNORECASE)
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def _without_tag_lines(text: str) -> str:
     if "<" not in text or _TAG_LINE.search(text) is None:
         return text
-    out: list[str] = []
+    lines = text.split("\n")
     fence = ""
-    for line in text.split("\n"):
+    for i, line in enumerate(lines):
         f = _FENCE_LINE.match(line)
         if fence:
             if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence):
                 fence = ""
         elif f:
             fence = f.group(1)
-        elif _TAG_LINE.match(line):
-            line = ""
-        out.append(line)
-    return "\n".join(out)
+        elif (
+            _TAG_LINE.match(line)
+            and (i + 1 == len(lines) or not lines[i + 1].strip())
+            and not _RAW_TAG.search(line)
+        ):
+            lines[i] = ""
+    return "\n".join(lines)
 
 
 def read_view(path: str, text: str) -> View:
