@@ -122,7 +122,7 @@ def test_a_bare_doc_reference_reads_as_the_title_of_the_doc_it_names(repo: Path)
     texts = [it["text"] for it in _items("--task", "purge the replica cache")]
     assert any(line in " ".join(t.split()) for t in texts), texts
     hits = ncx("retrieve", "purge the replica cache", "--json", "--kind", "chunk").stdout
-    assert "Administering the Cache Layer chapter" in hits and "](doc:" not in hits
+    assert "Administering the Cache Layer chapter" in hits and "](:" not in hits
 
 
 # flask and jotai: a quoted passage that stopped on a code block's opening fence (or started

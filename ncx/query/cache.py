@@ -237,7 +237,7 @@ class Index:
         """Unit i's body as a reader is shown it: a bare `:doc:` reference reads as its
         target's title (ncx.query.doclinks). Ranking reads the body as stored."""
         unit = self.units[i]
-        if "](doc:" not in body or unit.kind != "chunk":
+        if "](:" not in body or unit.kind != "chunk":
             return body
         from ncx.query.doclinks import resolve
 

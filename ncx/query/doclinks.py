@@ -1,6 +1,6 @@
 """doclinks: a bare reST/MyST `:doc:` reference shown as its target's title.
 
-A reader sees one file, so it keeps a bare `:doc:`/blueprints`` as `[blueprints](doc:/blueprints)`
+A reader sees one file, so it keeps a bare `:doc:`/blueprints`` as `[blueprints](:/blueprints)`
 (ncx.sources.roles). Here, where a chunk's text is read back, the link becomes the title of the
 doc it names ("Modular Applications with Blueprints"), as the built site shows it; a target that
 names no indexed doc keeps its words. The title is read from the target's own chunk file (its
@@ -19,15 +19,15 @@ from pathlib import Path, PurePosixPath
 from ncx.layout import doc_chunk_file
 from ncx.suffixes import BY_FORMAT
 
-_LINK = re.compile(r"\[([^\]\n]*)\]\(doc:([^)\s]+)\)")
+_LINK = re.compile(r"\[([^\]\n]*)\]\(:([^)\s]+)\)")
 _SUFFIXES = ("", *(s for group in BY_FORMAT.values() for s in group))
 _HEAD_BYTES = 4096  # a chunk file's first frontmatter is far shorter
 
 
 def resolve(text: str, source_path: str, root: Path, memo: dict[str, str | None]) -> str:
-    """`text` with each `[words](doc:target)` as the target doc's title (else its words).
+    """`text` with each `[words](:target)` as the target doc's title (else its words).
     `memo` keeps titles found (per index: the same tree answers the same)."""
-    if "](doc:" not in text:
+    if "](:" not in text:
         return text
 
     def title(m: re.Match[str]) -> str:

@@ -21,7 +21,8 @@ _CODE_ROLES = frozenset(
 
 
 # A bare `:doc:` target kept for the query side, which knows every doc's title (a reader of
-# one file does not): `[words](doc:target)`, read back by ncx.query.doclinks.
+# one file does not): `[words](:target)`, read back by ncx.query.doclinks (a leading `:`, no scheme word:
+# nothing for the index to count as a word of the chunk).
 _DOC_TARGET = re.compile(r"[\w./~+-]+")
 
 
@@ -47,7 +48,7 @@ def _role(
             target = text
             text = text.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").replace("_", " ")
             if links and short == "doc" and text and _DOC_TARGET.fullmatch(target):
-                return f"[{text}](doc:{target})"
+                return f"[{text}](:{target})"
     if not text:
         return ""
     return f"`{text}`" if code else text
@@ -58,7 +59,7 @@ def render_rst_inline(
 ) -> str:
     """`line` with its roles and links as a reader reads them; `titles` maps the labels of
     the file (lower case) to the titles they stand before, for a bare `:ref:`label``. With
-    `links` (the readers), a bare `:doc:` becomes `[words](doc:target)` for the query side
+    `links` (the readers), a bare `:doc:` becomes `[words](:target)` for the query side
     to show as the target's title."""
     if "`" not in line:
         return line
