@@ -49,8 +49,8 @@ UNREAD: dict[str, str] = {
 }
 # Part of sync's state key: a reader change re-reads every doc once (MyST docs synced
 # before the readers existed are rechunked instead of kept as they were).
-# 2: an admonition's bare label opens its first line of text; a bare :doc: is a [words](:target) link;
-# markdown lines of HTML tags only are blank
+# 2: an admonition's bare label opens its first line of text; a bare :doc: is a
+# [words](:target) link; markdown lines of HTML tags only are blank
 READER_VERSION = 2
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 

@@ -21,8 +21,8 @@ _CODE_ROLES = frozenset(
 
 
 # A bare `:doc:` target kept for the query side, which knows every doc's title (a reader of
-# one file does not): `[words](:target)`, read back by ncx.query.doclinks (a leading `:`, no scheme word:
-# nothing for the index to count as a word of the chunk).
+# one file does not): `[words](:target)`, read back by ncx.query.doclinks (a leading `:`, no
+# scheme word: nothing for the index to count as a word of the chunk).
 _DOC_TARGET = re.compile(r"[\w./~+-]+")
 
 
