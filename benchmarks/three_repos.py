@@ -238,9 +238,15 @@ def filler(
     quoted = norm(text)
 
     def shows_label(m: re.Match[str], title: str | None) -> bool:
-        """A bare role of the item's lines, quoted (the words beside it are in the item's
-        text: a passage cites its chunk's lines, not only its own), without its title."""
-        return bool(title) and norm(title or "") not in quoted and _quotes(src, m, quoted)
+        """A bare role of the item's lines quoted as its label's or path's words where the
+        target has another title (a passage cites its chunk's lines, not only the ones it
+        quotes: the role counts where its words stand beside the words next to it)."""
+        words = norm(m.group(1).strip().rstrip("/").rsplit("/", 1)[-1].replace("-", " "))
+        words = words.replace("_", " ")
+        shown = norm(title or "")
+        if not title or shown == words or shown in quoted:
+            return False
+        return _quotes(src, m, words, quoted)
 
     if _RAW_REF.search(text) or any(
         shows_label(m, labels.get(m.group(1).strip().lstrip("~").lower()))
@@ -269,15 +275,19 @@ def filler(
     return found
 
 
-def _quotes(src: str, m: re.Match[str], quoted: str) -> bool:
-    """Whether the words next to the role (three before or three after, on its line) are
-    in the item's normalized text."""
+def _quotes(src: str, m: re.Match[str], words: str, quoted: str) -> bool:
+    """Whether the item's normalized text holds `words` (the role as its label's words) next
+    to the two words before or after the role on its line."""
     line_start = src.rfind("\n", 0, m.start()) + 1
     line_end = src.find("\n", m.end())
-    before = norm(re.sub(r":\w+:`[^`]*`", " ", src[line_start : m.start()])).split()[-3:]
+    before = norm(re.sub(r":\w+:`[^`]*`", " ", src[line_start : m.start()])).split()[-2:]
     after = norm(re.sub(r":\w+:`[^`]*`", " ", src[m.end() : None if line_end < 0 else line_end]))
     padded = f" {quoted} "
-    return any(len(w) >= 2 and f" {' '.join(w)} " in padded for w in (before, after.split()[:3]))
+    return any(
+        f" {' '.join(w)} " in padded
+        for w in ([*before, words], [words, *after.split()[:2]])
+        if len(w) >= 2
+    )
 
 
 _SOURCES: dict[Path, list[str]] = {}
