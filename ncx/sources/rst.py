@@ -41,27 +41,34 @@ def read_rst(text: str) -> View:
 def label_titles(lines: list[str]) -> dict[str, str]:
     """The file's `.. _label:` targets (lower case, as Sphinx compares them) that stand
     before a section title -> that title, rendered: a bare `:ref:`label`` reads as it.
-    Labels of other files are not known to a reader of one file (they keep their words)."""
+    Labels of other files are not known to a reader of one file (they keep their words).
+    One pass: a run of targets is read once, whatever its length."""
     out: dict[str, str] = {}
     n = len(lines)
-    for i, t in enumerate(lines):
-        m = _TARGET.match(t) if t.startswith("..") else None
+    i = 0
+    while i < n:
+        m = _TARGET.match(lines[i]) if lines[i].startswith("..") else None
         if m is None:
+            i += 1
             continue
-        j = i + 1  # the first line after this target that is neither blank nor a target
+        labels = []
+        j = i  # the run of targets (and blank lines) up to what they stand before
         while j < n and (not lines[j].strip() or _TARGET.match(lines[j])):
+            t = _TARGET.match(lines[j])
+            if t:
+                labels.append(" ".join(t.group(1).split()).lower())
             j += 1
-        if j >= n:
-            break
-        s, t2 = lines[j].strip(), lines[j]
-        nxt = lines[j + 1].strip() if j + 1 < n else ""
-        title = None
-        if _is_adornment(s) and j + 2 < n and nxt and not _is_adornment(nxt):
-            title = nxt  # overlined
-        elif not t2[:1].isspace() and not _is_adornment(s) and _is_adornment(nxt, min(3, len(s))):
-            title = s  # underlined
-        if title:
-            out.setdefault(" ".join(m.group(1).split()).lower(), render_rst_inline(title))
+        if j < n:
+            s, nxt = lines[j].strip(), lines[j + 1].strip() if j + 1 < n else ""
+            title = None
+            if _is_adornment(s) and j + 2 < n and nxt and not _is_adornment(nxt):
+                title = nxt  # overlined
+            elif not lines[j][:1].isspace() and not _is_adornment(s):
+                title = s if _is_adornment(nxt, min(3, len(s))) else None  # underlined
+            if title:
+                for label in labels:
+                    out.setdefault(label, render_rst_inline(title))
+        i = j
     return out
 
 
