@@ -434,6 +434,9 @@ _NOTHING = re.compile(
 )
 
 
+_LABEL_ONLY = re.compile(r"^\s*\*\*[^*\n]+\*\*:?\s*$")
+
+
 def plain_heading(text: str) -> str:
     """A heading's words: badges and HTML are markup for a web page."""
     return " ".join(_TAG.sub("", _BADGE.sub("", text)).split())
@@ -465,6 +468,7 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
     out: list[str] = []
     fence: str | None = None
     skipping = False  # inside a ```{toctree} block
+    heads: set[int] = set()  # lines of `out` that are a block's title
     for line in text.split("\n"):
         stripped = line.lstrip()
         if fence is not None:
@@ -487,12 +491,14 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
         b = _BLOCK.match(line)
         if b:
             out.append(f"**{b.group(1)}**" + (f" {b.group(2)}" if b.group(2) else ""))
+            heads.add(len(out) - 1)
             continue
         d = _DIRECTIVE.match(line)
         if d:
             name, arg = d.group(2), d.group(3).strip()
             if name not in ("tab-set", "grid", "toctree"):
                 out.append(f"**{name}**" + (f" {arg}" if arg else ""))
+                heads.add(len(out) - 1)
             continue
         h = _HEADING.match(line)
         if h:
@@ -502,6 +508,10 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
         if ":`" in line:  # reST roles in markdown (Sphinx sites mix them): as a reader reads
             line = render_rst_inline(line)
         out.append(line)
+    # A label the quote cut from what it labels (a block's title, a bold lead such as
+    # **Windows** over its code): nothing for the reader.
+    while out and (not out[-1].strip() or len(out) - 1 in heads or _LABEL_ONLY.match(out[-1])):
+        out.pop()
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 

@@ -233,6 +233,16 @@ class Index:
         """The unit's markdown body, read from its file (only top results need it)."""
         return unit_body(self.root, self.units[i]).strip()
 
+    def shown(self, i: int, body: str) -> str:
+        """Unit i's body as a reader is shown it: a bare `:doc:` reference reads as its
+        target's title (ncx.query.doclinks). Ranking reads the body as stored."""
+        unit = self.units[i]
+        if "](:" not in body or unit.kind != "chunk":
+            return body
+        from ncx.query.doclinks import resolve
+
+        return resolve(body, unit.source_path, self.root, self.memo.setdefault("doc_titles", {}))
+
 
 def unit_body(root: Path, unit: Unit) -> str:
     """A unit's markdown body, from its file ("" when it is gone or damaged)."""

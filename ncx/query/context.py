@@ -245,6 +245,7 @@ def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Ite
     # tidying drops (directive fences, labels) left some windows a pointer.
     for grow in (1.0, 1.5, 2.0):
         i, j = assembler.best_lines(raw, terms, int(assembler.PASSAGE_TOKENS * grow))
+        i, j = _no_empty_code(raw, i, j)
         window = raw[i:j]
         if sum(1 for ln in raw[:i] if ln.lstrip().startswith("```")) % 2:
             window = ["```", *window]  # the window starts inside a code block: open it
@@ -261,6 +262,25 @@ def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Ite
     return dataclasses.replace(
         it, passage=dataclasses.replace(it, text=text, start_line=start, end_line=end)
     )
+
+
+def _no_empty_code(raw: list[str], i: int, j: int) -> tuple[int, int]:
+    """The window [i, j) less a code fence at its edge with none of its block's code inside
+    the window (a window that starts on a block's closing fence, or ends on an opening one,
+    quoted an empty code block: 21 of 531 flask and jotai frame items, issue 28)."""
+
+    def fence(k: int) -> bool:
+        return raw[k].lstrip().startswith("```")
+
+    while i < j and (not raw[i].strip() or fence(i)):
+        if fence(i) and sum(1 for ln in raw[:i] if ln.lstrip().startswith("```")) % 2 == 0:
+            break  # an opening fence: its code follows
+        i += 1
+    while j > i and (not raw[j - 1].strip() or fence(j - 1)):
+        if fence(j - 1) and sum(1 for ln in raw[: j - 1] if ln.lstrip().startswith("```")) % 2:
+            break  # a closing fence: its code precedes
+        j -= 1
+    return i, j
 
 
 def _with_follow(s: Searcher, h: Hit, it: Item) -> Item:
@@ -280,7 +300,7 @@ def _with_follow(s: Searcher, h: Hit, it: Item) -> Item:
         if s.index.quick:  # a quick index finds line ranges only for what it is asked
             s.index.locate([nxt])
         u = s.index.units[nxt]
-        text = tidy(s.index.body(nxt), tuple(u.section))
+        text = tidy(s.index.shown(nxt, s.index.body(nxt)), tuple(u.section))
         if text.strip():
             break
     else:

@@ -148,7 +148,8 @@ class Searcher:
         return {u: DEMOTE for u in units if self.stale(u)}
 
     def text(self, hit: Hit) -> str:
-        return unit_body(self.index, hit.unit)
+        """A hit's text as shown (retrieve, frames): bare `:doc:` references as titles."""
+        return self.index.shown(hit.unit, unit_body(self.index, hit.unit))
 
     def hit_json(self, hit: Hit, *, explain: bool = False) -> dict[str, Any]:
         out = hit.as_json(self.text(hit))

@@ -51,7 +51,9 @@ UNREAD: dict[str, str] = {
 }
 # Part of sync's state key: a reader change re-reads every doc once (MyST docs synced
 # before the readers existed are rechunked instead of kept as they were).
-READER_VERSION = 2  # 2: includes read into the view
+# 2: includes read into the view; an admonition's bare label opens its first line of
+# text; a bare :doc: is a [words](:target) link; markdown lines of HTML tags only are blank
+READER_VERSION = 2
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 
@@ -164,6 +166,39 @@ def _without_agent_block(text: str) -> str:
     return "\n".join(out)
 
 
+# A line of markdown that is only HTML tags (MkDocs' `<div class="termy">` ... `</div>` around
+# console blocks, `<img class="shadow" src=...>` screenshots, `<br>`): markup for a web page,
+# nothing an agent reads (sqlmodel: 19 of 263 frame items). Blanked, so lines keep their
+# numbers; a tag with text on its line, and anything in a code fence or indented 4+, stays.
+# Only where an HTML block would end anyway (the next line is blank): a `<div>` that opens a
+# block of lines keeps them markup's, not markdown's (a `## heading` in it starts no section),
+# and `<pre>`/`<script>`/`<style>`/`<textarea>`, whose blocks run to their closing tag, stay.
+_TAG_LINE = re.compile(r"^ {0,3}(?:</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>[ \t]*)+$", re.MULTILINE)
+_RAW_TAG = re.compile(r"</?(?:pre|script|style|textarea)\b", re.IGNORECASE)
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def _without_tag_lines(text: str) -> str:
+    if "<" not in text or _TAG_LINE.search(text) is None:
+        return text
+    lines = text.split("\n")
+    fence = ""
+    for i, line in enumerate(lines):
+        f = _FENCE_LINE.match(line)
+        if fence:
+            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence):
+                fence = ""
+        elif f:
+            fence = f.group(1)
+        elif (
+            _TAG_LINE.match(line)
+            and (i + 1 == len(lines) or not lines[i + 1].strip())
+            and not _RAW_TAG.search(line)
+        ):
+            lines[i] = ""
+    return "\n".join(lines)
+
+
 def read_view(path: str, text: str, includes: Fetch | None = None) -> View:
     """The markdown view of a source's decoded text; BadSource naming `path` if unreadable.
 
@@ -185,6 +220,8 @@ def _read_view(path: str, text: str, includes: Fetch | None = None) -> View:
     text = _without_agent_block(text)
     fmt = format_of(path)
     name = fmt.name if fmt else "markdown"
+    if name == "markdown":
+        text = _without_tag_lines(text)
     if name in ("markdown", "rst"):
         lines = _spliced(path, text, name, includes)
         if lines is not None:

@@ -47,6 +47,14 @@ API = re.compile(
 _OPTION = re.compile(r"^:[\w-]+:")
 
 Render = Callable[[list[Line]], list[Line]]
+# A line that starts a paragraph of prose (not code, a list, a table, a quote or a heading).
+_BLOCK_LEAD = re.compile(r"^\s*(?:[-*+|>#]|\d+[.)]\s|`{3}|~{3}|\.\.\s|:\w)")
+
+
+def _runs_on(head: str, first: str) -> bool:
+    """Whether an admonition's label can open its first line: a bare label ("**Note:**"),
+    and a first line of prose."""
+    return head.endswith(":**") and bool(first.strip()) and not _BLOCK_LEAD.match(first)
 
 
 def split_options(body: list[Line]) -> list[Line]:
@@ -93,7 +101,13 @@ def directive(
     else:
         head = ""
     out: list[Line] = [("", at)]
-    if head:
+    if head and inner and _runs_on(head, inner[0][0]):
+        # The label opens its first paragraph ("**Note:** Do not ..."), as Sphinx's text
+        # builder writes it: on a line of its own a chunk or a quoted passage could end on
+        # the label and leave its text to the next one (issue 28).
+        out.append((f"{head} {inner[0][0].lstrip()}", at))
+        inner = inner[1:]
+    elif head:
         out.append((head, at))
         if inner:
             out.append(("", at))

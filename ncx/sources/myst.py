@@ -38,6 +38,9 @@ def is_myst(text: str) -> bool:
     return ")=" in text or "}`" in text or _ANY_DIRECTIVE.search(text) is not None
 
 
+_ATX = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+
+
 def read_myst(text: str, lines: list[Line] | None = None) -> View:
     """`lines`: the text's lines with its includes spliced in (ncx.sources.includes)."""
     if lines is not None:
@@ -47,11 +50,35 @@ def read_myst(text: str, lines: list[Line] | None = None) -> View:
         return build(render_myst(lines))
     if not is_myst(text):
         return View(text)
-    return build(render_myst(numbered(text)))
+    lines = numbered(text)
+    return build(render_myst(lines, titles=label_titles([t for t, _ in lines])))
 
 
-def render_myst(lines: list[Line], depth: int = 0) -> list[Line]:
-    """The view lines of MyST `lines`; `depth`: how many directives they sit inside."""
+def label_titles(lines: list[str]) -> dict[str, str]:
+    """The file's `(label)=` targets (lower case) that stand before a heading -> its text:
+    a bare `{ref}`label`` reads as it (labels of other files keep their words)."""
+    out: dict[str, str] = {}
+    pending: list[str] = []
+    for t in lines:
+        m = _LABEL.match(t)
+        if m:
+            pending.append(m.group(1).lower())
+            continue
+        if not t.strip():
+            continue
+        h = _ATX.match(t)
+        if h and h.group(1):
+            for label in pending:
+                out.setdefault(label, render_myst_inline(h.group(1)))
+        pending = []
+    return out
+
+
+def render_myst(
+    lines: list[Line], depth: int = 0, titles: dict[str, str] | None = None
+) -> list[Line]:
+    """The view lines of MyST `lines`; `depth`: how many directives they sit inside;
+    `titles`: the file's labels and the headings they stand before (label_titles)."""
     if depth > MAX_NESTING:
         return as_text(lines)
     out: list[Line] = []
@@ -82,8 +109,8 @@ def render_myst(lines: list[Line], depth: int = 0) -> list[Line]:
                         d.group(4).strip(),
                         body,
                         ln,
-                        functools.partial(render_myst, depth=depth + 1),
-                        render_myst_inline,
+                        functools.partial(render_myst, depth=depth + 1, titles=titles),
+                        functools.partial(render_myst_inline, titles=titles),
                     )
                 )
             if out and out[-1][0]:
@@ -97,6 +124,6 @@ def render_myst(lines: list[Line], depth: int = 0) -> list[Line]:
         if _LABEL.match(t):
             i += 1
             continue
-        out.append((render_myst_inline(t), ln))
+        out.append((render_myst_inline(t, titles), ln))
         i += 1
     return out

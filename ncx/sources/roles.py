@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 _RST_ROLE = re.compile(r":((?:[A-Za-z][\w+.-]*:)?[A-Za-z][\w+.-]*):`([^`]*)`")
 _MYST_ROLE = re.compile(r"\{([A-Za-z][\w:+.-]*)\}`([^`]*)`")
@@ -19,7 +20,15 @@ _CODE_ROLES = frozenset(
 )
 
 
-def _role(name: str, content: str) -> str:
+# A bare `:doc:` target kept for the query side, which knows every doc's title (a reader of
+# one file does not): `[words](:target)`, read back by ncx.query.doclinks (a leading `:`, no
+# scheme word: nothing for the index to count as a word of the chunk).
+_DOC_TARGET = re.compile(r"[\w./~+-]+")
+
+
+def _role(
+    name: str, content: str, titles: Mapping[str, str] | None = None, links: bool = False
+) -> str:
     short = name.rsplit(":", 1)[-1]
     code = short in _CODE_ROLES or name.startswith(("py:", "c:", "cpp:", "js:"))
     m = _TITLED.match(content)
@@ -30,23 +39,44 @@ def _role(name: str, content: str) -> str:
         if code and text.startswith("~"):
             text = text[1:].rsplit(".", 1)[-1]
         text = text.lstrip("!~")
+        if short == "ref" and titles and text.lower() in titles:
+            # a label of this file: the title it stands before, what Sphinx shows
+            return titles[text.lower()]
         if short in ("ref", "doc") and text:
             # a bare label or path: its last part as words (`app-factories` -> app factories),
             # what a reader would call it, not an anchor to look up
+            target = text
             text = text.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").replace("_", " ")
+            if links and short == "doc" and text and _DOC_TARGET.fullmatch(target):
+                return f"[{text}](:{target})"
     if not text:
         return ""
     return f"`{text}`" if code else text
 
 
-def render_rst_inline(line: str) -> str:
+def render_rst_inline(
+    line: str, titles: Mapping[str, str] | None = None, *, links: bool = False
+) -> str:
+    """`line` with its roles and links as a reader reads them; `titles` maps the labels of
+    the file (lower case) to the titles they stand before, for a bare `:ref:`label``. With
+    `links` (the readers), a bare `:doc:` becomes `[words](:target)` for the query side
+    to show as the target's title."""
     if "`" not in line:
         return line
-    line = _RST_ROLE.sub(lambda m: _role(m.group(1), m.group(2)), line)
-    return _RST_LINK.sub(lambda m: m.group(1) or m.group(2) or "", line)
+    line = _RST_ROLE.sub(
+        lambda m: _lines_kept(m, _role(m.group(1), m.group(2), titles, links)), line
+    )
+    return _RST_LINK.sub(lambda m: _lines_kept(m, m.group(1) or m.group(2) or ""), line)
 
 
-def render_myst_inline(line: str) -> str:
+def _lines_kept(m: re.Match[str], text: str) -> str:
+    """A role or link's rendering, as many lines as it spanned (a reader renders a role that
+    breaks over lines on their joined text, then maps each line back to its own)."""
+    missing = m.group(0).count("\n") - text.count("\n")
+    return text + "\n" * missing if missing > 0 else text
+
+
+def render_myst_inline(line: str, titles: Mapping[str, str] | None = None) -> str:
     if "}`" not in line:
         return line
-    return _MYST_ROLE.sub(lambda m: _role(m.group(1), m.group(2)), line)
+    return _MYST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), titles, links=True), line)
