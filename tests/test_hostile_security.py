@@ -188,16 +188,19 @@ def _ncx_bytes(root: Path) -> bytes:
 
 
 def test_a_credential_in_a_doc_is_said_and_kept_out_of_chunks_and_frames(repo: Path) -> None:
-    write(
-        repo,
-        "docs/deploy.md",
-        f"# Deploy\n\n{SEC}\n\nexport GITHUB_TOKEN={TOKEN}\n\n## Keys\n\n{SEC}\n\n{PEM}\n\nend\n",
+    password = 'DB_PASSWORD = "Xk29vQ8mLp2Rt7wz"'
+    text = (
+        f"# Deploy\n\n{SEC}\n\nexport GITHUB_TOKEN={TOKEN}\n\n## Keys\n\n{SEC}\n\n{PEM}\n\nend\n"
+        f"\n## Database\n\n{password}\n"
     )
+    write(repo, "docs/deploy.md", text)
     commit_all(repo)
     ncx("init", "-q")
     proc = ncx("sync", "-q")
-    assert "docs/deploy.md:5:" in proc.stderr and "github token" in proc.stderr
-    assert "docs/deploy.md:11:" in proc.stderr and "private key" in proc.stderr
+    assert "docs/deploy.md:5: holds what looks like a github token;" in proc.stderr
+    assert "docs/deploy.md:11: holds what looks like a private key;" in proc.stderr
+    at = text.splitlines().index(password) + 1  # an article that agrees with the kind
+    assert f"docs/deploy.md:{at}: holds what looks like an assigned password;" in proc.stderr
     assert TOKEN not in proc.stderr
     blob = _ncx_bytes(repo)
     assert TOKEN.encode() not in blob and b"MIIEowIBAAKC" not in blob and b"Zq8wLm2pX4" not in blob
@@ -224,6 +227,7 @@ def test_a_credential_in_a_doc_is_said_and_kept_out_of_chunks_and_frames(repo: P
     assert {(s["path"], s["line"], s["kind"]) for s in data["secrets"]} == {
         ("docs/deploy.md", 5, "github_token"),
         ("docs/deploy.md", 11, "private_key"),
+        ("docs/deploy.md", at, "assigned_password"),
     }
 
 

@@ -120,12 +120,15 @@ class _Pending:
 
 def secret_warnings(report: SyncReport) -> list[str]:
     """One line per credential found in a doc or sidecar: where it is, and what to do."""
-    return [
-        f"ncx: warning: {path}:{line}: holds what looks like a {kind.replace('_', ' ')}; "
-        f"its chunks carry [REDACTED {kind.replace('_', ' ')}] instead: remove it from the "
-        "file and rotate the credential"
-        for path, line, kind in sorted(set(report.secrets))
-    ]
+    out = []
+    for path, line, kind in sorted(set(report.secrets)):
+        what = kind.replace("_", " ")
+        article = "an" if what[:1].lower() in "aeiou" else "a"
+        out.append(
+            f"ncx: warning: {path}:{line}: holds what looks like {article} {what}; its chunks "
+            f"carry [REDACTED {what}] instead: remove it from the file and rotate the credential"
+        )
+    return out
 
 
 class _Out:
