@@ -14,8 +14,11 @@ Forms (docs/decisions.md §NEW-includes):
 - MyST ```` ```{literalinclude} path ```` and ```` ```{include} path ````, the same options.
 
 Every spliced line cites the line of the directive that brought it (a citation points at
-the doc, where the include is written). An include that cannot be read stays as one short
-visible line, `[include not read: PATH: why]`, never an error: the doc is chunked anyway.
+the doc, where the include is written). An include of a file that is not there to read (not
+tracked, missing, outside the repository: a docs-only checkout, a path into another repo)
+stays as the doc wrote it, read as it was before includes were; one refused for safety or
+a limit (a link, `.git/`, an LFS pointer, itself, too deep, too much) becomes one short
+visible line, `[include not read: PATH: why]`. Never an error: the doc is chunked anyway.
 """
 
 from __future__ import annotations
@@ -43,6 +46,11 @@ class Got:
     text: str | None
     why: str = ""
     blob: str | None = None  # git's id of the bytes read: what the sync state records
+    # Not there to read (untracked, missing, outside the repository): the include stays as
+    # written. Why not a note: Ray's docs include 188 files from outside a docs checkout;
+    # a note each put words like "outside" and "repository" into their chunks and cost
+    # raydocs page MRR@10 (benchmarks/results/includes_2026-11-27.md).
+    absent: bool = False
 
 
 Fetch = Callable[[str], Got]  # a normalised repo-relative path -> what the gate gives
@@ -249,7 +257,7 @@ class Expander:
             if got.text is not None:
                 return path, got
             first = first or (path, got)
-        return first or ("", Got(None, "outside the repository, or not a file path"))
+        return first or ("", Got(None, "outside the repository, or not a file path", absent=True))
 
     def expand(self, doc: str, lines: list[Line], rst: bool) -> list[Line]:
         return self._walk(doc, lines, rst, (doc,))
@@ -259,11 +267,12 @@ class Expander:
 
     def _splice(
         self, doc: str, target: str, how: str, at: int, indent: str, stack: tuple[str, ...]
-    ) -> tuple[str, list[str]] | list[Line]:
-        """(path, its lines) of an include, or the note saying why there are none."""
+    ) -> tuple[str, list[str]] | list[Line] | None:
+        """(path, its lines) of an include, the note saying why there are none, or None for
+        a file that is not there to read (the caller keeps the doc's own lines)."""
         path, got = self.get(doc, target, how)
         if got.text is None:
-            return note(indent, target, got.why, at)
+            return None if got.absent else note(indent, target, got.why, at)
         if path in stack:
             return note(indent, target, "it includes itself", at)
         if len(stack) > MAX_DEPTH:
@@ -286,7 +295,7 @@ class Expander:
                 block = _SNIPPET_BLOCK.match(t)
                 if m:
                     target = m.group(2) or m.group(3) or m.group(4)
-                    out += self._snippet(doc, target, m.group(1), at, stack)
+                    out += self._snippet(doc, target, m.group(1), at, stack) or [lines[i]]
                     i += 1
                     continue
                 if block:
@@ -296,7 +305,8 @@ class Expander:
                     if j < n:  # a block of paths, one a line
                         for p, _ in lines[i + 1 : j]:
                             if p.strip() and not p.lstrip().startswith(";"):
-                                out += self._snippet(doc, p.strip(), block.group(1), at, stack)
+                                got = self._snippet(doc, p.strip(), block.group(1), at, stack)
+                                out += got or [(p, at)]
                         i = j + 1
                         continue
             if fence:
@@ -328,6 +338,8 @@ class Expander:
     def _star(self, doc: str, m: re.Match[str], at: int, stack: tuple[str, ...]) -> list[Line]:
         indent, target, rest = m.group(1), m.group(2), m.group(3)
         got = self._splice(doc, target, "mkdocs", at, indent, stack)
+        if got is None:
+            return [(m.string, at)]
         if not isinstance(got, tuple):
             return got
         path, text = got
@@ -339,13 +351,14 @@ class Expander:
 
     def _snippet(
         self, doc: str, target: str, indent: str, at: int, stack: tuple[str, ...]
-    ) -> list[Line]:
+    ) -> list[Line] | None:
+        """The snippet's lines, a note, or None (not there: the caller keeps its line)."""
         spec = ""
         m = _SNIPPET_LINES.match(target)
         if m and m.group(1) and any(c.isdigit() for c in m.group(2)):
             target, spec = m.group(1), m.group(2)
         got = self._splice(doc, target, "mkdocs", at, indent, stack)
-        if not isinstance(got, tuple):
+        if got is None or not isinstance(got, tuple):
             return got
         path, text = got
         if text and text[-1] == "":
@@ -377,7 +390,9 @@ class Expander:
             j += 1
         opts = _options(lines[i + 1 : j])
         got = self._splice(doc, target, "doc", at, "", stack)
-        if not isinstance(got, tuple):
+        if got is None:
+            out += lines[i : j + 1]
+        elif not isinstance(got, tuple):
             out += got
         else:
             path, text = got
@@ -423,7 +438,9 @@ class Expander:
                 continue
             opts = _options(lines[i + 1 : j])
             got = self._splice(doc, target, "doc", at, indent, stack)
-            if not isinstance(got, tuple):
+            if got is None:
+                out += lines[i:j]
+            elif not isinstance(got, tuple):
                 out += got
             else:
                 path, text = got

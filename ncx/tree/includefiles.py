@@ -32,6 +32,9 @@ from ncx.sources.includes import MAX_BYTES, Fetch, Got
 INCLUDED_BY = "included-by.json"  # in .neocortex/cache/: {included file: [docs]}
 
 
+NOT_TRACKED = "not a file git tracks"
+
+
 def _refused(rel: str, blobs: Mapping[str, str | None]) -> str | None:
     """Why `rel` may not be included, from its name and the index alone."""
     bad = rel_problem(rel)
@@ -43,7 +46,7 @@ def _refused(rel: str, blobs: Mapping[str, str | None]) -> str | None:
     if is_inside_ncx(rel):
         return f"inside {NCX_DIR}/ (derived files); refused"
     if rel not in blobs:
-        return "not a file git tracks"
+        return NOT_TRACKED
     if blobs[rel] is None:
         return "not a plain tracked file (a link, a submodule or in conflict); refused"
     return None
@@ -78,7 +81,7 @@ class WorkTree:
     def _read(self, rel: str) -> Got:
         why = _refused(rel, self._blobs)
         if why is not None:
-            return Got(None, why)
+            return Got(None, why, absent=why == NOT_TRACKED)
         from ncx.store import NotRegular, read_regular
 
         ignored = ignored_targets(self._root, [rel], self._links)
@@ -92,7 +95,7 @@ class WorkTree:
                 return Got(None, f"{size} bytes, over the {MAX_BYTES} an include may be")
             data = read_regular(full)
         except FileNotFoundError:
-            return Got(None, "missing in the working tree")
+            return Got(None, "missing in the working tree", absent=True)
         except NotRegular:
             return Got(None, "not a regular file (a FIFO, socket or device); refused")
         except OSError as exc:
@@ -128,7 +131,7 @@ class Staged:
         blobs = self._index()
         why = _refused(rel, blobs)
         if why is not None:
-            return Got(None, why)
+            return Got(None, why, absent=why == NOT_TRACKED)
         oid = str(blobs[rel])
         size = repo.git(self._root, "cat-file", "-s", oid, check=False).strip()
         if not size.isdigit():
