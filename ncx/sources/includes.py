@@ -3,7 +3,7 @@ the lines its reader reads. Pure: which files a doc names and what their text be
 reading itself (the path gate: tracked, inside the repository, never .git/) is
 ncx.tree.includefiles', handed in as a `Fetch`.
 
-Forms (docs/decisions.md §NEW-includes):
+Forms (docs/decisions.md §38):
 - FastAPI/MkDocs `{* ./docs_src/x.py ln[3:9,12:15] hl[5] *}`: the lines as fenced code;
 - pymdownx snippets `--8<-- "path"` (one line, `path:3:9` for lines, or a block of paths
   between two `--8<--` lines): the file's text spliced in raw, as pymdownx does (`;--8<--`
