@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -217,6 +218,31 @@ def run_script(script: Path, text: str, *, cwd: Path | None = None, timeout: int
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert proc.returncode == 0, f"{script.name} -> {proc.returncode}\n{proc.stderr[-2000:]}"
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """`folder` read-only as a user meets it: a read-only bind mount where this runs as root
+    (root writes through modes), the write bits off otherwise."""
+    if os.geteuid() == 0:
+        done = subprocess.run(
+            ["mount", "--bind", "-o", "ro", str(folder), str(folder)], capture_output=True
+        )
+        if done.returncode != 0:
+            pytest.skip("root, and no read-only bind mount to be had here")
+        try:
+            yield
+        finally:
+            subprocess.run(["umount", str(folder)], check=True)
+        return
+    modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")]}
+    for p in modes:
+        p.chmod(modes[p] & ~0o222)
+    try:
+        yield
+    finally:
+        for p, m in modes.items():
+            p.chmod(m)
 
 
 def write(root: Path, rel: str, text: str) -> Path:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import NCX_CMD, commit_all, ncx, write
+from conftest import NCX_CMD, commit_all, ncx, read_only, write
 
 SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
 TRACE = "Traceback (most recent call last)"
@@ -336,31 +336,6 @@ def test_warm_does_not_wait_behind_a_build_under_way(repo: Path) -> None:
 # --- a read-only tree -----------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _read_only(folder: Path) -> Iterator[None]:
-    """`folder` read-only as a user meets it: a read-only bind mount where this runs as root
-    (root writes through modes), the write bits off otherwise."""
-    if os.geteuid() == 0:
-        done = subprocess.run(
-            ["mount", "--bind", "-o", "ro", str(folder), str(folder)], capture_output=True
-        )
-        if done.returncode != 0:
-            pytest.skip("root, and no read-only bind mount to be had here")
-        try:
-            yield
-        finally:
-            subprocess.run(["umount", str(folder)], check=True)
-        return
-    modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")]}
-    for p in modes:
-        p.chmod(modes[p] & ~0o222)
-    try:
-        yield
-    finally:
-        for p, m in modes.items():
-            p.chmod(m)
-
-
 @pytest.mark.parametrize("what", [".neocortex", ".neocortex/cache"])
 def test_a_read_only_tree_answers_without_writing(repo: Path, what: str) -> None:
     import shutil
@@ -368,7 +343,7 @@ def test_a_read_only_tree_answers_without_writing(repo: Path, what: str) -> None
     _init(repo)
     shutil.rmtree(repo / ".neocortex/cache")
     (repo / ".neocortex/cache").mkdir()
-    with _read_only(repo / what):
+    with read_only(repo / what):
         for args in (
             ("retrieve", "service settings"),
             ("assemble", "--task", "change the service settings"),

@@ -3,15 +3,11 @@ seen while measuring it (a read-only tree's cache message, Git LFS pointers in t
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, git, ncx, read_only, write
 
 SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
 LFS = (
@@ -29,31 +25,6 @@ def _init(repo: Path) -> None:
     commit_all(repo, "ncx")
 
 
-@contextlib.contextmanager
-def _read_only(folder: Path) -> Iterator[None]:
-    """`folder` read-only: a read-only bind mount where this runs as root (root writes
-    through modes), the write bits off otherwise."""
-    if os.geteuid() == 0:
-        done = subprocess.run(
-            ["mount", "--bind", "-o", "ro", str(folder), str(folder)], capture_output=True
-        )
-        if done.returncode != 0:
-            pytest.skip("root, and no read-only bind mount to be had here")
-        try:
-            yield
-        finally:
-            subprocess.run(["umount", str(folder)], check=True)
-        return
-    modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")]}
-    for p in modes:
-        p.chmod(modes[p] & ~0o222)
-    try:
-        yield
-    finally:
-        for p, m in modes.items():
-            p.chmod(m)
-
-
 @pytest.mark.parametrize("what", [".neocortex", ".neocortex/cache"])
 def test_a_read_only_tree_claims_no_background_cache_build(repo: Path, what: str) -> None:
     # No process can write the cache there: saying "building the cache in the background"
@@ -63,7 +34,7 @@ def test_a_read_only_tree_claims_no_background_cache_build(repo: Path, what: str
     _init(repo)
     shutil.rmtree(repo / ".neocortex/cache")
     (repo / ".neocortex/cache").mkdir()
-    with _read_only(repo / what):
+    with read_only(repo / what):
         for args in (
             ("retrieve", "service settings"),
             ("retrieve", "service settings", "--json"),
