@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ncx.errors import BadFrontmatter, BadSource
 
@@ -425,18 +425,25 @@ class NotRegular(OSError):
     """A path that is a FIFO, socket, device or folder where a file was expected."""
 
 
-def read_regular(path: Path | str) -> bytes:
-    """The bytes of a regular file; NotRegular for anything else. Opened without blocking
-    and checked on the open descriptor: a tracked doc replaced by a FIFO (between a stat
-    and the open, too) must never hang sync, check or retrieve waiting for a writer."""
+def open_regular(path: Path | str) -> BinaryIO:
+    """A regular file opened for reading; NotRegular for anything else. Opened without
+    blocking and checked on the open descriptor: a tracked doc, or a unit file under
+    .neocortex/, replaced by a FIFO (between a stat and the open, too) must never hang
+    sync, check or retrieve waiting for a writer."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket?)", str(path))
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read()
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of a regular file (open_regular)."""
+    with open_regular(path) as f:
+        return f.read()
 
 
 def read_unit(path: Path) -> tuple[dict[str, Any], str]:
@@ -459,7 +466,7 @@ def read_unit(path: Path) -> tuple[dict[str, Any], str]:
                 path=path,
                 hint="shorten it (a memory is one learning), or delete it",
             )
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError as exc:
         raise BadSource(f"cannot be read: {exc.strerror}", path=path) from None
     text = decode_source(data, path=path)
@@ -542,7 +549,7 @@ def stale_temp(path: Path) -> bool:
 def write_if_changed(path: Path, data: bytes, *, mode: int = 0o666) -> bool:
     """Atomically write `data` unless the file already holds exactly these bytes."""
     try:
-        if path.read_bytes() == data:
+        if read_regular(path) == data:  # (a FIFO in its place is replaced, not waited on)
             return False
     except OSError:
         pass
@@ -696,7 +703,7 @@ def read_chunk_file(path: Path | str) -> bytes:
                 path=path,
                 hint="delete it and run `ncx sync`",
             )
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
             if size > MAX_CHUNK_FILE_BYTES:
                 raise BadSource(

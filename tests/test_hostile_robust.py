@@ -178,6 +178,28 @@ def test_a_doc_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
             assert proc.returncode == 0 and "docs/guide.md" in proc.stdout
 
 
+def test_a_unit_file_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
+    # The same for what ncx itself wrote: a chunk file or a memory's .npy turned into a FIFO
+    # (a hostile checkout, a tool gone wrong) hung retrieve's cache build and check for
+    # ever, waiting for a writer.
+    import shutil
+
+    _init(repo)
+    ncx("memory", "add", "The service settings live in config.toml.")
+    npy = next((repo / ".neocortex/memories").glob("*.npy"))
+    for path in (repo / ".neocortex/chunks/docs/guide.md", npy):
+        path.unlink()
+        os.mkfifo(path)
+    shutil.rmtree(repo / ".neocortex/cache", ignore_errors=True)
+    for args in (("retrieve", "service settings"), ("check",), ("sync",)):
+        proc = subprocess.run(
+            [*NCX_CMD, *args], capture_output=True, text=True, timeout=60, cwd=repo
+        )
+        assert TRACE not in proc.stderr, proc.stderr
+        if args[0] == "check":
+            assert proc.returncode == 1 and "chunks/docs/guide.md" in proc.stdout + proc.stderr
+
+
 def test_lfs_pointers_are_listed_as_not_indexed(repo: Path) -> None:
     _init(repo)
     write(

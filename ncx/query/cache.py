@@ -43,8 +43,10 @@ from ncx.store import (
     decode_source,
     inline_vec,
     is_temp,
+    open_regular,
     parse_frontmatter,
     read_chunk_file,
+    read_regular,
     read_unit,
     split_chunk_file,
     split_frontmatter,
@@ -250,7 +252,7 @@ def unit_body(root: Path, unit: Unit) -> str:
         if unit.kind == "chunk":
             data = _block_bytes(root, unit)
         else:
-            data = (root / unit.file).read_bytes()
+            data = read_regular(root / unit.file)
     except (OSError, NcxError, IndexError):
         return ""
     # No YAML parse on the query path: only the text after the frontmatter is wanted.
@@ -942,7 +944,7 @@ def _block_bytes(root: Path, unit: Unit) -> bytes:
     again and the block taken by its place."""
     path = root / unit.file
     if unit.at >= 0 and not os.path.islink(path):
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             f.seek(unit.at)
             data = f.read(unit.size)
         first = data[: data.find(b"\n", 4) + 1]
@@ -1115,7 +1117,7 @@ def _vector(npy: Path, dim: int) -> Any:
     from ncx.store import npy_headers
 
     try:
-        data = npy.read_bytes()
+        data = read_regular(npy)
     except OSError:
         return None
     for header, (descr, size) in npy_headers(dim).items():

@@ -24,8 +24,10 @@ from ncx.store import (
     decode_source,
     has_markers,
     npy_headers,
+    open_regular,
     parse_frontmatter,
     read_chunk_file,
+    read_regular,
     read_unit,
     split_chunk_file,
 )
@@ -109,7 +111,7 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
         problems.append(Problem(path, _why_stale(root, path, dim)))
         if not path.startswith(f"{NCX_DIR}/{MEMORIES}/"):
             with contextlib.suppress(OSError):
-                problems.extend(chunk_secret_problems(path, (root / path).read_bytes()))
+                problems.extend(chunk_secret_problems(path, read_regular(root / path)))
     return problems
 
 
@@ -151,7 +153,7 @@ def _why_stale(root: Path, rel: str, dim: int) -> str:
     """Why a unit differs from what sync would write: markers, broken YAML, or just stale."""
     fix = "run `ncx sync`"
     try:
-        data = (root / rel).read_bytes()
+        data = read_regular(root / rel)
     except OSError:
         return f"stale: differs from what `ncx sync` would write; {fix}"
     if has_markers(data):
@@ -277,7 +279,7 @@ def _memory_problems(md: Path, rel: str, meta: dict[str, Any]) -> list[Problem]:
     from ncx.memory.file import memory_problems
     from ncx.secrets import find_secrets
 
-    text = decode_source(md.read_bytes(), path=rel)
+    text = decode_source(read_regular(md), path=rel)
     _, body, _ = parse_frontmatter(text, path=rel)
     out = [Problem(rel, msg) for msg in memory_problems(meta, body, md.stem)]
     out.extend(
@@ -335,7 +337,7 @@ def _walk(folder: Path) -> tuple[list[str], set[str]]:
 def npy_problem(npy: Path | str, dim: int) -> str | None:
     """Check a .npy: 1-D float16/float32 of the model's dim, whole, finite values only."""
     try:
-        with open(npy, "rb") as f:
+        with open_regular(npy) as f:
             # Enough for any header and a float32 vector, and one byte more to see a tail.
             data = f.read(max(256, max(n for _, n in npy_headers(dim).values()) + 1))
     except OSError as exc:
@@ -365,7 +367,7 @@ def _npy_header_problem(npy: Path, head: bytes, dim: int) -> str | None:
     if shape != (dim,):
         return f"has shape {shape}, but the model has dim {dim}; run `ncx sync --reembed`"
     try:
-        data = npy.read_bytes()
+        data = read_regular(npy)
     except OSError:
         return "is truncated or has trailing bytes; delete it and run `ncx sync`"
     return _finite_problem(data, descr, 8 + size_len + hlen, dim)

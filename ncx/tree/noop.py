@@ -32,7 +32,7 @@ from ncx.sources import (
     log_reason,
     suffixes,
 )
-from ncx.store import lf, read_regular, write_if_changed
+from ncx.store import NotRegular, lf, read_regular, write_if_changed
 from ncx.tree.sidecar import SUFFIX as SIDECAR
 from ncx.tree.sidecar import sidecar_path
 
@@ -146,9 +146,11 @@ def file_stat(path: Path | str) -> list[int] | None:
 
 
 def read_or_none(path: Path | str) -> bytes | None:
+    """A file's bytes; None where there is no file to read (gone, or a FIFO or socket in
+    its place: nothing of ncx's, so sync writes the file anew)."""
     try:
         return read_regular(path)
-    except (FileNotFoundError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, NotRegular):
         return None
 
 

@@ -40,6 +40,7 @@ from ncx.store import (
     is_temp,
     lf,
     read_chunk_file,
+    read_regular,
     read_unit,
     remove_unit,
     split_chunk_file,
@@ -159,9 +160,8 @@ class _Out:
         try:
             # A file that differs only by CRLF (a core.autocrlf=true checkout) is not rewritten:
             # git sees no change in it either.
-            with open(path, "rb") as f:
-                if lf(f.read()) == data:
-                    return
+            if lf(read_regular(path)) == data:  # (a FIFO in its place is replaced, not waited on)
+                return
         except OSError:
             pass
         if not self.dry:
