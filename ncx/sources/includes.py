@@ -270,17 +270,29 @@ class Expander:
     ) -> tuple[str, list[str]] | list[Line] | None:
         """(path, its lines) of an include, the note saying why there are none, or None for
         a file that is not there to read (the caller keeps the doc's own lines)."""
+        if self._spliced > MAX_SPLICED:
+            # Spent: the rest stay as written, unread. A note each was the blowup: a 21-byte
+            # doc including a file of 50 includes of a file of 50 includes... became 8 MB of
+            # notes, however small the budget for text.
+            return None
         path, got = self.get(doc, target, how)
         if got.text is None:
-            return None if got.absent else note(indent, target, got.why, at)
+            return None if got.absent else self._note(indent, target, got.why, at)
         if path in stack:
-            return note(indent, target, "it includes itself", at)
+            return self._note(indent, target, "it includes itself", at)
         if len(stack) > MAX_DEPTH:
-            return note(indent, target, f"nested over {MAX_DEPTH} includes deep", at)
+            return self._note(indent, target, f"nested over {MAX_DEPTH} includes deep", at)
         self._spliced += len(got.text)
         if self._spliced > MAX_SPLICED:
-            return note(indent, target, f"over {MAX_SPLICED} characters included by one doc", at)
+            why = f"over {MAX_SPLICED} characters included by one doc"
+            return self._note(indent, target, why, at)
         return path, got.text.split("\n")
+
+    def _note(self, indent: str, target: str, why: str, at: int) -> list[Line]:
+        """A note, its characters counted in what the doc's includes added."""
+        lines = note(indent, target, why, at)
+        self._spliced += sum(len(t) + 1 for t, _ in lines)
+        return lines
 
     # -- markdown (MkDocs, pymdownx, MyST) ---------------------------------------------
 

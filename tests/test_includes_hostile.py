@@ -1,0 +1,27 @@
+"""Doc includes against a hostile repository (docs/decisions.md §38): what a doc's includes
+may add to its view is capped, notes included, and the gate reads nothing it should not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import commit_all, ncx, write
+
+from ncx.sources.includes import MAX_SPLICED
+
+
+def _chunk_bytes(repo: Path) -> int:
+    return sum(p.stat().st_size for p in (repo / ".neocortex/chunks").rglob("*") if p.is_file())
+
+
+def test_fan_out_of_nested_includes_stays_within_the_budget(repo: Path) -> None:
+    # A 21-byte doc including a file of 50 includes of a file of 50 includes...: every
+    # include past the depth or the budget became a note of its own, 8 MB of them.
+    for k in range(5):
+        write(repo, f"inc/e{k}.txt", f'--8<-- "inc/e{k + 1}.txt"\n' * 50)
+    write(repo, "inc/e5.txt", "leaf words\n")
+    write(repo, "docs/a.md", '# A\n\n--8<-- "inc/e0.txt"\n')
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    assert _chunk_bytes(repo) < 1.25 * MAX_SPLICED
