@@ -283,7 +283,10 @@ def _sync(
         ]
         gone_scope = {w for w in wanted if w not in set(sources) and rel_problem(w) is None}
         for w in sorted(wanted):
-            if _names_nothing(root, w, in_scope, tracked):
+            # (A file docs included, since moved or untracked, names the docs it was in.)
+            if _names_nothing(root, w, in_scope, tracked) and not (
+                via and _inc().docs_including(root, [w])
+            ):
                 # A typo (`docs/nosuch.rst`) is not "up to date": said, and the run fails.
                 report.problems.append(
                     BadSource(
