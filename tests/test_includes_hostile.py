@@ -3,6 +3,7 @@ may add to its view is capped, notes included, and the gate reads nothing it sho
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from conftest import commit_all, git, ncx, write
@@ -45,3 +46,29 @@ def test_sync_of_an_included_file_moved_away_resyncs_its_docs_and_succeeds(repo:
     git(repo, "rm", "-q", "--cached", "src/inc2.py")
     ncx("sync", "src/inc2.py")
     ncx("check")
+
+
+def test_a_working_tree_link_is_followed_only_to_a_tracked_file(repo: Path) -> None:
+    for n in ("r1", "r2", "r3", "ok"):
+        write(repo, f"inc/{n}.txt", f"plain {n}\n")
+    doc = "".join(f'--8<-- "inc/{n}.txt"\n\n' for n in ("r1", "r2", "r3"))
+    write(repo, "docs/a.md", "# A\n\nwords\n\n" + doc)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    # Where git holds plain files, the working tree has links: to a loose (untracked, not
+    # ignored) file, to a nested repository's .git/config, to another tracked file.
+    write(repo, "loose.env", "TOKEN=untracked-secret\n")
+    (repo / "nested").mkdir()
+    git(repo / "nested", "init", "-q")
+    git(repo / "nested", "config", "user.password", "nested-secret")
+    for n, t in (("r1", "../loose.env"), ("r2", "../nested/.git/config"), ("r3", "ok.txt")):
+        (repo / f"inc/{n}.txt").unlink()
+        os.symlink(t, repo / f"inc/{n}.txt")
+    write(repo, "docs/a.md", "# A\n\nwords changed\n\n" + doc)
+    ncx("sync")
+    view = _view(repo)
+    assert "secret" not in view
+    assert "is a symlink to loose.env, not a file git tracks" in view
+    assert "is a symlink to nested/.git/config, inside .git/; refused" in view
+    assert view.count("plain ok") == 1  # r3.txt, a link to the tracked ok.txt, is read

@@ -89,6 +89,19 @@ class WorkTree:
         if bad is not None:
             return Got(None, bad)
         full = self._root / rel
+        if self._links.has_link(rel):
+            # A link in the working tree where git holds a plain file is followed only to
+            # another plain file git tracks: not to a loose .env, nor to a nested repo's
+            # .git/config (neither is git-ignored, so read_problem lets them by).
+            try:
+                target = full.resolve(strict=True).relative_to(self._root.resolve()).as_posix()
+            except FileNotFoundError:
+                return Got(None, "missing in the working tree", absent=True)
+            except (OSError, RuntimeError, ValueError):
+                return Got(None, "is a symlink that cannot be followed; refused")
+            why = _refused(target, self._blobs)
+            if why is not None:
+                return Got(None, f"is a symlink to {target[:200]}, {why}")
         try:
             size = full.stat().st_size
             if size > MAX_BYTES:
