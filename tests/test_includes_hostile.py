@@ -72,3 +72,20 @@ def test_a_working_tree_link_is_followed_only_to_a_tracked_file(repo: Path) -> N
     assert "is a symlink to loose.env, not a file git tracks" in view
     assert "is a symlink to nested/.git/config, inside .git/; refused" in view
     assert view.count("plain ok") == 1  # r3.txt, a link to the tracked ok.txt, is read
+
+
+def test_line_ranges_that_repeat_quote_the_file_once(repo: Path) -> None:
+    write(repo, "src/x.py", "".join(f"line_{i} = {i}\n" for i in range(1000)))  # 14 KB
+    spec = ",".join(["1:1000"] * 300)
+    write(repo, "docs/a.md", f"# A\n\nwords\n\n{{* ./src/x.py ln[{spec}] *}}\n")
+    spec = ",".join(["1-1000"] * 300)
+    write(
+        repo, "docs/b.rst", f"B\n=\n\nwords\n\n.. literalinclude:: ../src/x.py\n   :lines: {spec}\n"
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    # Each doc quoted the file 300 times: 5.4 MB of chunks for a.md alone.
+    assert _chunk_bytes(repo) < 100_000
+    view = _view(repo)
+    assert view.count("line_999 = 999") == 2  # the whole file, once in each doc

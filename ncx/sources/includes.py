@@ -171,6 +171,12 @@ def _pick(lines: list[str], ranges: list[tuple[int, int]]) -> list[str]:
             out.append("...")
         out.extend(lines[a - 1 : b])
         last = b
+        if len(out) >= len(lines):
+            break
+    # Ranges in order never pick more lines than the file has (a `...` stands for one left
+    # out); ranges that repeat (`ln[1:999,1:999,...]`, a thousand times) must not make a
+    # doc of one line a view of a thousand files: the budget counts the file once.
+    del out[len(lines) :]
     return out
 
 
