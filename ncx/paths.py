@@ -124,7 +124,7 @@ def read_problem(
     if real != real_root and real_root not in real.parents:
         return "is a symlink that leaves the repository; refused"
     target = real.relative_to(real_root).as_posix()
-    if target == ".git" or target.startswith(".git/"):
+    if ".git" in target.split("/"):  # (a nested repository's .git/config, too)
         return "is a symlink into .git/; refused (it may hold credentials)"
     if target != rel and ignored is not None and target in ignored:
         return f"is a symlink to the git-ignored {target}; refused (it may hold secrets)"

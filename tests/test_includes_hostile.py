@@ -89,3 +89,18 @@ def test_line_ranges_that_repeat_quote_the_file_once(repo: Path) -> None:
     assert _chunk_bytes(repo) < 100_000
     view = _view(repo)
     assert view.count("line_999 = 999") == 2  # the whole file, once in each doc
+
+
+def test_a_doc_linked_to_a_nested_repositorys_git_config_is_refused(repo: Path) -> None:
+    write(repo, "docs/a.md", "# A\n\nwords\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    (repo / "nested").mkdir()
+    git(repo / "nested", "init", "-q")
+    git(repo / "nested", "config", "user.password", "nested-secret")
+    (repo / "docs/a.md").unlink()
+    os.symlink("../nested/.git/config", repo / "docs/a.md")
+    proc = ncx("sync", ok=False)
+    assert "nested-secret" not in _view(repo)
+    assert "symlink into .git/" in proc.stderr
