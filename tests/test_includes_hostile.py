@@ -4,9 +4,10 @@ may add to its view is capped, notes included, and the gate reads nothing it sho
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
-from conftest import commit_all, git, ncx, write
+from conftest import NCX_CMD, commit_all, git, ncx, write
 
 from ncx.sources.includes import MAX_SPLICED
 
@@ -104,3 +105,21 @@ def test_a_doc_linked_to_a_nested_repositorys_git_config_is_refused(repo: Path) 
     proc = ncx("sync", ok=False)
     assert "nested-secret" not in _view(repo)
     assert "symlink into .git/" in proc.stderr
+
+
+def test_a_fifo_for_the_included_by_cache_does_not_hang_sync_of_a_path(repo: Path) -> None:
+    write(repo, "src/inc.py", "X = 1\n")
+    write(repo, "docs/a.md", "# A\n\nwords\n\n{* ./src/inc.py *}\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    cache = repo / ".neocortex/cache/included-by.json"
+    cache.unlink()
+    os.mkfifo(cache)
+    write(repo, "src/inc.py", "X = 2\n")
+    # A subprocess with a timeout: the bug is a hang (open() of a FIFO waits for a writer).
+    proc = subprocess.run(
+        [*NCX_CMD, "sync", "src/inc.py"], cwd=repo, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -268,8 +268,10 @@ def save_included_by(root: Path, docs_state: Mapping[str, Any]) -> None:
 
 
 def load_included_by(root: Path | str) -> dict[str, list[str]]:
+    from ncx.store import open_regular  # (a FIFO here must not hang `ncx sync PATH`)
+
     try:
-        with open(os.path.join(root, NCX_DIR, "cache", INCLUDED_BY), "rb") as f:
+        with open_regular(os.path.join(root, NCX_DIR, "cache", INCLUDED_BY)) as f:
             found = json.loads(f.read())
     except (OSError, ValueError):
         return {}

@@ -58,8 +58,10 @@ def _included(paths: list[str]) -> bool:
     runs hooks at the repository's top)."""
     import json
 
+    from ncx.store import open_regular  # (a FIFO here must not hang the hook)
+
     try:
-        with open(NCX_PREFIX + "cache/included-by.json", "rb") as f:
+        with open_regular(NCX_PREFIX + "cache/included-by.json") as f:
             found = json.loads(f.read())
     except (OSError, ValueError):
         return False
