@@ -13,7 +13,7 @@ from typing import Any
 from ncx.config import ChunkSettings
 from ncx.errors import NcxError, NotInitialized
 from ncx.layout import FORMAT_VERSION, manifest_path
-from ncx.store import write_if_changed
+from ncx.store import NotRegular, read_regular, write_if_changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +55,10 @@ class Manifest:
 def load_manifest(root: Path) -> Manifest:
     path = manifest_path(root)
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_regular(path).decode("utf-8")
     except UnicodeDecodeError:
         raw = "\x00"  # reported as damaged below
-    except (IsADirectoryError, NotADirectoryError):
+    except (IsADirectoryError, NotADirectoryError, NotRegular):  # (a FIFO: never waited on)
         raise NcxError(
             "manifest is not a file",
             path=path,

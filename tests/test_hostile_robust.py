@@ -200,6 +200,20 @@ def test_a_unit_file_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
             assert proc.returncode == 1 and "chunks/docs/guide.md" in proc.stdout + proc.stderr
 
 
+@pytest.mark.parametrize("what", [".neocortex/manifest.json", ".neocortex/cache/sync-state.json"])
+def test_a_tree_file_replaced_by_a_fifo_never_hangs(repo: Path, what: str) -> None:
+    _init(repo)
+    (repo / what).unlink()
+    os.mkfifo(repo / what)
+    for args in (("sync",), ("check",), ("retrieve", "service settings")):
+        proc = subprocess.run(
+            [*NCX_CMD, *args], capture_output=True, text=True, timeout=60, cwd=repo
+        )
+        assert TRACE not in proc.stderr, proc.stderr
+        if what.endswith("manifest.json"):
+            assert proc.returncode != 0 and "manifest" in proc.stderr
+
+
 def test_lfs_pointers_are_listed_as_not_indexed(repo: Path) -> None:
     _init(repo)
     write(

@@ -186,7 +186,7 @@ def _code_fingerprint() -> str:
 def load_state(root: Path, manifest: Manifest) -> dict[str, Any]:
     fresh: dict[str, Any] = {"key": state_key(manifest), "docs": {}}
     try:
-        state = json.loads((cache_dir(root) / _STATE).read_text())
+        state = json.loads(read_regular(cache_dir(root) / _STATE))
     except (OSError, ValueError):
         return fresh
     if not isinstance(state, dict) or state.get("key") != fresh["key"]:
