@@ -200,9 +200,18 @@ def test_a_unit_file_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
             assert proc.returncode == 1 and "chunks/docs/guide.md" in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("what", [".neocortex/manifest.json", ".neocortex/cache/sync-state.json"])
+@pytest.mark.parametrize(
+    "what",
+    [
+        ".neocortex/manifest.json",
+        ".neocortex/cache/sync-state.json",
+        ".neocortex/cache/index.npz",
+        ".neocortex/cache/code/index.npz",
+    ],
+)
 def test_a_tree_file_replaced_by_a_fifo_never_hangs(repo: Path, what: str) -> None:
     _init(repo)
+    ncx("retrieve", "service settings")  # the search cache and the code index exist
     (repo / what).unlink()
     os.mkfifo(repo / what)
     for args in (("sync",), ("check",), ("retrieve", "service settings")):

@@ -19,6 +19,7 @@ from ncx.code.model import CodeFile, Symbol
 from ncx.code.store import Source, listing
 from ncx.paths import cache_folder
 from ncx.query.lexical import add_saturated, path_words, terms
+from ncx.store import open_regular
 
 if TYPE_CHECKING:
     import numpy as np
@@ -575,7 +576,7 @@ def _try_load(path: Path, key: str) -> CodeIndex | None:
     import numpy as np
 
     try:
-        with np.load(path) as z:
+        with open_regular(path) as f, np.load(f) as z:  # (a FIFO in its place: never waited on)
             meta = json.loads(z["meta"].tobytes())
             if meta.get("key") != key or not key:
                 return None
@@ -603,7 +604,7 @@ def _load_blocks(path: Path) -> Blocks | None:
     import numpy as np
 
     try:
-        with np.load(path) as z:
+        with open_regular(path) as f, np.load(f) as z:
             meta = json.loads(z["meta"].tobytes())
             if meta.get("version") != INDEX_VERSION:
                 return None  # blocks of another reader or field layout: read the files again

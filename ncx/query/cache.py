@@ -527,7 +527,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
     import numpy as np
 
     try:
-        z = np.load(path, allow_pickle=False)
+        z = np.load(open_regular(path), allow_pickle=False)  # (a FIFO: never waited on)
         if not _head_fits(root, _json(z, "head"), check_tree=check):
             return None  # the units are not even decoded
         units = _stored_units(z)
@@ -596,7 +596,7 @@ def _head_ok(root: Path, *, check_tree: bool) -> bool:
     import numpy as np
 
     try:
-        z = np.load(cache_dir(root) / _FILE, allow_pickle=False)
+        z = np.load(open_regular(cache_dir(root) / _FILE), allow_pickle=False)
         return _head_fits(root, _json(z, "head"), check_tree=check_tree)
     except Exception:  # missing, torn or foreign
         return False
@@ -667,7 +667,7 @@ def _previous(path: Path) -> _Previous | None:
     import numpy as np
 
     try:
-        z = np.load(path, allow_pickle=False)
+        z = np.load(open_regular(path), allow_pickle=False)
         head = _json(z, "head")
         if head.get("version") != CACHE_VERSION:
             return None
