@@ -391,12 +391,18 @@ def test_a_read_only_tree_answers_without_writing(repo: Path, what: str) -> None
     with read_only(repo / what):
         for args in (
             ("retrieve", "service settings"),
+            ("retrieve", "service settings", "--json"),
             ("assemble", "--task", "change the service settings"),
             ("wakeup",),
         ):
             proc = ncx(*args, ok=False)
             assert proc.returncode == 0, proc.stderr
             assert "Read-only" not in proc.stderr and "docs/guide.md" in proc.stdout
+            # No process can write the cache there: "building it in the background" would
+            # promise a next query that searches everything, which never comes.
+            assert "background" not in proc.stderr, proc.stderr
+            if args[0] != "wakeup":
+                assert "without writing a search cache" in proc.stderr, proc.stderr
         if what == ".neocortex":
             write(repo, "docs/guide.md", "# Guide\n\nNew words about the frobnicator.\n")
             proc = ncx("sync", ok=False)

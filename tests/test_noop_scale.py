@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from conftest import commit_all, git, ncx, read_only, write
+from conftest import commit_all, git, ncx, write
 
 SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
 LFS = (
@@ -23,28 +22,6 @@ def _init(repo: Path) -> None:
     ncx("init", "-q")
     ncx("sync", "-q")
     commit_all(repo, "ncx")
-
-
-@pytest.mark.parametrize("what", [".neocortex", ".neocortex/cache"])
-def test_a_read_only_tree_claims_no_background_cache_build(repo: Path, what: str) -> None:
-    # No process can write the cache there: saying "building the cache in the background"
-    # promised a next query that searches everything, which never came.
-    import shutil
-
-    _init(repo)
-    shutil.rmtree(repo / ".neocortex/cache")
-    (repo / ".neocortex/cache").mkdir()
-    with read_only(repo / what):
-        for args in (
-            ("retrieve", "service settings"),
-            ("retrieve", "service settings", "--json"),
-            ("assemble", "--task", "change the service settings"),
-        ):
-            proc = ncx(*args, ok=False)
-            assert proc.returncode == 0, proc.stderr
-            assert "docs/guide.md" in proc.stdout
-            assert "background" not in proc.stderr, proc.stderr
-            assert "without writing a search cache" in proc.stderr, proc.stderr
 
 
 def test_lfs_pointers_are_counted_as_skipped_not_as_docs(repo: Path) -> None:
