@@ -230,6 +230,14 @@ def note(indent: str, target: str, why: str, at: int) -> list[Line]:
     return [("", at), (f"{indent}[include not read: {target[:200]}: {why}]", at), ("", at)]
 
 
+def _code_language(name: str, opts: dict[str, str], path: str) -> str | None:
+    """The language an include is quoted in as code (`literalinclude`, or `include` with
+    `:literal:`/`:code:`), else None: its text is spliced in (reST and MyST alike)."""
+    if name == "literalinclude" or "literal" in opts or "code" in opts:
+        return opts.get("language") or opts.get("code") or language(path)
+    return None
+
+
 def _options(body: list[Line]) -> dict[str, str]:
     out = {}
     for t, _ in body:
@@ -415,8 +423,8 @@ class Expander:
         else:
             path, text = got
             picked = select("\n".join(text), opts)
-            if name == "literalinclude" or "literal" in opts or "code" in opts:
-                lang = opts.get("language") or opts.get("code") or language(path)
+            lang = _code_language(name, opts, path)
+            if lang is not None:
                 out += _code(lang, picked, "", at)
             else:
                 out += [("", at)]
@@ -463,8 +471,8 @@ class Expander:
             else:
                 path, text = got
                 picked = select("\n".join(text), opts)
-                if name == "literalinclude" or "literal" in opts or "code" in opts:
-                    lang = opts.get("language") or opts.get("code") or language(path)
+                lang = _code_language(name, opts, path)
+                if lang is not None:
                     # As a code-block the reST reader fences; the blank line first keeps a
                     # code line that looks like `:option:` from being read as one.
                     out += [("", at), (f"{indent}.. code-block:: {lang}".rstrip(), at), ("", at)]

@@ -65,18 +65,27 @@ def _text(rel: str, data: bytes, blob: str) -> Got:
         return Got(None, exc.message, blob)
 
 
-class WorkTree:
-    """Fetch: included files from the working tree, tracked plain files only."""
+class _Memo:
+    """A Fetch that reads each path once a run (a file many docs include)."""
 
-    def __init__(self, root: Path, blobs: Mapping[str, str | None]):
-        self._root, self._blobs, self._links = root, blobs, Links(root)
-        self._done: dict[str, Got] = {}  # a file many docs include is read once a run
+    _done: dict[str, Got]
 
     def __call__(self, rel: str) -> Got:
         got = self._done.get(rel)
         if got is None:
             got = self._done[rel] = self._read(rel)
         return got
+
+    def _read(self, rel: str) -> Got:
+        raise NotImplementedError
+
+
+class WorkTree(_Memo):
+    """Fetch: included files from the working tree, tracked plain files only."""
+
+    def __init__(self, root: Path, blobs: Mapping[str, str | None]):
+        self._root, self._blobs, self._links = root, blobs, Links(root)
+        self._done = {}
 
     def _read(self, rel: str) -> Got:
         why = _refused(rel, self._blobs)
@@ -116,14 +125,14 @@ class WorkTree:
         return _text(rel, data, repo.blob_id(data))
 
 
-class Staged:
+class Staged(_Memo):
     """Fetch: included files as the index (or commit `tree`) holds them: what the commit
     being judged includes, never the working tree."""
 
     def __init__(self, root: Path, blobs: Mapping[str, str | None] | None = None, tree: str = ""):
         self._root, self._tree = root, tree
         self._blobs = blobs
-        self._done: dict[str, Got] = {}
+        self._done = {}
 
     def _index(self) -> Mapping[str, str | None]:
         if self._blobs is None:
@@ -133,12 +142,6 @@ class Staged:
                 else (repo.index_blobs(self._root))
             )
         return self._blobs
-
-    def __call__(self, rel: str) -> Got:
-        got = self._done.get(rel)
-        if got is None:
-            got = self._done[rel] = self._read(rel)
-        return got
 
     def _read(self, rel: str) -> Got:
         blobs = self._index()
