@@ -349,3 +349,50 @@ def test_docs_chunked_in_worker_processes_get_their_includes(repo: Path) -> None
     _synced(repo)
     for i in (0, 209):
         assert "SHARED_VALUE = 42" in _chunk_file(repo, f"docs/d{i:03}.md").read_text()
+
+
+@pytest.mark.e2e
+def test_a_fresh_clone_rechunks_the_docs_an_included_file_changes(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which docs include a file is found from the tree itself, not only from the cache a
+    sync leaves: a teammate's fresh clone has no cache, and its first commit that touches
+    only an included file must re-chunk the docs that show it."""
+    from test_hooks import PRE_COMMIT as TOOL
+    from test_hooks import commit, local_config
+
+    if TOOL is None:
+        pytest.skip("pre-commit is not installed")
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    write(repo, ".pre-commit-config.yaml", local_config())
+    write(repo, "docs_src/models.py", CODE + "\n")
+    write(repo, "docs_src/nested.md", "Nested text.\n\n--8<-- \"docs_src/deep.txt\"\n")
+    write(repo, "docs_src/deep.txt", "deep words\n")
+    write(repo, "docs/indexes.md", "# Indexes\n\n" + PROSE + "{* ./docs_src/models.py *}\n")
+    write(repo, "docs/outer.md", "# Outer\n\n--8<-- \"docs_src/nested.md\"\n")
+    write(repo, "docs/other.md", "# Other\n\nNothing included here.\n")
+    _synced(repo)
+    commit_all(repo, "ncx")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    monkeypatch.chdir(clone)
+    assert not (clone / ".neocortex/cache").exists()
+    # a sync limited to the included file's path, in the fresh clone
+    write(clone, "docs_src/models.py", CODE.replace("secret_name", "hidden_name") + "\n")
+    ncx("sync", "docs_src/models.py")
+    assert "hidden_name" in _chunk_file(clone, "docs/indexes.md").read_text()
+    git(clone, "checkout", "--", ".")
+    for p in sorted((clone / ".neocortex/cache").rglob("*"), reverse=True):
+        p.unlink() if p.is_file() else p.rmdir()
+    # the commit hook, given only a file included two levels down
+    subprocess.run([TOOL, "install"], cwd=clone, check=True, capture_output=True)
+    write(clone, "docs_src/deep.txt", "deeper words\n")
+    git(clone, "add", "docs_src/deep.txt")
+    first = commit(clone)
+    assert first.returncode != 0, first.stdout
+    assert "ncx: wrote .neocortex/chunks/docs/outer.md" in first.stdout
+    assert "indexes.md" not in first.stdout and "other.md" not in first.stdout
+    assert "deeper words" in _chunk_file(clone, "docs/outer.md").read_text()
+    git(clone, "add", ".neocortex")
+    assert commit(clone).returncode == 0
+    assert git(clone, "status", "--porcelain") == ""

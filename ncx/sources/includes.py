@@ -56,12 +56,12 @@ class Got:
 Fetch = Callable[[str], Got]  # a normalised repo-relative path -> what the gate gives
 
 # Substrings every form holds: a doc without any of them is not walked at all.
-_MARKERS = ("{*", "--8<--", "include::", "include}")
-MARKERS = tuple(m.encode() for m in _MARKERS)  # the same, for a doc's bytes
+MARKER_TEXTS = ("{*", "--8<--", "include::", "include}")
+MARKERS = tuple(m.encode() for m in MARKER_TEXTS)  # the same, for a doc's bytes
 
 
 def may_include(text: str) -> bool:
-    return any(m in text for m in _MARKERS)
+    return any(m in text for m in MARKER_TEXTS)
 
 
 _STAR = re.compile(r"^(\s*)\{\*\s*(\S+)(.*?)\*\}\s*$")

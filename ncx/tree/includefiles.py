@@ -12,7 +12,11 @@ note in the doc's view, never an error that stops a sync.
 The sync state records, for each doc, the files its includes asked for and the blob ids
 found; `included-by.json` in the untracked cache inverts that, so a change to an included
 file (in a sync limited to paths, or the pre-commit hook, given only that file) maps to the
-docs that include it without reading any doc.
+docs that include it without reading any doc. A clone no sync has recorded (a teammate's
+fresh clone, a deleted cache) has no such file: it is then found from the index itself
+(`from_index`: git grep names the docs holding an include marker, only those are read) and
+kept, so the map is always whole, and a sync limited to some docs updates their entries
+only (`save_included_by`).
 """
 
 from __future__ import annotations
@@ -254,37 +258,106 @@ def included_by(docs_state: Mapping[str, Any]) -> dict[str, list[str]]:
     return {p: sorted(d) for p, d in sorted(out.items())}
 
 
-def save_included_by(root: Path, docs_state: Mapping[str, Any]) -> None:
+def save_included_by(
+    root: Path, docs_state: Mapping[str, Any], *, whole: bool = True
+) -> None:
+    """Record which docs include which file. `whole`: `docs_state` holds every doc (a sync
+    of the whole tree); else only the docs it names are brought up to date, on top of the
+    map as it stands (found from the index when there is none yet)."""
     from ncx.paths import UnsafePath, cache_folder
     from ncx.store import write_if_changed
 
     found = included_by(docs_state)
+    if not whole:
+        found = _updated(load_included_by(root), docs_state, found)
     try:
-        path = cache_folder(root) / INCLUDED_BY
-        if not found:
-            if path.is_file():
-                path.unlink()
-            return
-        write_if_changed(path, json.dumps(found, sort_keys=True).encode())
+        # Written even when empty: no file means "not known yet", `{}` means "none".
+        write_if_changed(cache_folder(root) / INCLUDED_BY, _encoded(found))
     except (OSError, UnsafePath):
         pass  # the cache is an accelerator: a sync without it still reads every changed doc
 
 
-def load_included_by(root: Path | str) -> dict[str, list[str]]:
+def _updated(
+    was: Mapping[str, list[str]], docs_state: Mapping[str, Any], now: Mapping[str, list[str]]
+) -> dict[str, list[str]]:
+    """`was` with the entries of the docs in `docs_state` replaced by theirs (`now`)."""
+    out: dict[str, set[str]] = {}
+    for p, docs in was.items():
+        kept = {d for d in docs if d not in docs_state}
+        if kept:
+            out[p] = kept
+    for p, docs in now.items():
+        out.setdefault(p, set()).update(docs)
+    return {p: sorted(d) for p, d in sorted(out.items())}
+
+
+def _encoded(found: Mapping[str, list[str]]) -> bytes:
+    return json.dumps(found, sort_keys=True).encode()
+
+
+def _read_map(root: Path | str) -> dict[str, list[str]] | None:
+    """The recorded map, or None when there is none to trust (no file, or not one we wrote)."""
     from ncx.store import open_regular  # (a FIFO here must not hang `ncx sync PATH`)
 
     try:
         with open_regular(os.path.join(root, NCX_DIR, "cache", INCLUDED_BY)) as f:
             found = json.loads(f.read())
     except (OSError, ValueError):
-        return {}
+        return None
     if not isinstance(found, dict):
-        return {}
+        return None
     return {str(p): [str(d) for d in docs] for p, docs in found.items() if isinstance(docs, list)}
 
 
+def load_included_by(root: Path | str) -> dict[str, list[str]]:
+    """{included file: [docs that include it]}: as recorded, or found from the index and
+    recorded now (a fresh clone's first hook run: one git grep, the marked docs read)."""
+    found = _read_map(root)
+    if found is not None:
+        return found
+    found = from_index(Path(root))
+    from ncx.paths import UnsafePath, cache_folder
+    from ncx.store import write_if_changed
+
+    try:
+        write_if_changed(cache_folder(Path(root)) / INCLUDED_BY, _encoded(found))
+    except (OSError, UnsafePath, NcxError):
+        pass
+    return found
+
+
+def from_index(root: Path) -> dict[str, list[str]]:
+    """{included file: [docs]} from the docs as the index holds them: `git grep` (C) names
+    the docs whose text holds an include marker, and only those are read, through the gate
+    (Staged), nested includes followed as a sync follows them. Costs one grep of the docs
+    and the reading of the few that include anything."""
+    from ncx.config import load_config
+    from ncx.sources.includes import MARKER_TEXTS
+    from ncx.suffixes import BY_FORMAT
+
+    specs = [f":(icase)*{s}" for f in ("markdown", "rst") for s in BY_FORMAT[f]]
+    args = ["grep", "--cached", "-l", "-z", "-I", "-F"]
+    for m in MARKER_TEXTS:
+        args += ["-e", m]
+    try:
+        out = repo.git(root, *args, "--", *specs, check=False)  # (exit 1: no doc matched)
+    except NcxError:
+        return {}
+    marked = sorted(
+        p for p in out.decode("utf-8", "surrogateescape").split("\0") if p and not is_inside_ncx(p)
+    )
+    if not marked:
+        return {}
+    cap = load_config().max_doc_bytes
+    sizes = repo.staged_sizes(root, marked)
+    data = repo.read_staged(root, [p for p in marked if sizes.get(p, cap + 1) <= cap])
+    gate = Staged(root)
+    state = {doc: {"inc": recorded(gather(doc, b, gate))} for doc, b in data.items()}
+    return included_by(state)
+
+
 def docs_including(root: Path | str, paths: Iterable[str]) -> set[str]:
-    """The docs that include any of `paths` (as the last sync recorded it)."""
+    """The docs that include any of `paths` (load_included_by)."""
     wanted = set(paths)
     if not wanted:
         return set()

@@ -54,8 +54,9 @@ def index_concerns_ncx() -> bool:
 
 def _included(paths: list[str]) -> bool:
     """Whether a doc includes one of `paths` (a file a FastAPI doc shows with `{* *}`), as
-    the last sync recorded it (ncx.tree.includefiles.INCLUDED_BY, one small read: pre-commit
-    runs hooks at the repository's top)."""
+    recorded in ncx.tree.includefiles.INCLUDED_BY (one small read: pre-commit runs hooks at
+    the repository's top). True when nothing is recorded yet (a fresh clone): the full path
+    finds it from the index, once, and records it."""
     import json
 
     from ncx.store import open_regular  # (a FIFO here must not hang the hook)
@@ -64,8 +65,8 @@ def _included(paths: list[str]) -> bool:
         with open_regular(NCX_PREFIX + "cache/included-by.json") as f:
             found = json.loads(f.read())
     except (OSError, ValueError):
-        return False
-    return isinstance(found, dict) and any(p in found for p in paths)
+        return True
+    return not isinstance(found, dict) or any(p in found for p in paths)
 
 
 MERGE_DRIVER = "ncx-chunks"
