@@ -366,10 +366,10 @@ def test_a_fresh_clone_rechunks_the_docs_an_included_file_changes(
     monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
     write(repo, ".pre-commit-config.yaml", local_config())
     write(repo, "docs_src/models.py", CODE + "\n")
-    write(repo, "docs_src/nested.md", "Nested text.\n\n--8<-- \"docs_src/deep.txt\"\n")
+    write(repo, "docs_src/nested.md", 'Nested text.\n\n--8<-- "docs_src/deep.txt"\n')
     write(repo, "docs_src/deep.txt", "deep words\n")
     write(repo, "docs/indexes.md", "# Indexes\n\n" + PROSE + "{* ./docs_src/models.py *}\n")
-    write(repo, "docs/outer.md", "# Outer\n\n--8<-- \"docs_src/nested.md\"\n")
+    write(repo, "docs/outer.md", '# Outer\n\n--8<-- "docs_src/nested.md"\n')
     write(repo, "docs/other.md", "# Other\n\nNothing included here.\n")
     _synced(repo)
     commit_all(repo, "ncx")
@@ -396,3 +396,32 @@ def test_a_fresh_clone_rechunks_the_docs_an_included_file_changes(
     git(clone, "add", ".neocortex")
     assert commit(clone).returncode == 0
     assert git(clone, "status", "--porcelain") == ""
+
+
+def test_mkdocs_admonitions_render_in_the_view(repo: Path) -> None:
+    # Python-Markdown's `!!! type "Title"` and pymdownx.details' `??? type` / `???+ type`
+    # (pydantic-ai writes 272 of them): read as the `///` blocks are, a bold lead over the
+    # body, which loses its 4-space indent (so its code fences are code, its lines citable).
+    write(
+        repo,
+        "docs/agents.md",
+        "# Agents\n\nAbout agent reuse.\n\n"
+        '!!! tip "Agents are designed for reuse"\n'
+        "    You can instantiate one agent and use it globally.\n\n"
+        "    ```python\n    agent = Agent('model')\n    ```\n\n"
+        "    !!! note\n        A note nested in the tip.\n\n"
+        '??? warning inline end ""\n    A collapsed warning with an empty title.\n\n'
+        "After the blocks.\n\n"
+        '```markdown\n!!! note "An example, quoted as is"\n    its body\n```\n',
+    )
+    _synced(repo)
+    top = _results("instantiate one agent globally reuse")[0]
+    lines = top["text"].split("\n")
+    assert "**tip** Agents are designed for reuse" in lines
+    assert "You can instantiate one agent and use it globally." in lines
+    assert "```python" in lines and "agent = Agent('model')" in lines
+    assert "**note**" in lines and "A note nested in the tip." in lines
+    assert "**warning**" in lines and "A collapsed warning with an empty title." in lines
+    assert "After the blocks." in lines
+    assert '!!! note "An example, quoted as is"' in lines and "    its body" in lines
+    assert top["start_line"] == 1

@@ -53,7 +53,8 @@ UNREAD: dict[str, str] = {
 # before the readers existed are rechunked instead of kept as they were).
 # 2: includes read into the view; an admonition's bare label opens its first line of
 # text; a bare :doc: is a [words](:target) link; markdown lines of HTML tags only are blank
-READER_VERSION = 2
+# 3: MkDocs `!!!`/`???` admonitions read as `///` blocks are
+READER_VERSION = 3
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 
@@ -255,8 +256,8 @@ def _read_view(path: str, text: str, includes: Fetch | None = None) -> View:
 
 def _spliced(path: str, text: str, name: str, includes: Fetch | None) -> list[Line] | None:
     """The doc's lines with its includes read in (ncx.sources.includes) and, in markdown,
-    pymdownx `///` blocks rendered (ncx.sources.blocks); None when it has neither (most
-    docs: a few substring scans)."""
+    pymdownx `///` blocks and `!!!`/`???` admonitions rendered (ncx.sources.blocks); None
+    when it has neither (most docs: a few substring scans)."""
     from ncx.sources.blocks import has_blocks
     from ncx.sources.includes import may_include
 

@@ -258,9 +258,7 @@ def included_by(docs_state: Mapping[str, Any]) -> dict[str, list[str]]:
     return {p: sorted(d) for p, d in sorted(out.items())}
 
 
-def save_included_by(
-    root: Path, docs_state: Mapping[str, Any], *, whole: bool = True
-) -> None:
+def save_included_by(root: Path, docs_state: Mapping[str, Any], *, whole: bool = True) -> None:
     """Record which docs include which file. `whole`: `docs_state` holds every doc (a sync
     of the whole tree); else only the docs it names are brought up to date, on top of the
     map as it stands (found from the index when there is none yet)."""
