@@ -156,3 +156,39 @@ def test_a_sidecars_tags_and_summary_are_searchable(repo: Path) -> None:
     ncx("sync")
     assert top("zeppelin") == "docs/guide.md"
     assert top("airship") == "docs/guide.md"
+
+
+def test_a_dated_doc_is_quoted_with_its_date(tree: Path) -> None:
+    # A note's date is what a "when" question needs, and its text rarely says it ("recently"):
+    # the frontmatter date goes with every quote of the doc, as a session's date goes with
+    # its heading. A doc with no date shows none.
+    hit = json.loads(ncx("retrieve", "loom weaves flowers", "--k", "1", "--json").stdout)
+    assert hit["source_path"] == "docs/note.md" and hit["dated"] == "2023-05-08"
+    frame = ncx("assemble", "--task", "how does the machine weave algebraic patterns").stdout
+    heads = [ln for ln in frame.splitlines() if ln.startswith("### ")]
+    assert any("docs/note.md" in h and h.endswith(" — dated 2023-05-08") for h in heads), heads
+    task = "how does the machine weave algebraic patterns"
+    items = [
+        it
+        for z in json.loads(ncx("assemble", "--task", task, "--format", "json").stdout)["zones"]
+        for it in z["items"]
+    ]
+    assert {it.get("dated") for it in items if it["source_path"] == "docs/note.md"} == {
+        "2023-05-08"
+    }
+    other = json.loads(ncx("retrieve", "tomatoes sun stake", "--k", "1", "--json").stdout)
+    assert other["source_path"] == "docs/garden.md" and "dated" not in other
+    # a free-form date is shown as written; an edit of it reaches frames without a sync
+    write(tree, "docs/note.md", NOTE.replace("2023-05-08", "1:56 pm on 8 May, 2023"))
+    frame = ncx("assemble", "--task", "how does the machine weave algebraic patterns").stdout
+    assert "— dated 1:56 pm on 8 May, 2023" in frame
+
+
+def test_doc_date_reads_the_first_date_key() -> None:
+    from ncx.query.docmeta import doc_date
+
+    assert doc_date({"title": "x", "date": dt.date(2023, 5, 8)}) == "2023-05-08"
+    assert doc_date({"lastmod": "2024-01-02", "date": "2020-01-01"}) == "2020-01-01"
+    assert doc_date({"updated": " 3 June 2021 "}) == "3 June 2021"
+    for meta in ({"date": True}, {"date": 20230508}, {"date": ""}, {"date": "x" * 200}, {}):
+        assert doc_date(meta) is None, meta

@@ -106,6 +106,8 @@ class Item:
             parts.append(trail[-1] if brief else " > ".join(trail))
         if self.doc_id and not brief:
             parts.append(self.doc_id)
+        if self.meta.get("dated"):  # when the doc was written: what "recently" means
+            parts.append(f"dated {self.meta['dated']}")
         return " — ".join(parts)
 
 
@@ -160,6 +162,7 @@ class Frame:
                             "tokens": p.tokens,
                             "trimmed": p.trimmed,
                             "text": p.text,
+                            **({"dated": p.item.meta["dated"]} if p.item.meta.get("dated") else {}),
                         }
                         for p in placed
                     ],

@@ -57,9 +57,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-# 12: ß folded to "ss" in terms; 10: combining marks in terms; 9: terms of any script;
-# 8: postings, rows + columns; 7: vectors (dim, n)
-CACHE_VERSION = 12
+# 13: a chunk's doc date (Unit.dated); 12: ß folded to "ss" in terms; 10: combining marks
+# in terms; 9: terms of any script; 8: postings, rows + columns; 7: vectors (dim, n)
+CACHE_VERSION = 13
 _FILE = "index.npz"
 
 
@@ -89,6 +89,7 @@ class Unit:
     updated: str = ""
     usefulness: float | None = None
     keywords: list[str] = field(default_factory=list)
+    dated: str | None = None  # a chunk's doc's frontmatter date, as written (docmeta.doc_date)
 
     def to_json(self) -> dict[str, Any]:
         # Not dataclasses.asdict: its recursive deep copy was 4 s of a 40k-unit cold build.

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ncx import repo
 from ncx.config import DEFAULT_TOKEN_BUDGET, Config
@@ -32,6 +33,9 @@ from ncx.query.lexical import terms as lexical_terms
 from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher, clip_query
 from ncx.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from ncx.query.cache import Unit
 
 MIN_BUDGET = 200
 # Chunks one document may put in a frame: none by default (0). The fixed cap of 4 below a
@@ -216,9 +220,18 @@ def frame_per_doc(budget: int) -> int:
     return max(FRAME_PER_DOC, budget // FRAME_DOC_TOKENS) if FRAME_DOC_TOKENS else FRAME_PER_DOC
 
 
+# What a frame item shows of its unit beside the text: a memory's type, confidence and
+# status, a notebook chunk's cell, a dated doc's date (Item.citation).
+_SHOWN = ("type", "confidence", "status", "cell", "dated")
+
+
+def _shown(unit: Unit) -> dict[str, Any]:
+    return {k: v for k in _SHOWN if (v := getattr(unit, k))}
+
+
 def _item(s: Searcher, h: Hit) -> Item:
     unit = s.index.units[h.unit]
-    meta = {k: v for k in ("type", "confidence", "status", "cell") if (v := getattr(unit, k))}
+    meta = _shown(unit)
     return Item(
         id=h.id,
         kind=h.kind,
@@ -315,6 +328,7 @@ def _with_follow(s: Searcher, h: Hit, it: Item) -> Item:
         doc_id=u.doc_id,
         score=h.score,
         text=text,
+        meta=_shown(u),
     )
     return dataclasses.replace(it, follow=follow)
 

@@ -24,6 +24,10 @@ people say it, day, month name and year ("2023-05-08" adds "8 May 2023"), so a q
 "on May 8, 2023" matches it; the ISO text stays as well. Free-form date strings ("1:56 pm
 on 8 May, 2023") are words already and are indexed as they are.
 
+A doc's date (`doc_date`: the first of DATE_KEYS, as written) is also shown with every quote
+of the doc (ncx.query.assembler.Item.citation): a note's text says "recently", its
+frontmatter says when, and a "when" question needs both.
+
 The cache stores the terms these rules give: changing a rule means a new
 ncx.query.cache.CACHE_VERSION.
 """
@@ -43,6 +47,10 @@ LAYOUT_KEYS = frozenset(
 # What a sidecar lends every chunk of its doc (ncx.tree.chunkfile.DocMeta) that a reader
 # may ask for: recorded in each chunk block, read from there.
 SIDECAR_KEYS = ("title", "status", "tags", "summary")
+# The keys that date a doc, most telling first: when it was written, then when it changed
+# (Jekyll and Hugo `date`, Hugo `lastmod`, Docusaurus-style `last_updated`).
+DATE_KEYS = ("date", "created", "published", "updated", "last_updated", "lastmod", "modified")
+MAX_DATE_CHARS = 60  # a longer value is prose, not a date to show
 _ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?![0-9])")
 _WORDY = re.compile(r"[A-Za-z]{2}")
 _MONTHS = (
@@ -60,6 +68,17 @@ def meta_text(meta: Mapping[str, Any], heads: Collection[str] = ()) -> str:
     return "\n".join(
         line for key, value in meta.items() if str(key) not in skip for line in _values(value)
     )
+
+
+def doc_date(meta: Mapping[str, Any]) -> str | None:
+    """The doc's date as its frontmatter writes it (a YAML date in ISO form), or None."""
+    for key in DATE_KEYS:
+        value = meta.get(key)
+        if isinstance(value, (str, dt.date)):
+            text = (value.isoformat() if isinstance(value, dt.date) else value).strip()
+            if 0 < len(text) <= MAX_DATE_CHARS and "\n" not in text:
+                return text
+    return None
 
 
 def _values(value: Any) -> Iterator[str]:

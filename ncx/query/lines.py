@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ncx.errors import NcxError
-from ncx.query.docmeta import meta_text
+from ncx.query.docmeta import doc_date, meta_text
 from ncx.store import parse_frontmatter, read_regular, source_text
 
 if TYPE_CHECKING:
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, str]:
     """Each chunk's current line range in its source, found by its verbatim text; returns
-    {source: its frontmatter values as index text} (ncx.query.docmeta), read on the way.
+    {source: its frontmatter values as index text} (ncx.query.docmeta), read on the way
+    (with the doc's date, set on its chunks).
 
     Chunk files hold no line numbers (they would churn on every edit above them). The text
     is found in the source's markdown view (the file itself for plain markdown; reST,
@@ -71,13 +72,14 @@ def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, 
                 view = read_view(src, text, fetch) if text else View(text)
         except NcxError:
             view = View("")  # unreadable now: `ncx sync` reports it; no ranges meanwhile
-        front[src] = _front_text(
+        front[src], dated = _front(
             src, view.text, {units[i].section[0] for i in rows if units[i].section}
         )
         found = locate(view.text, found_bodies)
         for i, body, pos in zip(rows, found_bodies, found, strict=True):
             u = units[i]
             u.cell = None
+            u.dated = dated
             if pos is None:
                 u.start_line = u.end_line = None
                 continue
@@ -90,19 +92,20 @@ def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, 
     return front
 
 
-def _front_text(src: str, text: str, heads: set[str]) -> str:
+def _front(src: str, text: str, heads: set[str]) -> tuple[str, str | None]:
     """The searchable values of a source's frontmatter, as sync reads it (ncx.tree.chunkfile
-    load_doc); "" when its format has none or it does not parse (`ncx sync` says why)."""
+    load_doc), and its date (docmeta.doc_date); ("", None) when its format has none or it
+    does not parse (`ncx sync` says why)."""
     from ncx.sources import format_of
 
     fmt = format_of(src)
     if not text.startswith("---") or (fmt is not None and not fmt.frontmatter):
-        return ""
+        return "", None
     try:
         meta = parse_frontmatter(text, path=src)[0]
     except NcxError:
-        return ""
-    return meta_text(meta, heads)
+        return "", None
+    return meta_text(meta, heads), doc_date(meta)
 
 
 def locate(text: str, bodies: list[str]) -> list[tuple[int, int] | None]:

@@ -68,6 +68,7 @@ class Hit:
     tokens: int
     why: dict[str, float] = field(default_factory=dict)
     cell: str | None = None  # notebook cell(s) the chunk comes from
+    dated: str | None = None  # its doc's frontmatter date, as written
     # idf-weighted share of the query's terms found in this unit (terms the tree never
     # uses count as missing); below WEAK_BELOW the unit is weak evidence for the query.
     confidence: float = 1.0
@@ -92,6 +93,7 @@ class Hit:
             "weak": self.weak,
             "text": text,
             **({"cell": self.cell} if self.cell else {}),
+            **({"dated": self.dated} if self.dated else {}),
         }
 
 
@@ -452,6 +454,7 @@ def _hit(index: Index, u: int, score: float, lex: float, dense: float, prior: fl
         tokens=int(unit.tokens or 0),
         why={"bm25f": round(float(lex), 4), "dense": round(dense, 4), "prior": round(prior, 4)},
         cell=unit.cell,
+        dated=unit.dated,
     )
 
 

@@ -118,6 +118,7 @@ class Searcher:
                 start_line=units[h.unit].start_line,
                 end_line=units[h.unit].end_line,
                 cell=units[h.unit].cell,
+                dated=units[h.unit].dated,
             )
             for h in hits
         ]
