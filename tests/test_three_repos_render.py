@@ -53,6 +53,40 @@ def test_a_bare_ref_reads_as_the_title_it_points_at_in_the_same_file(repo: Path)
     assert not any("purge steps x1" in t for t in texts), texts
 
 
+# flask: 17 of its 22 bare `:ref:` roles name a label of another file ("see
+# :ref:`deploying-index`"); the site shows that section's title. So does the frame, from
+# the labels of the tree (reST `.. _label:` and MyST `(label)=`), read where chunks are read.
+def test_a_bare_ref_to_another_file_reads_as_its_title(repo: Path) -> None:
+    write(
+        repo,
+        "docs/replica.rst",
+        "Replicas\n========\n\nTo purge the replica cache, follow :ref:`Purge-Steps-X1`, "
+        "then :ref:`myst-check-x2`; never :ref:`nowhere-label-x3`.\n",
+    )
+    write(
+        repo,
+        "docs/guide/purge.rst",
+        "Guide\n=====\n\n.. _purge-steps-x1:\n\n``Clearing`` Stale Entries\n"
+        "--------------------------\n\nRun the purge command on the primary.\n",
+    )
+    write(
+        repo,
+        "docs/guide/check.md",
+        "# Checks\n\n(myst-check-x2)=\n## Verifying the {code}`purge`\n\nCheck it.\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    line = (
+        "To purge the replica cache, follow ``Clearing`` Stale Entries, then Verifying the "
+        "`purge`; never nowhere label x3."
+    )
+    texts = [" ".join(it["text"].split()) for it in _items("--task", "purge the replica cache")]
+    assert any(line in t for t in texts), texts
+    hits = ncx("retrieve", "purge the replica cache", "--json", "--kind", "chunk").stdout
+    assert "follow ``Clearing`` Stale Entries" in hits and "](:" not in hits
+
+
 # sqlmodel: a background quote ended on "**note**", its text left out of the frame. A quoted
 # passage stops where its token allowance does: it must not stop on a label.
 def test_a_quoted_passage_never_ends_on_a_pymdownx_block_title(repo: Path) -> None:

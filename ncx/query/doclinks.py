@@ -1,4 +1,4 @@
-"""doclinks: a bare reST/MyST `:doc:` reference shown as its target's title.
+"""doclinks: a bare reST/MyST `:doc:` or `:ref:` reference shown as its target's title.
 
 A reader sees one file, so it keeps a bare `:doc:`/blueprints`` as `[blueprints](:/blueprints)`
 (ncx.sources.roles). Here, where a chunk's text is read back, the link becomes the title of the
@@ -6,6 +6,11 @@ doc it names ("Modular Applications with Blueprints"), as the built site shows i
 names no indexed doc keeps its words. The title is read from the target's own chunk file (its
 first chunk's section trail), not from the cache: a quick index holds only some docs, and the
 first frame of a fresh clone must read as every later one does.
+
+A bare `:ref:` to a label of another file is kept as `[words](:#label)`: the label is looked
+for in the tree's docs by `git grep` (reST `.. _label:`, MyST `(label)=`, any case, as Sphinx
+matches them), and the files that hold it are read by the readers' own `label_titles`. Only
+the labels of the chunks shown are looked for: the cost follows the frame, not the tree.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import os
 import re
 import stat
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ncx.layout import doc_chunk_file
 from ncx.suffixes import BY_FORMAT
@@ -24,13 +30,15 @@ _SUFFIXES = ("", *(s for group in BY_FORMAT.values() for s in group))
 _HEAD_BYTES = 4096  # a chunk file's first frontmatter is far shorter
 
 
-def resolve(text: str, source_path: str, root: Path, memo: dict[str, str | None]) -> str:
+def resolve(text: str, source_path: str, root: Path, memo: dict[str, Any]) -> str:
     """`text` with each `[words](:target)` as the target doc's title (else its words).
     `memo` keeps titles found (per index: the same tree answers the same)."""
     if "](:" not in text:
         return text
 
     def title(m: re.Match[str]) -> str:
+        if m.group(2).startswith("#"):
+            return _label_title(root, m.group(2)[1:], memo) or m.group(1)
         for path in candidates(source_path, m.group(2)):
             if path not in memo:
                 memo[path] = _first_title(root / doc_chunk_file(path))
@@ -39,6 +47,67 @@ def resolve(text: str, source_path: str, root: Path, memo: dict[str, str | None]
         return m.group(1)
 
     return _LINK.sub(title, text)
+
+
+def _label_title(root: Path, label: str, memo: dict[str, Any]) -> str | None:
+    """The title the tree's label `label` stands before (the first file holding it, in path
+    order), or None."""
+    key = "\0#" + " ".join(label.split()).lower()  # (no path holds a NUL: no doc title's key)
+    if key not in memo:
+        memo[key] = None
+        from ncx.errors import NcxError
+        from ncx.store import open_regular, source_text
+
+        for path in _label_files(root, memo).get(key[2:], ()):
+            try:
+                with open_regular(root / path) as f:
+                    lines = source_text(f.read()).split("\n")
+            except OSError:
+                continue
+            if path.lower().endswith(BY_FORMAT["rst"]):
+                from ncx.sources.rst import label_titles
+            else:
+                from ncx.sources.myst import label_titles
+            try:
+                found = label_titles(lines).get(key[2:])
+            except NcxError:
+                continue
+            if found:
+                memo[key] = found
+                break
+    title: str | None = memo[key]
+    return title
+
+
+_LABEL_LINE = re.compile(r"^\s*\.\.\s+_([^:`\s][^:`]*):\s*$|^\s{0,3}\(([^()\s]+)\)=\s*$")
+
+
+def _label_files(root: Path, memo: dict[str, Any]) -> dict[str, list[str]]:
+    """{label (lower case): the docs that define it, in path order}: one `git grep` of the
+    tracked reST and Markdown docs, the first time a frame shows a reference to another
+    file's label."""
+    found = memo.get("\0labels")
+    if found is None:
+        from ncx import repo
+        from ncx.errors import NcxError
+
+        specs = [f":(icase)*{s}" for f in ("rst", "markdown") for s in BY_FORMAT[f]]
+        pattern = r"^\s*\.\.\s+_[^:`]+:\s*$|^\s{0,3}\([^()[:space:]]+\)=\s*$"
+        try:
+            out = repo.git(root, "grep", "-z", "-I", "-E", "-e", pattern, "--", *specs, check=False)
+        except NcxError:
+            out = b""
+        found = {}
+        for rec in out.decode("utf-8", "surrogateescape").split("\n"):
+            path, _, line = rec.partition("\0")
+            m = _LABEL_LINE.match(line)
+            if m and not path.startswith(".neocortex/"):
+                label = " ".join((m.group(1) or m.group(2)).split()).lower()
+                docs = found.setdefault(label, [])
+                if path not in docs:
+                    docs.append(path)
+        memo["\0labels"] = found = {k: sorted(v) for k, v in found.items()}
+    return found
 
 
 def candidates(source_path: str, target: str) -> list[str]:

@@ -53,8 +53,9 @@ UNREAD: dict[str, str] = {
 # before the readers existed are rechunked instead of kept as they were).
 # 2: includes read into the view; an admonition's bare label opens its first line of
 # text; a bare :doc: is a [words](:target) link; markdown lines of HTML tags only are blank
-# 3: MkDocs `!!!`/`???` admonitions read as `///` blocks are
-READER_VERSION = 3
+# 3: MkDocs `!!!`/`???` admonitions read as `///` blocks are; 4: a bare :ref: to another
+# file's label is a [words](:#label) link
+READER_VERSION = 4
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 

@@ -1,6 +1,8 @@
 """roles: Sphinx/MyST inline roles rendered as readable markdown. Pure.
 
-`:ref:`text <target>`` and `{ref}`text <target>`` read as `text`; code-like roles
+`:ref:`text <target>`` and `{ref}`text <target>`` read as `text` (a bare one as the title its
+label stands before: in the file, here; in another file, where chunks are read, by
+ncx.query.doclinks); code-like roles
 (`:func:`x``, `:class:`~a.B``) as `` `x` `` / `` `B` ``; a reST link `` `text <url>`_ `` as text.
 """
 
@@ -22,8 +24,10 @@ _CODE_ROLES = frozenset(
 
 # A bare `:doc:` target kept for the query side, which knows every doc's title (a reader of
 # one file does not): `[words](:target)`, read back by ncx.query.doclinks (a leading `:`, no
-# scheme word: nothing for the index to count as a word of the chunk).
+# scheme word: nothing for the index to count as a word of the chunk). A bare `:ref:` to a
+# label of another file is kept the same way, as `[words](:#label)`.
 _DOC_TARGET = re.compile(r"[\w./~+-]+")
+_REF_TARGET = re.compile(r"[\w.:+-]+")
 
 
 def _role(
@@ -49,6 +53,8 @@ def _role(
             text = text.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").replace("_", " ")
             if links and short == "doc" and text and _DOC_TARGET.fullmatch(target):
                 return f"[{text}](:{target})"
+            if links and short == "ref" and text and _REF_TARGET.fullmatch(target):
+                return f"[{text}](:#{target})"
     if not text:
         return ""
     return f"`{text}`" if code else text
