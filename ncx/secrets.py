@@ -846,6 +846,11 @@ def _assignment_hits(text: str, low: str, lines: _Lines) -> Iterator[_Hit]:
             continue
         group = next(g for g in ("dq", "sq", "bq", "bare") if m[g] is not None)
         value, end = m[group], m.end(group)
+        if group == "bare" and value.endswith("}"):
+            # Code: in `{"password": hashed_password}` the brace closes the mapping, and the
+            # value is a variable's name (_CODE_REF), not a password.
+            value = value.rstrip("}")
+            end = m.start(group) + len(value)
         if _looks_like_aws_secret(words, value):
             kind, what = "aws_secret_access_key", "an AWS secret access key"
         elif flavour == "password" and _looks_like_password(value):

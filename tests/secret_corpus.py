@@ -91,6 +91,7 @@ TRUE_POSITIVES = [
     ("DB_PASSWORD=" + "hunter22", "assigned_password", 1, 13),
     ("**Password**: " + "s3cr3t!pass", "assigned_password", 1, 15),
     ("--password=" + "Zx9!kL2#mQ", "assigned_password", 1, 12),
+    ("config = {password: " + "Tr0ub4dor&3}", "assigned_password", 1, 21),
     ("Authorization: Bearer " + "a1B2c3D4e5F6g7H8i9J0k1L2", "bearer_token", 1, 23),
 ]
 
@@ -125,6 +126,10 @@ FALSE_POSITIVES = [
     "password: Optional[str] = None",
     "secret_key = settings.SECRET_KEY",
     "token = user_supplied_token",
+    # sqlmodel's docs (docs_src/tutorial/fastapi/update): a variable, closed by the brace
+    'extra_data = {"hashed_password": hashed_password}',
+    "login(password=new_password)",
+    "creds = [api_token]",
     "auth: required",
     "session_token_ttl: 3600",
     "PASSWORD_HASH: 5f4dcc3b5aa765d61d8327deb882cf99",
