@@ -101,6 +101,7 @@ def test_tidy_drops_markup_and_demotes_headings() -> None:
             "# a shell comment, not a heading",
             "```",
             "### Deep",
+            "Deep text.",
         ]
     )
     out = tidy(text)
@@ -111,6 +112,9 @@ def test_tidy_drops_markup_and_demotes_headings() -> None:
     assert "# a shell comment, not a heading" in out.splitlines()
     # the citation line names the section: its heading is not repeated under it
     assert tidy("## Setup\n\nRun it.", ("Guide", "Setup")) == "Run it."
+    # a quote never ends on a heading cut from its text (jotai: "###### `waitForAll` util")
+    assert tidy("Run it.\n\n#### `waitForAll` util\n") == "Run it."
+    assert tidy("```md\n# kept: code\n```") == "```md\n# kept: code\n```"
 
 
 def test_table_of_contents_is_recognised() -> None:

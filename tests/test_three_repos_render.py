@@ -226,6 +226,28 @@ def test_a_quoted_passage_never_ends_on_a_bold_label(repo: Path) -> None:
     assert _last_line(long[0]["text"]) != "**Windows**", long[0]["text"]
 
 
+# jotai: a background passage ended on "###### `waitForAll` util", a heading whose text the
+# passage left out. A quote never ends on a heading, as it never ends on a bold label.
+def test_a_quoted_passage_never_ends_on_a_heading(repo: Path) -> None:
+    body = " ".join(f"{w} unrelated words here" for w in _WORDS[40:70])
+    write(
+        repo,
+        "docs/long.md",
+        "# Guide\n\n## Everything\n\n"
+        + _long_section(
+            "To purge the replica cache, run `replica purge --cache` on the primary.\n",
+            f"###### `waitFor` util\n\n{body}\n",
+        ),
+    )
+    _strong(repo)
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
+    assert long and "replica purge --cache" in long[0]["text"], long
+    assert not _last_line(long[0]["text"]).startswith("#"), long[0]["text"]
+
+
 # flask: "`PyPI\n<https://pypi.org/project/Flask-SQLAlchemy/>`_." left the URL and the
 # backticks in the frame; a role or link broken over lines reads as one on one line does.
 def test_a_rest_link_or_role_broken_over_lines_reads_as_text(repo: Path) -> None:

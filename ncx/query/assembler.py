@@ -508,11 +508,12 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
             level = min(6, max(_QUOTED_MIN_LEVEL, len(h.group(1)) + 3))
             # badges and HTML in a heading are markup for a web page, not words
             line = "#" * level + " " + plain_heading(line[len(h.group(1)) :])
+            heads.add(len(out))  # (a title too, if the quote ends on it)
         if ":`" in line:  # reST roles in markdown (Sphinx sites mix them): as a reader reads
             line = render_rst_inline(line)
         out.append(line)
-    # A label the quote cut from what it labels (a block's title, a bold lead such as
-    # **Windows** over its code): nothing for the reader.
+    # A label the quote cut from what it labels (a heading, a block's title, a bold lead
+    # such as **Windows** over its code): nothing for the reader.
     while out and (not out[-1].strip() or len(out) - 1 in heads or _LABEL_ONLY.match(out[-1])):
         out.pop()
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
