@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -258,16 +258,19 @@ def included_by(docs_state: Mapping[str, Any]) -> dict[str, list[str]]:
     return {p: sorted(d) for p, d in sorted(out.items())}
 
 
-def save_included_by(root: Path, docs_state: Mapping[str, Any], *, whole: bool = True) -> None:
+def save_included_by(
+    root: Path, docs_state: Mapping[str, Any], *, whole: bool = True, gone: Iterable[str] = ()
+) -> None:
     """Record which docs include which file. `whole`: `docs_state` holds every doc (a sync
     of the whole tree); else only the docs it names are brought up to date, on top of the
-    map as it stands (found from the index when there is none yet)."""
+    map as it stands (found from the index when there is none yet), and the docs `gone`
+    (given to the sync, no longer sources: deleted, renamed) leave it."""
     from ncx.paths import UnsafePath, cache_folder
     from ncx.store import write_if_changed
 
     found = included_by(docs_state)
     if not whole:
-        found = _updated(load_included_by(root), docs_state, found)
+        found = _updated(load_included_by(root), {*docs_state, *gone}, found)
     try:
         # Written even when empty: no file means "not known yet", `{}` means "none".
         write_if_changed(cache_folder(root) / INCLUDED_BY, _encoded(found))
@@ -276,12 +279,13 @@ def save_included_by(root: Path, docs_state: Mapping[str, Any], *, whole: bool =
 
 
 def _updated(
-    was: Mapping[str, list[str]], docs_state: Mapping[str, Any], now: Mapping[str, list[str]]
+    was: Mapping[str, list[str]], known: Collection[str], now: Mapping[str, list[str]]
 ) -> dict[str, list[str]]:
-    """`was` with the entries of the docs in `docs_state` replaced by theirs (`now`)."""
+    """`was` with the entries of the docs in `known` replaced by theirs (`now`: none for a
+    doc that is gone)."""
     out: dict[str, set[str]] = {}
     for p, docs in was.items():
-        kept = {d for d in docs if d not in docs_state}
+        kept = {d for d in docs if d not in known}
         if kept:
             out[p] = kept
     for p, docs in now.items():

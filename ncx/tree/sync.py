@@ -525,7 +525,7 @@ def _sync(
             # chunks). A stale doc's entry has no file: its file is not what sync would write.
             save_state(root, manifest, state, docs_state.touched)
             if docs_state.touched:
-                _inc().save_included_by(root, docs_state, whole=not paths)
+                _inc().save_included_by(root, docs_state, whole=not paths, gone=gone_scope)
         return report
     vectors = []
     if texts:
@@ -549,7 +549,7 @@ def _sync(
         manifest = replace(manifest, format=FORMAT_VERSION)
         out.write(manifest_path(root), manifest.to_json().encode())
     if docs_state.touched:
-        _inc().save_included_by(root, docs_state, whole=not paths)
+        _inc().save_included_by(root, docs_state, whole=not paths, gone=gone_scope)
     save_state(root, manifest, state, docs_state.touched or report.changed)
     report.written.sort()
     report.removed.sort()

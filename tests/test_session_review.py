@@ -1,0 +1,42 @@
+"""Adversarial review of the fresh-clone included-by map, MkDocs admonitions, dated docs and
+bare :ref: titles: each test here failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import commit_all, git, ncx, write
+
+MAP = ".neocortex/cache/included-by.json"
+
+
+def _map(root: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = json.loads((root / MAP).read_text())
+    return found
+
+
+def test_a_doc_removed_by_a_scoped_sync_leaves_the_included_by_map(repo: Path) -> None:
+    # `git rm` of the only doc that includes a file, then the sync the hook runs for it
+    # (limited to that path): the map must not keep naming the gone doc, or every later
+    # commit of the included file takes the hook's full path for a doc that is no more.
+    write(repo, "src/inc.py", "X = 1\n")
+    write(repo, "docs/a.md", "# A\n\nwords\n\n{* ./src/inc.py *}\n")
+    write(repo, "docs/b.md", "# B\n\nother words\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    assert _map(repo) == {"src/inc.py": ["docs/a.md"]}
+    git(repo, "rm", "-q", "docs/a.md")
+    ncx("sync", "docs/a.md")
+    assert _map(repo) == {}
+    # a rename: the map names the new path only
+    write(repo, "docs/c.md", "# C\n\nwords\n\n{* ./src/inc.py *}\n")
+    git(repo, "add", "docs/c.md")
+    ncx("sync", "docs/c.md")
+    assert _map(repo) == {"src/inc.py": ["docs/c.md"]}
+    git(repo, "mv", "docs/c.md", "docs/d.md")
+    ncx("sync", "docs/c.md", "docs/d.md")
+    assert _map(repo) == {"src/inc.py": ["docs/d.md"]}
