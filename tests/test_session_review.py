@@ -40,3 +40,35 @@ def test_a_doc_removed_by_a_scoped_sync_leaves_the_included_by_map(repo: Path) -
     git(repo, "mv", "docs/c.md", "docs/d.md")
     ncx("sync", "docs/c.md", "docs/d.md")
     assert _map(repo) == {"src/inc.py": ["docs/d.md"]}
+
+
+@pytest.mark.e2e
+def test_the_hook_writes_nothing_in_a_repo_without_a_tree(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hooks configured (a shared pre-commit config) but no `ncx init` here: a commit of
+    # code must leave no `.neocortex/` behind (git status clean) and pass.
+    from test_hooks import PRE_COMMIT as TOOL
+    from test_hooks import commit, local_config
+
+    if TOOL is None:
+        pytest.skip("pre-commit is not installed")
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    write(repo, ".pre-commit-config.yaml", local_config())
+    write(repo, "docs/a.md", "# A\n\nwords\n\n{* ./src/inc.py *}\n")
+    write(repo, "src/inc.py", "X = 1\n")
+    commit_all(repo)
+    subprocess.run([TOOL, "install"], cwd=repo, check=True, capture_output=True)
+    write(repo, "src/inc.py", "X = 2\n")
+    git(repo, "add", "src/inc.py")
+    done = commit(repo)
+    assert done.returncode == 0, done.stdout
+    assert not (repo / ".neocortex").exists()
+    assert git(repo, "status", "--porcelain") == ""
+    # a doc's commit too (the hook says it skips)
+    write(repo, "docs/b.md", "# B\n\nmore words\n")
+    git(repo, "add", "docs/b.md")
+    done = commit(repo)
+    assert done.returncode == 0, done.stdout
+    assert not (repo / ".neocortex").exists()
+    assert git(repo, "status", "--porcelain") == ""

@@ -29,7 +29,7 @@ from typing import Any
 
 from ncx import repo
 from ncx.errors import NcxError
-from ncx.layout import NCX_DIR, is_inside_ncx
+from ncx.layout import MANIFEST, NCX_DIR, is_inside_ncx
 from ncx.paths import Links, ignored_targets, read_problem, rel_problem
 from ncx.sources.includes import MAX_BYTES, Fetch, Got
 
@@ -318,6 +318,8 @@ def load_included_by(root: Path | str) -> dict[str, list[str]]:
     if found is not None:
         return found
     found = from_index(Path(root))
+    if not os.path.isfile(os.path.join(root, NCX_DIR, MANIFEST)):
+        return found  # no tree here (the hooks run before `ncx init`): nothing is written
     from ncx.paths import UnsafePath, cache_folder
     from ncx.store import write_if_changed
 

@@ -55,7 +55,7 @@ def index_concerns_ncx() -> bool:
 def _included(paths: list[str]) -> bool:
     """Whether a doc includes one of `paths` (a file a FastAPI doc shows with `{* *}`), as
     recorded in ncx.tree.includefiles.INCLUDED_BY (one small read: pre-commit runs hooks at
-    the repository's top). True when nothing is recorded yet (a fresh clone): the full path
+    the repository's top). True when nothing is recorded yet in a tree (a fresh clone): the full path
     finds it from the index, once, and records it."""
     import json
 
@@ -65,7 +65,10 @@ def _included(paths: list[str]) -> bool:
         with open_regular(NCX_PREFIX + "cache/included-by.json") as f:
             found = json.loads(f.read())
     except (OSError, ValueError):
-        return True
+        # (no tree, no map to find: a repo whose hooks run before `ncx init` commits code fast)
+        import os
+
+        return os.path.isfile(NCX_PREFIX + "manifest.json")
     return not isinstance(found, dict) or any(p in found for p in paths)
 
 
