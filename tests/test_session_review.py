@@ -72,3 +72,30 @@ def test_the_hook_writes_nothing_in_a_repo_without_a_tree(
     assert done.returncode == 0, done.stdout
     assert not (repo / ".neocortex").exists()
     assert git(repo, "status", "--porcelain") == ""
+
+
+def _top(query: str) -> dict[str, object]:
+    hit: dict[str, object] = json.loads(ncx("retrieve", query, "--json", "--k", "1").stdout)
+    return hit
+
+
+def test_an_admonition_quoted_in_a_list_items_fence_stays_as_written(repo: Path) -> None:
+    # A fence in a list item (or an MkDocs content tab) is indented past 3 spaces: the
+    # admonition syntax it quotes is code, as the built page shows it, not a rendered note;
+    # an admonition in a list item itself is rendered, its lines cited where they are.
+    write(
+        repo,
+        "docs/howto.md",
+        "# Howto\n\nWrite a zebra callout:\n\n"
+        "1. Open the page.\n\n"
+        '    ```markdown\n    !!! note "Zebra stripes"\n        quoted zebra body\n    ```\n\n'
+        '2. Then:\n\n    !!! tip "Zebra tip"\n        real zebra advice here\n',
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    hit = _top("zebra callout stripes advice")
+    lines = str(hit["text"]).split("\n")
+    assert '    !!! note "Zebra stripes"' in lines and "        quoted zebra body" in lines, lines
+    assert "    **tip** Zebra tip" in lines and "    real zebra advice here" in lines, lines
+    assert hit["start_line"] == 1 and hit["end_line"] == 15, hit
