@@ -240,6 +240,12 @@ def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], s
             path=path,
             hint="fix the YAML between the --- lines",
         ) from None
+    except ValueError as exc:  # a timestamp no calendar has: `date: 2023-02-30`
+        raise BadFrontmatter(
+            f"frontmatter does not parse: {exc}",
+            path=path,
+            hint="fix the YAML between the --- lines (a date must exist: YYYY-MM-DD)",
+        ) from None
     if meta is None:
         return {}, body, start
     if not isinstance(meta, dict):

@@ -99,3 +99,19 @@ def test_an_admonition_quoted_in_a_list_items_fence_stays_as_written(repo: Path)
     assert '    !!! note "Zebra stripes"' in lines and "        quoted zebra body" in lines, lines
     assert "    **tip** Zebra tip" in lines and "    real zebra advice here" in lines, lines
     assert hit["start_line"] == 1 and hit["end_line"] == 15, hit
+
+
+def test_a_date_no_calendar_has_is_a_frontmatter_problem_not_a_traceback(repo: Path) -> None:
+    # YAML reads `2023-02-30` as a timestamp and the calendar refuses it (ValueError): a doc
+    # with that typo must be reported as any bad frontmatter is, and the others still answer.
+    write(repo, "docs/note.md", "---\ndate: 2023-02-30\n---\n# Note\n\nThe loom weaves flowers.\n")
+    write(repo, "docs/garden.md", "---\ndate: 2023-05-08\n---\n# Garden\n\nTomatoes need sun.\n")
+    commit_all(repo)
+    ncx("init")
+    proc = ncx("sync", ok=False)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "docs/note.md" in proc.stderr, proc.stderr
+    hit = json.loads(ncx("retrieve", "tomatoes sun", "--k", "1", "--json").stdout)
+    assert hit["source_path"] == "docs/garden.md" and hit["dated"] == "2023-05-08"
+    out = ncx("retrieve", "loom weaves flowers", "--k", "1", "--json", ok=False)
+    assert "Traceback" not in out.stderr, out.stderr
