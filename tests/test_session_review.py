@@ -115,3 +115,38 @@ def test_a_date_no_calendar_has_is_a_frontmatter_problem_not_a_traceback(repo: P
     assert hit["source_path"] == "docs/garden.md" and hit["dated"] == "2023-05-08"
     out = ncx("retrieve", "loom weaves flowers", "--k", "1", "--json", ok=False)
     assert "Traceback" not in out.stderr, out.stderr
+
+
+def test_git_grep_settings_of_the_user_do_not_blind_the_lookups(repo: Path) -> None:
+    # Common settings in a developer's git config (`grep.lineNumber`, `grep.column`, a
+    # colour forced on) change what `git grep` prints: the label lookup found no label
+    # (a line number before each line) and a fresh clone's included-by map no doc (colour
+    # codes around each path).
+    for key, value in (
+        ("grep.lineNumber", "true"),
+        ("grep.column", "true"),
+        ("color.grep", "always"),
+        ("color.ui", "always"),
+    ):
+        git(repo, "config", key, value)
+    write(repo, "src/inc.py", "X_VALUE = 1\n")
+    write(repo, "docs/a.md", "# A\n\nThe included value:\n\n{* ./src/inc.py *}\n")
+    write(repo, "docs/replica.rst", "Replicas\n========\n\nPurge first, see :ref:`purge-x1`.\n")
+    write(
+        repo,
+        "docs/purge.rst",
+        "Guide\n=====\n\n.. _purge-x1:\n\nClearing Stale Entries\n----------------------\n\n"
+        "Run the purge.\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    hit = _top("replicas purge first")
+    assert hit["source_path"] == "docs/replica.rst"
+    assert "see Clearing Stale Entries." in str(hit["text"]), hit
+    # a clone with no map: found from the index
+    (repo / MAP).unlink()
+    write(repo, "src/inc.py", "X_VALUE = 2\n")
+    ncx("sync", "src/inc.py")
+    assert "X_VALUE = 2" in (repo / ".neocortex/chunks/docs/a.md").read_text()
+    assert _map(repo) == {"src/inc.py": ["docs/a.md"]}

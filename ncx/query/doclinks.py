@@ -94,7 +94,9 @@ def _label_files(root: Path, memo: dict[str, Any]) -> dict[str, list[str]]:
         specs = [f":(icase)*{s}" for f in ("rst", "markdown") for s in BY_FORMAT[f]]
         pattern = r"^\s*\.\.\s+_[^:`]+:\s*$|^\s{0,3}\([^()[:space:]]+\)=\s*$"
         try:
-            out = repo.git(root, "grep", "-z", "-I", "-E", "-e", pattern, "--", *specs, check=False)
+            out = repo.git(
+                root, *repo.GREP, "-z", "-I", "-E", "-e", pattern, "--", *specs, check=False
+            )
         except NcxError:
             out = b""
         found = {}

@@ -340,7 +340,7 @@ def from_index(root: Path) -> dict[str, list[str]]:
     from ncx.suffixes import BY_FORMAT
 
     specs = [f":(icase)*{s}" for f in ("markdown", "rst") for s in BY_FORMAT[f]]
-    args = ["grep", "--cached", "-l", "-z", "-I", "-F"]
+    args = [*repo.GREP, "--cached", "-l", "-z", "-I", "-F"]
     for m in MARKER_TEXTS:
         args += ["-e", m]
     try:
