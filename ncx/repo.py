@@ -14,7 +14,6 @@ from pathlib import Path
 
 from ncx.errors import NcxError, NotARepo
 
-
 # `git grep` as ncx reads it, whatever the user's git config asks of its output (a line
 # number or column before each line, colour codes around paths, paths from the top).
 GREP = ("grep", "--no-color", "--no-line-number", "--no-column", "--no-full-name")

@@ -55,8 +55,8 @@ def index_concerns_ncx() -> bool:
 def _included(paths: list[str]) -> bool:
     """Whether a doc includes one of `paths` (a file a FastAPI doc shows with `{* *}`), as
     recorded in ncx.tree.includefiles.INCLUDED_BY (one small read: pre-commit runs hooks at
-    the repository's top). True when nothing is recorded yet in a tree (a fresh clone): the full path
-    finds it from the index, once, and records it."""
+    the repository's top). True when nothing is recorded yet in a tree (a fresh clone): the
+    full path finds it from the index, once, and records it."""
     import json
 
     from ncx.store import open_regular  # (a FIFO here must not hang the hook)
