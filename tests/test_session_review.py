@@ -150,3 +150,21 @@ def test_git_grep_settings_of_the_user_do_not_blind_the_lookups(repo: Path) -> N
     ncx("sync", "src/inc.py")
     assert "X_VALUE = 2" in (repo / ".neocortex/chunks/docs/a.md").read_text()
     assert _map(repo) == {"src/inc.py": ["docs/a.md"]}
+
+
+def test_a_label_quoted_in_a_code_fence_is_not_the_label(repo: Path) -> None:
+    # A MyST guide quotes the label syntax in a fence; the label itself is defined in a
+    # later file (path order): the reference reads as the real section's title.
+    write(
+        repo,
+        "docs/a-syntax.md",
+        "# Syntax\n\nWrite a label so:\n\n```md\n(purge-y2)=\n# Example Header\n```\n",
+    )
+    write(repo, "docs/guide.md", "# Guide\n\n(purge-y2)=\n## Real Purge Title\n\nRun it.\n")
+    write(repo, "docs/replica.rst", "Replicas\n========\n\nPurge first, see :ref:`purge-y2`.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    hit = _top("replicas purge first")
+    assert hit["source_path"] == "docs/replica.rst"
+    assert "see Real Purge Title." in str(hit["text"]), hit

@@ -39,6 +39,8 @@ def is_myst(text: str) -> bool:
 
 
 _ATX = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+# A code fence, not a ```{directive} (whose content is text).
+_CODE_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(?![`~{])")
 
 
 def read_myst(text: str, lines: list[Line] | None = None) -> View:
@@ -59,7 +61,25 @@ def label_titles(lines: list[str]) -> dict[str, str]:
     a bare `{ref}`label`` reads as it (labels of other files keep their words)."""
     out: dict[str, str] = {}
     pending: list[str] = []
+    fence = ""  # the code fence open, if any: a label quoted in it is code, not a label
+    opened: list[str] = []  # the directive fences open (their content is text)
     for t in lines:
+        if fence:
+            fence = "" if closes(t, fence) else fence
+            continue
+        if "``" in t or "~~" in t or "::" in t:
+            d = _DIRECTIVE.match(t)
+            if d or (opened and closes(t, opened[-1])):
+                if d:
+                    opened.append(d.group(2))
+                else:
+                    opened.pop()
+                pending = []
+                continue
+            f = _CODE_FENCE.match(t)
+            if f:
+                fence, pending = f.group(1), []
+                continue
         m = _LABEL.match(t)
         if m:
             pending.append(m.group(1).lower())
