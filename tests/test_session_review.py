@@ -135,7 +135,8 @@ def test_git_grep_settings_of_the_user_do_not_blind_the_lookups(repo: Path) -> N
     write(
         repo,
         "docs/purge.rst",
-        "Guide\n=====\n\n.. _purge-x1:\n\nClearing Stale Entries\n----------------------\n\n"
+        # (two spaces after `..`: valid reST, found by the lookup's fixed strings too)
+        "Guide\n=====\n\n..  _purge-x1:\n\nClearing Stale Entries\n----------------------\n\n"
         "Run the purge.\n",
     )
     commit_all(repo)
