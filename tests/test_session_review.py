@@ -169,3 +169,22 @@ def test_a_label_quoted_in_a_code_fence_is_not_the_label(repo: Path) -> None:
     hit = _top("replicas purge first")
     assert hit["source_path"] == "docs/replica.rst"
     assert "see Real Purge Title." in str(hit["text"]), hit
+
+
+def test_a_doc_named_with_a_newline_does_not_blind_the_map_found_from_the_index(
+    repo: Path,
+) -> None:
+    # The index is asked about each marked doc one line a path (`git cat-file --batch`): a
+    # name holding a newline (sync skips it: a control character) took two answers, and
+    # every doc after it took the one meant for the doc before, so none of them was read.
+    write(repo, "src/inc.py", "X_VALUE = 1\n")
+    write(repo, "docs/a\nodd.md", "# Odd\n\n{* ./src/inc.py *}\n")
+    write(repo, "docs/b.md", "# B\n\nThe included value:\n\n{* ./src/inc.py *}\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync", ok=False)  # (the odd name is reported)
+    (repo / MAP).unlink()
+    write(repo, "src/inc.py", "X_VALUE = 2\n")
+    ncx("sync", "src/inc.py", ok=False)
+    assert "X_VALUE = 2" in (repo / ".neocortex/chunks/docs/b.md").read_text()
+    assert _map(repo) == {"src/inc.py": ["docs/b.md"]}

@@ -348,7 +348,11 @@ def from_index(root: Path) -> dict[str, list[str]]:
     except NcxError:
         return {}
     marked = sorted(
-        p for p in out.decode("utf-8", "surrogateescape").split("\0") if p and not is_inside_ncx(p)
+        p
+        for p in out.decode("utf-8", "surrogateescape").split("\0")
+        # (rel_problem: as sync skips them; a newline in a name would shift every later
+        # answer of the one-line-a-path `git cat-file --batch`)
+        if p and not is_inside_ncx(p) and rel_problem(p) is None
     )
     if not marked:
         return {}
