@@ -240,9 +240,12 @@ def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], s
             path=path,
             hint="fix the YAML between the --- lines",
         ) from None
-    except ValueError as exc:  # a timestamp no calendar has: `date: 2023-02-30`
+    except Exception as exc:  # (PyYAML's constructors raise what they meet)
+        # A value its type refuses: a timestamp no calendar has (`date: 2023-02-30`, a
+        # ValueError), `!!bool maybe` (KeyError), `!!timestamp x` (AttributeError).
+        why = str(exc) if isinstance(exc, ValueError) else "a value its YAML tag cannot hold"
         raise BadFrontmatter(
-            f"frontmatter does not parse: {exc}",
+            f"frontmatter does not parse: {why}",
             path=path,
             hint="fix the YAML between the --- lines (a date must exist: YYYY-MM-DD)",
         ) from None

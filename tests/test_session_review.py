@@ -106,11 +106,15 @@ def test_a_date_no_calendar_has_is_a_frontmatter_problem_not_a_traceback(repo: P
     # with that typo must be reported as any bad frontmatter is, and the others still answer.
     write(repo, "docs/note.md", "---\ndate: 2023-02-30\n---\n# Note\n\nThe loom weaves flowers.\n")
     write(repo, "docs/garden.md", "---\ndate: 2023-05-08\n---\n# Garden\n\nTomatoes need sun.\n")
+    # other values PyYAML's constructors refuse with other exceptions
+    write(repo, "docs/flag.md", "---\nflag: !!bool maybe\n---\n# Flag\n\nA flag.\n")
+    write(repo, "docs/stamp.md", "---\nwhen: !!timestamp soon\n---\n# Stamp\n\nA stamp.\n")
     commit_all(repo)
     ncx("init")
     proc = ncx("sync", ok=False)
     assert "Traceback" not in proc.stderr, proc.stderr
-    assert "docs/note.md" in proc.stderr, proc.stderr
+    for doc in ("docs/note.md", "docs/flag.md", "docs/stamp.md"):
+        assert doc in proc.stderr, proc.stderr
     hit = json.loads(ncx("retrieve", "tomatoes sun", "--k", "1", "--json").stdout)
     assert hit["source_path"] == "docs/garden.md" and hit["dated"] == "2023-05-08"
     out = ncx("retrieve", "loom weaves flowers", "--k", "1", "--json", ok=False)
