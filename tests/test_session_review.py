@@ -192,3 +192,25 @@ def test_a_doc_named_with_a_newline_does_not_blind_the_map_found_from_the_index(
     ncx("sync", "src/inc.py", ok=False)
     assert "X_VALUE = 2" in (repo / ".neocortex/chunks/docs/b.md").read_text()
     assert _map(repo) == {"src/inc.py": ["docs/b.md"]}
+
+
+def test_a_labelled_doc_over_the_size_cap_is_not_read_for_its_title(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A doc sync refuses for its size (NCX_MAX_DOC_BYTES) is not read whole into memory by
+    # every frame that shows a reference to one of its labels (a 1 GB .rst in a hostile
+    # tree): the reference keeps its words.
+    monkeypatch.setenv("NCX_MAX_DOC_BYTES", "4000")
+    write(repo, "docs/replica.rst", "Replicas\n========\n\nPurge first, see :ref:`purge-z3`.\n")
+    write(
+        repo,
+        "docs/purge.rst",
+        "Guide\n=====\n\n.. _purge-z3:\n\nClearing Stale Entries\n----------------------\n\n"
+        + "Run the purge on the primary.\n" * 300,
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync", ok=False)  # (the big doc is reported)
+    hit = _top("replicas purge first")
+    assert hit["source_path"] == "docs/replica.rst"
+    assert "see purge z3." in str(hit["text"]), hit

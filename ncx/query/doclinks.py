@@ -55,12 +55,16 @@ def _label_title(root: Path, label: str, memo: dict[str, Any]) -> str | None:
     key = "\0#" + " ".join(label.split()).lower()  # (no path holds a NUL: no doc title's key)
     if key not in memo:
         memo[key] = None
+        from ncx.config import load_config
         from ncx.errors import NcxError
         from ncx.store import open_regular, source_text
 
+        cap = load_config().max_doc_bytes  # (a doc sync refuses is not read whole here either)
         for path in _label_files(root, memo).get(key[2:], ()):
             try:
                 with open_regular(root / path) as f:
+                    if os.fstat(f.fileno()).st_size > cap:
+                        continue
                     lines = source_text(f.read()).split("\n")
             except OSError:
                 continue
