@@ -214,3 +214,24 @@ def test_a_labelled_doc_over_the_size_cap_is_not_read_for_its_title(
     hit = _top("replicas purge first")
     assert hit["source_path"] == "docs/replica.rst"
     assert "see purge z3." in str(hit["text"]), hit
+
+
+def test_a_sync_of_a_folder_drops_the_docs_deleted_from_it(repo: Path) -> None:
+    # `ncx sync docs/` after `git rm docs/a.md` said "up to date" and kept a.md's chunks (a
+    # deleted doc still answered queries) and its entry in the included-by map; only a sync
+    # of the whole tree, or of that very path, removed them.
+    write(repo, "src/inc.py", "X = 1\n")
+    write(repo, "docs/a.md", "# A\n\nThe walrus words.\n\n{* ./src/inc.py *}\n")
+    write(repo, "docs/b.md", "# B\n\nOther words.\n")
+    write(repo, "notes/c.md", "# C\n\nThe walrus notes.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    git(repo, "rm", "-q", "docs/a.md", "notes/c.md")
+    out = ncx("sync", "docs/")
+    assert "removed .neocortex/chunks/docs/a.md" in out.stdout + out.stderr
+    assert not (repo / ".neocortex/chunks/docs/a.md").exists()
+    assert (repo / ".neocortex/chunks/notes/c.md").exists()  # (not in the folder given)
+    assert _map(repo) == {}
+    hits = ncx("retrieve", "walrus", "--json").stdout
+    assert "docs/a.md" not in hits

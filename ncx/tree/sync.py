@@ -33,7 +33,7 @@ from ncx.locks import exclusive
 from ncx.manifest import Manifest, load_manifest
 from ncx.memory.file import memory_embed_text, memory_hash
 from ncx.paths import check_write, lexical_rel, rel_problem
-from ncx.sources import list_sources
+from ncx.sources import format_of, list_sources
 from ncx.store import (
     blob_vec,
     dump_frontmatter,
@@ -313,6 +313,17 @@ def _sync(
 
     state = load_state(root, manifest) if not reembed else {}
     docs_state = state["docs"] = Touched(state.get("docs") or {})
+    if folders := [w for w in gone_scope if format_of(w) is None]:
+        # A folder given (`ncx sync docs/`): the docs it held that are sources no more
+        # (deleted, moved away) go as a doc named by its path does. (From the state: a
+        # clone that never synced them has them swept by a sync of the whole tree.)
+        current = set(sources)
+        gone_scope |= {
+            p
+            for p in docs_state
+            if p not in current
+            and any(w == "." or p.startswith(w.rstrip("/") + "/") for w in folders)
+        }
     differ = None if modified is None else modified()  # (waited for: no git left behind)
     unread = (
         set()
