@@ -183,7 +183,7 @@ def grep_fixed(
 
 
 def _grep(root: Path, args: list[str], pathspecs: Sequence[str]) -> subprocess.Popen[bytes]:
-    cmd = ["git", "-C", str(root), "grep", "-z", "-n", "-I", "--untracked", *args]
+    cmd = ["git", "-C", str(root), *GREP, "-z", "-n", "-I", "--untracked", *args]
     try:
         return subprocess.Popen(
             [*cmd, "--", *pathspecs], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
