@@ -87,6 +87,29 @@ def test_a_bare_ref_to_another_file_reads_as_its_title(repo: Path) -> None:
     assert "follow ``Clearing`` Stale Entries" in hits and "](:" not in hits
 
 
+def test_a_reference_target_is_neither_indexed_nor_embedded(repo: Path) -> None:
+    # `[words](:target)` keeps the target for the query side only: its words (the folder
+    # `okapiland`, the label's words a second time) would weigh in ranking.
+    from ncx.query import cache
+    from ncx.query.lexical import terms
+    from ncx.tree.chunkfile import embed_text_for
+
+    write(
+        repo,
+        "docs/replica.rst",
+        "Replicas\n========\n\nSee :doc:`/okapiland/admin` and :ref:`zebra-steps`.\n",
+    )
+    write(repo, "docs/guide.rst", "Guide\n=====\n\n.. _zebra-steps:\n\nSteps\n-----\n\nRun.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    vocab = cache.load_index(repo).lex.vocab
+    assert terms("okapiland")[0] not in vocab and terms("zebra")[0] in vocab
+    assert embed_text_for((), "See [admin](:/okapiland/admin).") == "See admin."
+    texts = " ".join(it["text"] for it in _items("--task", "replicas admin zebra steps"))
+    assert "See admin and Steps." in " ".join(texts.split()), texts
+
+
 # sqlmodel: a background quote ended on "**note**", its text left out of the frame. A quoted
 # passage stops where its token allowance does: it must not stop on a label.
 def test_a_quoted_passage_never_ends_on_a_pymdownx_block_title(repo: Path) -> None:

@@ -39,6 +39,7 @@ from ncx.query.lexical import (
     terms,
 )
 from ncx.query.lines import attach_lines
+from ncx.sources.roles import without_link_targets
 from ncx.store import (
     decode_source,
     inline_vec,
@@ -57,9 +58,10 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-# 13: a chunk's doc date (Unit.dated); 12: ß folded to "ss" in terms; 10: combining marks
-# in terms; 9: terms of any script; 8: postings, rows + columns; 7: vectors (dim, n)
-CACHE_VERSION = 13
+# 14: link targets not indexed; 13: a chunk's doc date (Unit.dated); 12: ß folded to "ss"
+# in terms; 10: combining marks in terms; 9: terms of any script; 8: postings, rows +
+# columns; 7: vectors (dim, n)
+CACHE_VERSION = 14
 _FILE = "index.npz"
 
 
@@ -1065,7 +1067,7 @@ def _unit_fields(
         unit.source_path = str(meta.get("source_path") or "")
         unit.section = trail
         unit.doc_id = _text(meta.get("source_doc"))
-        prose, code = split_code(body)
+        prose, code = split_code(without_link_targets(body))
         # A sidecar's values are in the block (the doc's own frontmatter is read from the
         # source by ncx.query.lines.attach_lines).
         side = {k: meta[k] for k in SIDECAR_KEYS if k in meta} if meta.get("sidecar") else {}

@@ -253,8 +253,12 @@ def chunk_file_bytes(blocks: list[bytes]) -> bytes:
 
 
 def embed_text_for(trail: tuple[str, ...] | list[str], text: str) -> str:
-    """What a chunk's vector encodes: its heading trail, then its text."""
+    """What a chunk's vector encodes: its heading trail, then its text (a reference's
+    target left out: ncx.sources.roles.without_link_targets)."""
+    from ncx.sources.roles import without_link_targets
+
     head = " > ".join(trail)
+    text = without_link_targets(text)
     return f"{head}\n\n{text}" if head else text
 
 
