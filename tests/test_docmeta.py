@@ -190,5 +190,6 @@ def test_doc_date_reads_the_first_date_key() -> None:
     assert doc_date({"title": "x", "date": dt.date(2023, 5, 8)}) == "2023-05-08"
     assert doc_date({"lastmod": "2024-01-02", "date": "2020-01-01"}) == "2020-01-01"
     assert doc_date({"updated": " 3 June 2021 "}) == "3 June 2021"
+    assert doc_date({"Date": "2021-06-03", "date": "2020-01-01"}) == "2021-06-03"
     for meta in ({"date": True}, {"date": 20230508}, {"date": ""}, {"date": "x" * 200}, {}):
         assert doc_date(meta) is None, meta

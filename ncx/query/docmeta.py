@@ -71,9 +71,11 @@ def meta_text(meta: Mapping[str, Any], heads: Collection[str] = ()) -> str:
 
 
 def doc_date(meta: Mapping[str, Any]) -> str | None:
-    """The doc's date as its frontmatter writes it (a YAML date in ISO form), or None."""
+    """The doc's date as its frontmatter writes it (a YAML date in ISO form), or None.
+    Keys in any case (`Date:`, as some wikis write them)."""
+    lower = {str(k).lower(): v for k, v in reversed(list(meta.items()))}  # (the first wins)
     for key in DATE_KEYS:
-        value = meta.get(key)
+        value = lower.get(key)
         if isinstance(value, (str, dt.date)):
             text = (value.isoformat() if isinstance(value, dt.date) else value).strip()
             if 0 < len(text) <= MAX_DATE_CHARS and "\n" not in text:
