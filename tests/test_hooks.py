@@ -40,6 +40,16 @@ def local_config() -> str:
     return yaml.safe_dump({"repos": [{"repo": "local", "hooks": hooks}]}, sort_keys=False)
 
 
+def configured(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The real pre-commit, with our hooks in `repo`'s config (installed by the caller, which
+    may first commit a tree); skips the test where pre-commit is not installed."""
+    if PRE_COMMIT is None:
+        pytest.skip("pre-commit is not installed")
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    write(repo, ".pre-commit-config.yaml", local_config())
+    return PRE_COMMIT
+
+
 @pytest.fixture
 def hooked(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))

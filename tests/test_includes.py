@@ -253,19 +253,15 @@ def test_sync_twice_is_clean(repo: Path) -> None:
 def test_precommit_with_only_the_included_file_staged(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from test_hooks import PRE_COMMIT as TOOL
-    from test_hooks import commit, local_config
+    from test_hooks import commit, configured
 
-    if TOOL is None:
-        pytest.skip("pre-commit is not installed")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-    write(repo, ".pre-commit-config.yaml", local_config())
+    tool = configured(repo, tmp_path, monkeypatch)
     write(repo, "docs_src/models.py", CODE + "\n")
     write(repo, "docs/indexes.md", "# Indexes\n\n" + PROSE + "{* ./docs_src/models.py *}\n")
     write(repo, "docs/other.md", "# Other\n\nNothing included here.\n")
     _synced(repo)
     commit_all(repo, "ncx")
-    subprocess.run([TOOL, "install"], cwd=repo, check=True, capture_output=True)
+    subprocess.run([tool, "install"], cwd=repo, check=True, capture_output=True)
     write(repo, "docs_src/models.py", CODE.replace("secret_name", "alias_name") + "\n")
     git(repo, "add", "docs_src/models.py")
     # an unstaged edit on top: the hook follows what the commit holds, not the working tree
@@ -358,13 +354,9 @@ def test_a_fresh_clone_rechunks_the_docs_an_included_file_changes(
     """Which docs include a file is found from the tree itself, not only from the cache a
     sync leaves: a teammate's fresh clone has no cache, and its first commit that touches
     only an included file must re-chunk the docs that show it."""
-    from test_hooks import PRE_COMMIT as TOOL
-    from test_hooks import commit, local_config
+    from test_hooks import commit, configured
 
-    if TOOL is None:
-        pytest.skip("pre-commit is not installed")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-    write(repo, ".pre-commit-config.yaml", local_config())
+    tool = configured(repo, tmp_path, monkeypatch)
     write(repo, "docs_src/models.py", CODE + "\n")
     write(repo, "docs_src/nested.md", 'Nested text.\n\n--8<-- "docs_src/deep.txt"\n')
     write(repo, "docs_src/deep.txt", "deep words\n")
@@ -385,7 +377,7 @@ def test_a_fresh_clone_rechunks_the_docs_an_included_file_changes(
     for p in sorted((clone / ".neocortex/cache").rglob("*"), reverse=True):
         p.unlink() if p.is_file() else p.rmdir()
     # the commit hook, given only a file included two levels down
-    subprocess.run([TOOL, "install"], cwd=clone, check=True, capture_output=True)
+    subprocess.run([tool, "install"], cwd=clone, check=True, capture_output=True)
     write(clone, "docs_src/deep.txt", "deeper words\n")
     git(clone, "add", "docs_src/deep.txt")
     first = commit(clone)

@@ -48,17 +48,13 @@ def test_the_hook_writes_nothing_in_a_repo_without_a_tree(
 ) -> None:
     # The hooks configured (a shared pre-commit config) but no `ncx init` here: a commit of
     # code must leave no `.neocortex/` behind (git status clean) and pass.
-    from test_hooks import PRE_COMMIT as TOOL
-    from test_hooks import commit, local_config
+    from test_hooks import commit, configured
 
-    if TOOL is None:
-        pytest.skip("pre-commit is not installed")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-    write(repo, ".pre-commit-config.yaml", local_config())
+    tool = configured(repo, tmp_path, monkeypatch)
     write(repo, "docs/a.md", "# A\n\nwords\n\n{* ./src/inc.py *}\n")
     write(repo, "src/inc.py", "X = 1\n")
     commit_all(repo)
-    subprocess.run([TOOL, "install"], cwd=repo, check=True, capture_output=True)
+    subprocess.run([tool, "install"], cwd=repo, check=True, capture_output=True)
     write(repo, "src/inc.py", "X = 2\n")
     git(repo, "add", "src/inc.py")
     done = commit(repo)
