@@ -7,10 +7,10 @@ names no indexed doc keeps its words. The title is read from the target's own ch
 first chunk's section trail), not from the cache: a quick index holds only some docs, and the
 first frame of a fresh clone must read as every later one does.
 
-A bare `:ref:` to a label of another file is kept as `[words](:#label)`: the label is looked
-for in the tree's docs by `git grep` (reST `.. _label:`, MyST `(label)=`, any case, as Sphinx
-matches them), and the files that hold it are read by the readers' own `label_titles`. Only
-the labels of the chunks shown are looked for: the cost follows the frame, not the tree.
+A bare `:ref:` to a label of another file is kept as `[words](:#label)`: the first time a chunk
+shown holds one, one `git grep` lists the label lines of the tree's docs (reST `.. _label:`,
+MyST `(label)=`, any case, as Sphinx matches them), and only the file that holds a label
+shown is read, by the readers' own `label_titles`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ncx.sources.view import MAX_NESTING, Line, closes, copy_fence
+from ncx.sources.view import MAX_NESTING, Line, copy_fence
 
 _OPEN = re.compile(r"^ {0,3}(/{3,})[ \t]*([\w-]+)[ \t]*(?:\|[ \t]*(.*?))?[ \t]*$")
 _CLOSE = re.compile(r"^ {0,3}(/{3,})[ \t]*$")
@@ -26,8 +26,6 @@ _OPTION = re.compile(r"^(?: {4}|\t)[\w-]+:")
 _ADMONITION = re.compile(
     r"^([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)((?:[ \t]+[\w-]+)*)(?:[ \t]+\"(.*)\")?[ \t]*$"
 )
-# A fence indented past copy_fence's 3 spaces (in a list item, under `=== "Tab"`).
-_DEEP_FENCE = re.compile(r"^(?: {4,}|[ \t]*\t[ \t]*)(`{3,}|~{3,})")
 _ANY_ADMONITION = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]+[\w-]+", re.MULTILINE)
 
 
@@ -42,21 +40,12 @@ def render_blocks(lines: list[Line], depth: int = 0) -> list[Line]:
     opened: list[int] = []  # slash counts of the blocks open (nested ones use more)
     i, n = 0, len(lines)
     while i < n:
-        after = copy_fence(lines, i, out)
+        # (indented too: a fence in a list item or a content tab quotes its `!!!` as code)
+        after = copy_fence(lines, i, out, indented=True)
         if after is not None:
             i = after
             continue
         t, ln = lines[i]
-        f = _DEEP_FENCE.match(t) if "``" in t or "~~" in t else None
-        if f:  # a fence in a list item or a content tab: the `!!!` it quotes is code
-            out.append(lines[i])
-            i += 1
-            while i < n:
-                out.append(lines[i])
-                i += 1
-                if closes(lines[i - 1][0], f.group(1)):
-                    break
-            continue
         a = _ADMONITION.match(t) if "!!!" in t or "???" in t else None
         if a and depth < MAX_NESTING:  # (deeper ones stay as written: no recursion limit hit)
             i = _admonition(lines, i, a, out, depth)

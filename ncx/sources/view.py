@@ -15,6 +15,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 _FENCE_OPEN = re.compile(r"^\s{0,3}(`{3,}|~{3,})")  # a code fence as MyST and MDX open one
+_FENCE_ANY = re.compile(r"^[ \t]*(`{3,}|~{3,})")  # ... or indented (a list item, a content tab)
 
 
 def closes(line: str, fence: str) -> bool:
@@ -23,10 +24,11 @@ def closes(line: str, fence: str) -> bool:
     return len(s) >= len(fence) and s == fence[0] * len(s)
 
 
-def copy_fence(lines: list[Line], i: int, out: list[Line]) -> int | None:
+def copy_fence(lines: list[Line], i: int, out: list[Line], *, indented: bool = False) -> int | None:
     """If lines[i] opens a code fence, copy it as is through its closing line into `out` and
-    return the index after it; None if it does not open one."""
-    f = _FENCE_OPEN.match(lines[i][0])
+    return the index after it; None if it does not open one. `indented`: a fence indented
+    any depth counts too (in a list item or a content tab)."""
+    f = (_FENCE_ANY if indented else _FENCE_OPEN).match(lines[i][0])
     if f is None:
         return None
     fence = f.group(1)
