@@ -417,3 +417,46 @@ def test_mkdocs_admonitions_render_in_the_view(repo: Path) -> None:
     assert "After the blocks." in lines
     assert '!!! note "An example, quoted as is"' in lines and "    its body" in lines
     assert top["start_line"] == 1
+
+
+@pytest.mark.e2e
+def test_a_doc_that_arrives_by_pull_is_rechunked_when_its_included_file_changes(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The map is kept by syncs, but a pull or a checkout brings docs no sync here has read:
+    the map knows the commit it was made at and takes in the docs changed since (O(change)),
+    so a later commit touching only the file a pulled doc includes re-chunks that doc."""
+    from test_hooks import commit, configured
+
+    tool = configured(repo, tmp_path, monkeypatch)
+    write(repo, "docs_src/models.py", CODE + "\n")
+    write(repo, "docs/indexes.md", "# Indexes\n\n" + PROSE + "{* ./docs_src/models.py *}\n")
+    _synced(repo)
+    commit_all(repo, "ncx")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    subprocess.run([tool, "install"], cwd=clone, check=True, capture_output=True)
+    monkeypatch.chdir(clone)
+    ncx("sync")  # the teammate's clone has its map
+    assert (clone / ".neocortex/cache/included-by.json").is_file()
+    # upstream, a new doc shows the same file
+    monkeypatch.chdir(repo)
+    write(repo, "docs/tables.md", "# Tables\n\nThe hero table.\n\n{* ./docs_src/models.py *}\n")
+    ncx("sync")
+    commit_all(repo, "a new doc")
+    monkeypatch.chdir(clone)
+    git(clone, "pull", "-q", "--no-rebase")
+    # a commit touching only the included file re-chunks both docs, the pulled one too
+    write(clone, "docs_src/models.py", CODE.replace("secret_name", "alias_name") + "\n")
+    git(clone, "add", "docs_src/models.py")
+    first = commit(clone)
+    assert first.returncode != 0, first.stdout
+    assert "ncx: wrote .neocortex/chunks/docs/tables.md" in first.stdout, first.stdout
+    assert "alias_name" in _chunk_file(clone, "docs/tables.md").read_text()
+    git(clone, "add", ".neocortex")
+    assert commit(clone).returncode == 0
+    # ... and a code-only commit after that asks the map, which is current again
+    write(clone, "src/app.py", "X = 1\n")
+    git(clone, "add", "src/app.py")
+    assert commit(clone).returncode == 0
+    assert git(clone, "status", "--porcelain") == ""

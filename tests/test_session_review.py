@@ -14,7 +14,7 @@ MAP = ".neocortex/cache/included-by.json"
 
 
 def _map(root: Path) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = json.loads((root / MAP).read_text())
+    found: dict[str, list[str]] = json.loads((root / MAP).read_text())["by"]
     return found
 
 

@@ -32,6 +32,7 @@ from ncx.errors import NcxError
 from ncx.layout import MANIFEST, NCX_DIR, is_inside_ncx
 from ncx.paths import Links, ignored_targets, read_problem, rel_problem
 from ncx.sources.includes import MAX_BYTES, Fetch, Got
+from ncx.suffixes import BY_FORMAT
 
 INCLUDED_BY = "included-by.json"  # in .neocortex/cache/: {included file: [docs]}
 
@@ -265,17 +266,10 @@ def save_included_by(
     of the whole tree); else only the docs it names are brought up to date, on top of the
     map as it stands (found from the index when there is none yet), and the docs `gone`
     (given to the sync, no longer sources: deleted, renamed) leave it."""
-    from ncx.paths import UnsafePath, cache_folder
-    from ncx.store import write_if_changed
-
     found = included_by(docs_state)
     if not whole:
         found = _updated(load_included_by(root), {*docs_state, *gone}, found)
-    try:
-        # Written even when empty: no file means "not known yet", `{}` means "none".
-        write_if_changed(cache_folder(root) / INCLUDED_BY, _encoded(found))
-    except (OSError, UnsafePath):
-        pass  # the cache is an accelerator: a sync without it still reads every changed doc
+    _write_map(Path(root), found, head_commit(root))
 
 
 def _updated(
@@ -293,12 +287,27 @@ def _updated(
     return {p: sorted(d) for p, d in sorted(out.items())}
 
 
-def _encoded(found: Mapping[str, list[str]]) -> bytes:
-    return json.dumps(found, sort_keys=True).encode()
+# The map file: {"by": {included file: [docs]}, "head": the commit it was made at}. Written
+# even when empty: no file means "not known yet", `"by": {}` means "none".
+MAP_KEYS = ("by", "head")
 
 
-def _read_map(root: Path | str) -> dict[str, list[str]] | None:
-    """The recorded map, or None when there is none to trust (no file, or not one we wrote)."""
+def _write_map(root: Path, found: Mapping[str, list[str]], head: str) -> None:
+    if not os.path.isfile(os.path.join(root, NCX_DIR, MANIFEST)):
+        return  # no tree here (the hooks run before `ncx init`): nothing is written
+    from ncx.paths import UnsafePath, cache_folder
+    from ncx.store import write_if_changed
+
+    data = json.dumps({"by": found, "head": head}, sort_keys=True).encode()
+    try:
+        write_if_changed(cache_folder(root) / INCLUDED_BY, data)
+    except (OSError, UnsafePath, NcxError):
+        pass  # the cache is an accelerator: a sync without it still reads every changed doc
+
+
+def _read_map(root: Path | str) -> tuple[str, dict[str, list[str]]] | None:
+    """(the commit it was made at, the recorded map), or None when there is none to trust
+    (no file, or not one this ncx wrote)."""
     from ncx.store import open_regular  # (a FIFO here must not hang `ncx sync PATH`)
 
     try:
@@ -306,59 +315,96 @@ def _read_map(root: Path | str) -> dict[str, list[str]] | None:
             found = json.loads(f.read())
     except (OSError, ValueError):
         return None
-    if not isinstance(found, dict):
+    if not isinstance(found, dict) or not isinstance(found.get("by"), dict):
         return None
-    return {str(p): [str(d) for d in docs] for p, docs in found.items() if isinstance(docs, list)}
+    by = found["by"]
+    return str(found.get("head") or ""), {
+        str(p): [str(d) for d in docs] for p, docs in by.items() if isinstance(docs, list)
+    }
+
+
+def head_commit(root: Path | str) -> str:
+    """HEAD's commit id; "" before the first commit (or where git cannot say)."""
+    try:
+        out = repo.git(Path(root), "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+    except NcxError:
+        return ""
+    return out.decode("ascii", "replace").strip()
 
 
 def load_included_by(root: Path | str) -> dict[str, list[str]]:
-    """{included file: [docs that include it]}: as recorded, or found from the index and
-    recorded now (a fresh clone's first hook run: one git grep, the marked docs read)."""
-    found = _read_map(root)
-    if found is not None:
-        return found
-    found = from_index(Path(root))
-    if not os.path.isfile(os.path.join(root, NCX_DIR, MANIFEST)):
-        return found  # no tree here (the hooks run before `ncx init`): nothing is written
-    from ncx.paths import UnsafePath, cache_folder
-    from ncx.store import write_if_changed
-
-    try:
-        write_if_changed(cache_folder(Path(root)) / INCLUDED_BY, _encoded(found))
-    except (OSError, UnsafePath, NcxError):
-        pass
+    """{included file: [docs that include it]}, as the docs stand at HEAD and since: the map
+    as recorded, with the docs a checkout, pull or rebase changed since it was made read
+    again from the index (`git diff` of the two commits: O(change)); or, with none recorded
+    (a fresh clone's first hook run), found from the index (one git grep, the marked docs
+    read). Recorded again when it changed."""
+    root = Path(root)
+    got, now = _read_map(root), head_commit(root)
+    if got is not None and got[0] == now:
+        return got[1]
+    changed = _docs_between(root, got[0], now) if got is not None else None
+    if got is not None and changed is not None:
+        found = _updated(got[1], changed, _gathered(root, sorted(changed)))
+    else:
+        found = from_index(root)
+    _write_map(root, found, now)
     return found
+
+
+def _docs_between(root: Path, old: str, new: str) -> set[str] | None:
+    """The Markdown and reST docs that differ between commits `old` and `new` (either side
+    of a rename); None when git cannot say (a commit rebased away, no commit yet)."""
+    if not old or not new:
+        return None
+    try:
+        out = repo.git(
+            root, "diff", "--name-only", "-z", "--no-renames", old, new, "--", *_DOC_SPECS
+        )
+    except NcxError:
+        return None
+    return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+_DOC_SPECS = (
+    *(f":(icase)*{s}" for f in ("markdown", "rst") for s in BY_FORMAT[f]),
+    f":(exclude){NCX_DIR}",  # (chunk files are .md too: not docs)
+)
 
 
 def from_index(root: Path) -> dict[str, list[str]]:
     """{included file: [docs]} from the docs as the index holds them: `git grep` (C) names
-    the docs whose text holds an include marker, and only those are read, through the gate
-    (Staged), nested includes followed as a sync follows them. Costs one grep of the docs
-    and the reading of the few that include anything."""
-    from ncx.config import load_config
+    the docs whose text holds an include marker, and only those are read (`_gathered`).
+    Costs one grep of the docs and the reading of the few that include anything."""
     from ncx.sources.includes import MARKER_TEXTS
-    from ncx.suffixes import BY_FORMAT
 
-    specs = [f":(icase)*{s}" for f in ("markdown", "rst") for s in BY_FORMAT[f]]
     args = [*repo.GREP, "--cached", "-l", "-z", "-I", "-F"]
     for m in MARKER_TEXTS:
         args += ["-e", m]
     try:
-        out = repo.git(root, *args, "--", *specs, check=False)  # (exit 1: no doc matched)
+        out = repo.git(root, *args, "--", *_DOC_SPECS, check=False)  # (exit 1: no match)
     except NcxError:
         return {}
-    marked = sorted(
+    return _gathered(root, sorted(out.decode("utf-8", "surrogateescape").split("\0")))
+
+
+def _gathered(root: Path, docs: Iterable[str]) -> dict[str, list[str]]:
+    """{included file: [docs]} of `docs` as the index holds them, read through the gate
+    (Staged), nested includes followed as a sync follows them. A doc the index does not
+    hold (deleted) includes nothing."""
+    from ncx.config import load_config
+
+    wanted = [
         p
-        for p in out.decode("utf-8", "surrogateescape").split("\0")
+        for p in docs
         # (rel_problem: as sync skips them; a newline in a name would shift every later
         # answer of the one-line-a-path `git cat-file --batch`)
         if p and not is_inside_ncx(p) and rel_problem(p) is None
-    )
-    if not marked:
+    ]
+    if not wanted:
         return {}
     cap = load_config().max_doc_bytes
-    sizes = repo.staged_sizes(root, marked)
-    data = repo.read_staged(root, [p for p in marked if sizes.get(p, cap + 1) <= cap])
+    sizes = repo.staged_sizes(root, wanted)
+    data = repo.read_staged(root, [p for p in wanted if sizes.get(p, cap + 1) <= cap])
     gate = Staged(root)
     state = {doc: {"inc": recorded(gather(doc, b, gate))} for doc, b in data.items()}
     return included_by(state)

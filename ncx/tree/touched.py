@@ -55,8 +55,9 @@ def index_concerns_ncx() -> bool:
 def _included(paths: list[str]) -> bool:
     """Whether a doc includes one of `paths` (a file a FastAPI doc shows with `{* *}`), as
     recorded in ncx.tree.includefiles.INCLUDED_BY (one small read: pre-commit runs hooks at
-    the repository's top). True when nothing is recorded yet in a tree (a fresh clone): the
-    full path finds it from the index, once, and records it."""
+    the repository's top). True when the record cannot answer, for the full path to bring it
+    up to date: none yet in a tree (a fresh clone), or docs changed by commits since it was
+    made (a pull, a checkout: `git diff` of the two commits says, O(change))."""
     import json
 
     from ncx.store import open_regular  # (a FIFO here must not hang the hook)
@@ -69,7 +70,35 @@ def _included(paths: list[str]) -> bool:
         import os
 
         return os.path.isfile(NCX_PREFIX + "manifest.json")
-    return not isinstance(found, dict) or any(p in found for p in paths)
+    if not isinstance(found, dict) or not isinstance(found.get("by"), dict):
+        return True
+    return _docs_moved(str(found.get("head") or "")) or any(p in found["by"] for p in paths)
+
+
+def _docs_moved(made_at: str) -> bool:
+    """Whether a Markdown or reST doc differs between commit `made_at` and HEAD (or git
+    cannot say)."""
+    head = (
+        subprocess.run(
+            ["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"],
+            capture_output=True,
+            check=False,
+        )
+        .stdout.decode("ascii", "replace")
+        .strip()
+    )
+    if head == made_at:
+        return False
+    if not head or not made_at:
+        return True
+    specs = [f":(icase)*{s}" for s in suffixes.BY_FORMAT["markdown"] + suffixes.BY_FORMAT["rst"]]
+    specs.append(":(exclude).neocortex")  # (chunk files are .md too: not docs)
+    proc = subprocess.run(
+        ["git", "diff", "--quiet", "--no-renames", made_at, head, "--", *specs],
+        capture_output=True,
+        check=False,
+    )
+    return proc.returncode != 0  # (1: they differ; 128: a commit git no longer has)
 
 
 MERGE_DRIVER = "ncx-chunks"
