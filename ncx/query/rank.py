@@ -479,19 +479,24 @@ def _mask(index: Index, f: Filters) -> NDArray[np.bool_]:
     if cached is not None:
         return np.array(cached, dtype=bool)
 
-    def ok(status: str | None, kind: str, domain: str | None, path: str) -> bool:
-        if not f.include_hidden and status in HIDDEN_STATUSES:
-            return False
-        if f.kinds and kind not in f.kinds:
-            return False
-        if f.domains and str(domain or "").lower() not in f.domains:
-            return False
-        return not f.path_globs or any(fnmatch.fnmatchcase(path, g) for g in f.path_globs)
-
     # From the index's columns: every unit is looked at, and decoding each was most of a
-    # warm query on a large tree (cache.Units).
-    fields = [index.column(c) for c in ("status", "kind", "domain", "source_path")]
-    keep = np.array([ok(*row) for row in zip(*fields, strict=True)], dtype=bool)
+    # warm query on a large tree (cache.Units). One pass per filter that is set (a call per
+    # unit and filter was 15 ms a mask on 40,000 units).
+    keep = np.ones(len(index.units), dtype=bool)
+    if not f.include_hidden:
+        keep &= np.fromiter(
+            (s not in HIDDEN_STATUSES for s in index.column("status")), bool, len(keep)
+        )
+    if f.kinds:
+        keep &= np.fromiter((k in f.kinds for k in index.column("kind")), bool, len(keep))
+    if f.domains:
+        domains = index.column("domain")
+        keep &= np.fromiter((str(d or "").lower() in f.domains for d in domains), bool, len(keep))
+    if f.path_globs:
+        paths = index.column("source_path")
+        keep &= np.fromiter(
+            (any(fnmatch.fnmatchcase(p, g) for g in f.path_globs) for p in paths), bool, len(keep)
+        )
     index.memo[("mask", f)] = keep
     return np.array(keep, dtype=bool)
 
