@@ -18,7 +18,7 @@ from ncx import repo
 from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import MANIFEST, NCX_DIR, doc_chunk_file
-from ncx.tree.staged import Change, Finding, changes, scope_of, staged_changes
+from ncx.tree.staged import Change, Finding, changes, scope_here, staged_changes
 
 Say = Callable[[str], None]
 # More lines than this and a hook prints the first few and a count instead of all of them.
@@ -28,13 +28,6 @@ _HEAD_LINES = 5
 # characters of their paths) it stages .neocortex/ alone.
 STAGE_DOCS_LIMIT = 5
 STAGE_CHARS_LIMIT = 120
-
-
-def _included_by(root: Path) -> dict[str, list[str]]:
-    """{file: docs that include it}, as the last sync recorded it (ncx.tree.includefiles)."""
-    from ncx.tree.includefiles import load_included_by
-
-    return load_included_by(root)
 
 
 def _manifest_left_out(root: Path) -> str | None:
@@ -87,7 +80,7 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
             out,
         )
         return 1
-    scope = scope_of(found, _included_by(root))
+    scope = scope_here(root, found)
     # Trigger: nothing this commit touches is a doc, a sidecar, a chunk, a memory or the
     # manifest. Why: most commits are code; they must cost no more than the CLI floor.
     # Outcome: exit 0 before numpy, the model or the manifest are even looked at.
@@ -270,7 +263,7 @@ def hook_check(
             say(f"ncx: {len(found)} problem(s) in what {span[1][:12]} changed since {span[0][:12]}")
         return 1 if found else 0
     if staged:
-        scope = scope_of(staged_changes(root), _included_by(root))
+        scope = scope_here(root, staged_changes(root))
         if scope.empty:
             return 0
     if (stop := _tree_gate(root, say, "ncx: no .neocortex/ here; nothing to check")) is not None:
@@ -336,7 +329,7 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
         found = changes(root, base, "HEAD")
     except NcxError:
         return 0  # base is not a commit here (a first checkout): nothing to compare
-    scope = scope_of(found, _included_by(root))
+    scope = scope_here(root, found)
     votes: list[str] = []
     if what == "merge":
         from ncx.memory.ops import merged_votes

@@ -130,7 +130,7 @@ def verify_range(root: Path, cfg: Config, base: str, head: str = "HEAD") -> Verd
             hint="fetch more history (`git fetch --unshallow`, or actions/checkout with "
             "fetch-depth: 0), or check the whole tree with `ncx check`",
         )
-    scope = scope_of(changes(root, f"{base}...{head}"), _included_by(root))
+    scope = scope_here(root, changes(root, f"{base}...{head}"))
     if scope.empty or not repo.git(
         root, "rev-parse", "--verify", "--quiet", f"{head}:{NCX_DIR}/{MANIFEST}", check=False
     ):
@@ -186,10 +186,12 @@ def scope_of(
 _NpyVec = Callable[[str, dict[str, bytes]], str]
 
 
-def _included_by(root: Path) -> dict[str, list[str]]:
+def scope_here(root: Path, found: Iterable[Change]) -> Scope:
+    """`scope_of` these changes, with the docs that include a changed file as this tree
+    records them (ncx.tree.includefiles, imported only here)."""
     from ncx.tree.includefiles import load_included_by
 
-    return load_included_by(root)
+    return scope_of(found, load_included_by(root))
 
 
 def _docs_of_folder(folder: str) -> list[str]:
