@@ -17,3 +17,8 @@ BY_FORMAT: dict[str, tuple[str, ...]] = {
 }
 # Every suffix ncx reads (the manifest may switch some formats off).
 ALL: tuple[str, ...] = tuple(s for group in BY_FORMAT.values() for s in group)
+
+
+def pathspecs(*formats: str) -> list[str]:
+    """git pathspecs for the files of these formats, any case of the suffix (`DOC.MD`)."""
+    return [f":(icase)*{s}" for f in formats for s in BY_FORMAT[f]]

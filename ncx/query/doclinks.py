@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ncx.layout import doc_chunk_file
-from ncx.suffixes import BY_FORMAT
+from ncx.suffixes import BY_FORMAT, pathspecs
 
 _LINK = re.compile(r"\[([^\]\n]*)\]\(:([^)\s]+)\)")
 _SUFFIXES = ("", *(s for group in BY_FORMAT.values() for s in group))
@@ -95,7 +95,6 @@ def _label_files(root: Path, memo: dict[str, Any]) -> dict[str, list[str]]:
         from ncx import repo
         from ncx.errors import NcxError
 
-        specs = [f":(icase)*{s}" for f in ("rst", "markdown") for s in BY_FORMAT[f]]
         # Fixed strings, each line then matched here (_LABEL_LINE): a regex grep was 2.2 s
         # of a 20,000-doc tree (157 MB), these 0.3 s.
         fixed = [".. _", "..  _", "..\t_", ")="]
@@ -108,7 +107,7 @@ def _label_files(root: Path, memo: dict[str, Any]) -> dict[str, list[str]]:
                 "-F",
                 *(a for f in fixed for a in ("-e", f)),
                 "--",
-                *specs,
+                *pathspecs("rst", "markdown"),
                 check=False,
             )
         except NcxError:

@@ -32,7 +32,7 @@ from ncx.errors import NcxError
 from ncx.layout import MANIFEST, NCX_DIR, is_inside_ncx
 from ncx.paths import Links, ignored_targets, read_problem, rel_problem
 from ncx.sources.includes import MAX_BYTES, Fetch, Got
-from ncx.suffixes import BY_FORMAT
+from ncx.suffixes import pathspecs
 
 INCLUDED_BY = "included-by.json"  # in .neocortex/cache/: {included file: [docs]}
 
@@ -366,7 +366,7 @@ def _docs_between(root: Path, old: str, new: str) -> set[str] | None:
 
 
 _DOC_SPECS = (
-    *(f":(icase)*{s}" for f in ("markdown", "rst") for s in BY_FORMAT[f]),
+    *pathspecs("markdown", "rst"),
     f":(exclude){NCX_DIR}",  # (chunk files are .md too: not docs)
 )
 

@@ -91,8 +91,7 @@ def _docs_moved(made_at: str) -> bool:
         return False
     if not head or not made_at:
         return True
-    specs = [f":(icase)*{s}" for s in suffixes.BY_FORMAT["markdown"] + suffixes.BY_FORMAT["rst"]]
-    specs.append(":(exclude).neocortex")  # (chunk files are .md too: not docs)
+    specs = [*suffixes.pathspecs("markdown", "rst"), ":(exclude).neocortex"]  # (chunks are .md)
     proc = subprocess.run(
         ["git", "diff", "--quiet", "--no-renames", made_at, head, "--", *specs],
         capture_output=True,
