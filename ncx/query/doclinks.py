@@ -83,9 +83,6 @@ def _label_title(root: Path, label: str, memo: dict[str, Any]) -> str | None:
     return title
 
 
-_LABEL_LINE = re.compile(r"^\s*\.\.\s+_([^:`\s][^:`]*):\s*$|^\s{0,3}\(([^()\s]+)\)=\s*$")
-
-
 def _label_files(root: Path, memo: dict[str, Any]) -> dict[str, list[str]]:
     """{label (lower case): the docs that define it, in path order}: one `git grep` of the
     tracked reST and Markdown docs, the first time a frame shows a reference to another
@@ -94,8 +91,11 @@ def _label_files(root: Path, memo: dict[str, Any]) -> dict[str, list[str]]:
     if found is None:
         from ncx import repo
         from ncx.errors import NcxError
+        from ncx.sources.myst import LABEL
+        from ncx.sources.rst import TARGET
 
-        # Fixed strings, each line then matched here (_LABEL_LINE): a regex grep was 2.2 s
+        # Fixed strings, each line then matched by the readers' own patterns (the lines
+        # `label_titles` reads a title after): a regex grep was 2.2 s
         # of a 20,000-doc tree (157 MB), these 0.3 s.
         fixed = [".. _", "..  _", "..\t_", ")="]
         try:
@@ -115,9 +115,9 @@ def _label_files(root: Path, memo: dict[str, Any]) -> dict[str, list[str]]:
         sets: dict[str, set[str]] = {}
         for rec in out.decode("utf-8", "surrogateescape").split("\n"):
             path, _, line = rec.partition("\0")
-            m = _LABEL_LINE.match(line) if line else None
+            m = (TARGET.match(line) or LABEL.match(line)) if line else None
             if m and not path.startswith(".neocortex/"):
-                label = " ".join((m.group(1) or m.group(2)).split()).lower()
+                label = " ".join(m.group(1).split()).lower()
                 sets.setdefault(label, set()).add(path)  # (a set: one label in 20,000 files)
         memo["\0labels"] = found = {k: sorted(v) for k, v in sets.items()}
     return found

@@ -27,9 +27,10 @@ from ncx.sources.view import (
 
 _DIRECTIVE = re.compile(r"^(\s{0,3})(`{3,}|:{3,})\{([A-Za-z][\w:+.-]*)\}\s*(.*)$")
 _ANY_DIRECTIVE = re.compile(r"^\s{0,3}(?:`{3,}|:{3,})\{", re.MULTILINE)
-_LABEL = re.compile(r"^\s{0,3}\(([^()\s]+)\)=\s*$")
+# A label line, `(label)=` (ncx.query.doclinks lists a tree's with it too).
+LABEL = re.compile(r"^\s{0,3}\(([^()\s]+)\)=\s*$")
 # The first visible character of every line the loop below rewrites, drops or fences
-# (_DIRECTIVE, a code fence, _LABEL); a line without one and without a role ("}`") is copied.
+# (_DIRECTIVE, a code fence, LABEL); a line without one and without a role ("}`") is copied.
 _LEADS = frozenset("`:~(")
 
 
@@ -80,7 +81,7 @@ def label_titles(lines: list[str]) -> dict[str, str]:
             if f:
                 fence, pending = f.group(1), []
                 continue
-        m = _LABEL.match(t)
+        m = LABEL.match(t)
         if m:
             pending.append(m.group(1).lower())
             continue
@@ -141,7 +142,7 @@ def render_myst(
         if after is not None:
             i = after
             continue
-        if _LABEL.match(t):
+        if LABEL.match(t):
             i += 1
             continue
         out.append((render_myst_inline(t, titles), ln))

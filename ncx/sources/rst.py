@@ -29,7 +29,8 @@ _ATX_LIKE = re.compile(r"^ {0,3}#{1,6}(\s|$)")
 _PAGE_FIELD = re.compile(r"^:(orphan|nosearch|nocomments|tocdepth|html_theme[\w.-]*):")
 
 
-_TARGET = re.compile(r"^\.\.\s+_([^:`\s][^:`]*):\s*$")
+# A label target line, `.. _label:` (ncx.query.doclinks lists a tree's with it too).
+TARGET = re.compile(r"^\.\.\s+_([^:`\s][^:`]*):\s*$")
 
 
 def read_rst(text: str, lines: list[Line] | None = None) -> View:
@@ -48,14 +49,14 @@ def label_titles(lines: list[str]) -> dict[str, str]:
     n = len(lines)
     i = 0
     while i < n:
-        m = _TARGET.match(lines[i]) if lines[i].startswith("..") else None
+        m = TARGET.match(lines[i]) if lines[i].startswith("..") else None
         if m is None:
             i += 1
             continue
         labels = []
         j = i  # the run of targets (and blank lines) up to what they stand before
-        while j < n and (not lines[j].strip() or _TARGET.match(lines[j])):
-            t = _TARGET.match(lines[j])
+        while j < n and (not lines[j].strip() or TARGET.match(lines[j])):
+            t = TARGET.match(lines[j])
             if t:
                 labels.append(" ".join(t.group(1).split()).lower())
             j += 1
