@@ -18,9 +18,7 @@ without the vague-task rule. The pickles are this script's own output, read back
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import os
 import pickle
 import sys
 import tempfile
@@ -30,9 +28,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from frame_suite import _dataset, _questions, _quoted  # noqa: E402
+from frame_suite import _dataset, _questions, _quoted, chosen_sets, set_constants  # noqa: E402
 from suite import SHORT  # noqa: E402
-from suite import SUITE as SETS  # noqa: E402
 
 TAG = ""  # --tag: inputs captured under other constants (a passage rule) kept apart
 
@@ -136,16 +133,9 @@ def main() -> None:
     a = ap.parse_args()
     global TAG
     TAG = f".{a.tag}" if a.tag else ""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    for kv in a.set:
-        target, _, value = kv.partition("=")
-        module, _, attr = target.rpartition(".")
-        mod = importlib.import_module(module)
-        setattr(mod, attr, type(getattr(mod, attr))(json.loads(value)))
+    set_constants(a.set)
     budgets = [int(x) for x in a.budgets.split(",")]
-    wanted = set(filter(None, a.sets.split(",")))
-    sets = [(d, lab) for d, lab in SETS if not wanted or d in wanted or SHORT[d] in wanted]
+    sets = chosen_sets(a.sets)
     dump: dict[str, Any] = {}
     print("| set | budget | recall | quoted recall | mean tokens | gold share |")
     print("|---|---|---|---|---|---|")

@@ -192,6 +192,29 @@ def _why(ds: Any, scope: str, s: Any, q: dict[str, Any], gold: set[str], f: Any,
     return "gold not in the first 400"
 
 
+def set_constants(overrides: list[str]) -> None:
+    """One thread for the BLAS (steady timings), then each `MODULE.NAME=VALUE` (a JSON
+    value, cast to the constant's own type) set on its module: a sweep's override."""
+    import importlib
+
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    for kv in overrides:
+        target, _, value = kv.partition("=")
+        module, _, attr = target.rpartition(".")
+        mod = importlib.import_module(module)
+        setattr(mod, attr, type(getattr(mod, attr))(json.loads(value)))
+
+
+def chosen_sets(arg: str) -> list[tuple[str, str]]:
+    """The (data set, labels) evaluations `--sets` names (full or short names; none: all)."""
+    wanted = set(filter(None, arg.split(",")))
+    sets = [(d, lab) for d, lab in SETS if not wanted or d in wanted or SHORT[d] in wanted]
+    if any(d not in SHORT for d in wanted) and not sets:
+        sys.exit(f"unknown set; give some of {', '.join(SHORT.values())}")
+    return sets
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -217,19 +240,8 @@ def main() -> None:
     if a.bm25_only:
         print(json.dumps(bm25_packed(*a.bm25_only, budgets, a.every)))
         return
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    for kv in a.set:
-        import importlib
-
-        target, _, value = kv.partition("=")
-        module, _, attr = target.rpartition(".")
-        mod = importlib.import_module(module)
-        setattr(mod, attr, type(getattr(mod, attr))(json.loads(value)))
-    wanted = set(filter(None, a.sets.split(",")))
-    sets = [(d, lab) for d, lab in SETS if not wanted or d in wanted or SHORT[d] in wanted]
-    if any(d not in SHORT for d in wanted) and not sets:
-        sys.exit(f"unknown set; give some of {', '.join(SHORT.values())}")
+    set_constants(a.set)
+    sets = chosen_sets(a.sets)
     sys.path.insert(0, str(HERE))
     import suite
 
