@@ -94,6 +94,14 @@ def commit_all(root: Path, msg: str = "commit") -> None:
     git(root, "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", msg)
 
 
+def first_sync(root: Path) -> None:
+    """Commit what the test wrote, then a user's first `ncx init` and `ncx sync` (in the
+    current folder: the `repo` fixture's)."""
+    commit_all(root)
+    ncx("init")
+    ncx("sync")
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_model: Path) -> Iterator[Path]:
     """An empty git repo as the cwd, with NCX_EMBEDDING_MODEL set to the tiny model."""

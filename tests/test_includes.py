@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, first_sync, git, ncx, write
 
 CODE = "\n".join(
     [
@@ -43,12 +43,6 @@ def _chunk_file(repo: Path, doc: str) -> Path:
     return repo / ".neocortex/chunks" / rel
 
 
-def _synced(repo: Path) -> None:
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
-
-
 def test_fastapi_include_is_quoted_as_code(repo: Path) -> None:
     write(repo, "docs_src/tutorial/indexes/tutorial002_py310.py", CODE + "\n")
     write(
@@ -59,7 +53,7 @@ def test_fastapi_include_is_quoted_as_code(repo: Path) -> None:
         + "{* ./docs_src/tutorial/indexes/tutorial002_py310.py ln[4:6,11:12] hl[6] *}\n\n"
         "The whole file:\n\n{* ./docs_src/tutorial/indexes/tutorial002_py310.py *}\n",
     )
-    _synced(repo)
+    first_sync(repo)
     text = _chunk_file(repo, "docs/tutorial/indexes.md").read_text()
     assert "{*" not in text
     assert "```python\nclass Hero(SQLModel, table=True):" in text
@@ -85,7 +79,7 @@ def test_fastapi_paths_relative_to_the_mkdocs_folder(repo: Path) -> None:
         "docs/en/docs/python-types.md",
         "# Types\n\nA function:\n\n{* ../../docs_src/python_types/tutorial001.py hl[1] *}\n",
     )
-    _synced(repo)
+    first_sync(repo)
     text = _chunk_file(repo, "docs/en/docs/python-types.md").read_text()
     assert "```python\ndef get_full_name(first, last):\n```" in text
 
@@ -101,7 +95,7 @@ def test_pymdownx_snippets(repo: Path) -> None:
         'Escaped:\n\n;--8<-- "src/app.py"\n\n'
         "--8<--\nsnippets/warning.md\n--8<--\n",
     )
-    _synced(repo)
+    first_sync(repo)
     text = _chunk_file(repo, "docs/guide.md").read_text()
     assert text.count("**Careful:** the token expires after one hour.") == 2
     assert "```python\nb = 2\nc = 3\n```" in text
@@ -126,7 +120,7 @@ def test_rest_literalinclude_and_include(repo: Path) -> None:
         "   :start-after: # start-app\n   :end-before: # end-app\n\n"
         "Lines:\n\n.. literalinclude:: /examples/app.py\n   :lines: 1-2\n   :language: python3\n",
     )
-    _synced(repo)
+    first_sync(repo)
     text = _chunk_file(repo, "docs/api/config.rst").read_text()
     assert "Flask is a lightweight WSGI web application framework." in text
     assert "```python\napp = flask.Flask(__name__)\napp.config['SECRET_KEY'] = 'dev'\n```" in text
@@ -143,7 +137,7 @@ def test_myst_literalinclude_and_include(repo: Path) -> None:
         "# Setup\n\n```{include} part.md\n```\n\n"
         "```{literalinclude} ../examples/config.toml\n:lines: 2-3\n```\n",
     )
-    _synced(repo)
+    first_sync(repo)
     text = _chunk_file(repo, "docs/index.md").read_text()
     assert "Shared text about **deployment targets**." in text
     assert "```toml\nname = 'demo'\nlevel = 3\n```" in text
@@ -214,7 +208,7 @@ def test_changing_an_included_file_rechunks_only_its_docs(repo: Path) -> None:
     write(repo, "docs_src/models.py", CODE + "\n")
     write(repo, "docs/indexes.md", "# Indexes\n\n" + PROSE + "{* ./docs_src/models.py *}\n")
     write(repo, "docs/other.md", "# Other\n\nNothing included here.\n")
-    _synced(repo)
+    first_sync(repo)
     commit_all(repo, "ncx")
     write(repo, "docs_src/models.py", CODE.replace("index=True)", "index=True, unique=True)"))
     report = ncx("sync")
@@ -236,7 +230,7 @@ def test_sync_twice_is_clean(repo: Path) -> None:
     write(repo, "docs_src/a.py", "A = 1\n")
     write(repo, "docs/a.md", '# A\n\n{* ./docs_src/a.py *}\n\n--8<-- "docs/b.md"\n')
     write(repo, "docs/b.md", "# B\n\nB includes A too.\n\n{* ./docs_src/a.py *}\n")
-    _synced(repo)
+    first_sync(repo)
     commit_all(repo, "ncx")
     ncx("sync")
     assert git(repo, "status", "--porcelain") == ""
@@ -259,7 +253,7 @@ def test_precommit_with_only_the_included_file_staged(
     write(repo, "docs_src/models.py", CODE + "\n")
     write(repo, "docs/indexes.md", "# Indexes\n\n" + PROSE + "{* ./docs_src/models.py *}\n")
     write(repo, "docs/other.md", "# Other\n\nNothing included here.\n")
-    _synced(repo)
+    first_sync(repo)
     commit_all(repo, "ncx")
     subprocess.run([tool, "install"], cwd=repo, check=True, capture_output=True)
     write(repo, "docs_src/models.py", CODE.replace("secret_name", "alias_name") + "\n")
@@ -287,7 +281,7 @@ def test_rest_include_examples_in_code_blocks_stay_quoted(repo: Path) -> None:
         "Guide\n=====\n\nWrite this::\n\n   .. literalinclude:: example.py\n\n"
         ".. code-block:: rst\n\n   .. include:: example.py\n\nDone.\n",
     )
-    _synced(repo)
+    first_sync(repo)
     text = _chunk_file(repo, "docs/guide.rst").read_text()
     assert "REAL_CODE" not in text and "include not read" not in text
     assert ".. literalinclude:: example.py" in text and ".. include:: example.py" in text
@@ -325,7 +319,7 @@ def test_pymdownx_blocks_render_in_the_view(repo: Path) -> None:
         "An index on two columns serves queries that filter on both.\n\n///\n\n"
         '--8<-- "snippets/tip.md"\n\n```rust\n/// A doc comment, quoted as is.\nfn f() {}\n```\n',
     )
-    _synced(repo)
+    first_sync(repo)
     top = _results("composite indexes on two columns")[0]
     text = top["text"]
     assert "**details** Composite indexes" in text and "type: tip" not in text
@@ -342,7 +336,7 @@ def test_docs_chunked_in_worker_processes_get_their_includes(repo: Path) -> None
     write(repo, "docs_src/shared.py", "SHARED_VALUE = 42\n")
     for i in range(210):
         write(repo, f"docs/d{i:03}.md", f"# Doc {i}\n\nPage {i}.\n\n{{* ./docs_src/shared.py *}}\n")
-    _synced(repo)
+    first_sync(repo)
     for i in (0, 209):
         assert "SHARED_VALUE = 42" in _chunk_file(repo, f"docs/d{i:03}.md").read_text()
 
@@ -363,7 +357,7 @@ def test_a_fresh_clone_rechunks_the_docs_an_included_file_changes(
     write(repo, "docs/indexes.md", "# Indexes\n\n" + PROSE + "{* ./docs_src/models.py *}\n")
     write(repo, "docs/outer.md", '# Outer\n\n--8<-- "docs_src/nested.md"\n')
     write(repo, "docs/other.md", "# Other\n\nNothing included here.\n")
-    _synced(repo)
+    first_sync(repo)
     commit_all(repo, "ncx")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
@@ -406,7 +400,7 @@ def test_mkdocs_admonitions_render_in_the_view(repo: Path) -> None:
         "After the blocks.\n\n"
         '```markdown\n!!! note "An example, quoted as is"\n    its body\n```\n',
     )
-    _synced(repo)
+    first_sync(repo)
     top = _results("instantiate one agent globally reuse")[0]
     lines = top["text"].split("\n")
     assert "**tip** Agents are designed for reuse" in lines
@@ -431,7 +425,7 @@ def test_a_doc_that_arrives_by_pull_is_rechunked_when_its_included_file_changes(
     tool = configured(repo, tmp_path, monkeypatch)
     write(repo, "docs_src/models.py", CODE + "\n")
     write(repo, "docs/indexes.md", "# Indexes\n\n" + PROSE + "{* ./docs_src/models.py *}\n")
-    _synced(repo)
+    first_sync(repo)
     commit_all(repo, "ncx")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)

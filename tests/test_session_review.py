@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, first_sync, git, ncx, write
 
 MAP = ".neocortex/cache/included-by.json"
 
@@ -25,9 +25,7 @@ def test_a_doc_removed_by_a_scoped_sync_leaves_the_included_by_map(repo: Path) -
     write(repo, "src/inc.py", "X = 1\n")
     write(repo, "docs/a.md", "# A\n\nwords\n\n{* ./src/inc.py *}\n")
     write(repo, "docs/b.md", "# B\n\nother words\n")
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     assert _map(repo) == {"src/inc.py": ["docs/a.md"]}
     git(repo, "rm", "-q", "docs/a.md")
     ncx("sync", "docs/a.md")
@@ -87,9 +85,7 @@ def test_an_admonition_quoted_in_a_list_items_fence_stays_as_written(repo: Path)
         '    ```markdown\n    !!! note "Zebra stripes"\n        quoted zebra body\n    ```\n\n'
         '2. Then:\n\n    !!! tip "Zebra tip"\n        real zebra advice here\n',
     )
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     hit = _top("zebra callout stripes advice")
     lines = str(hit["text"]).split("\n")
     assert '    !!! note "Zebra stripes"' in lines and "        quoted zebra body" in lines, lines
@@ -139,9 +135,7 @@ def test_git_grep_settings_of_the_user_do_not_blind_the_lookups(repo: Path) -> N
         "Guide\n=====\n\n..  _purge-x1:\n\nClearing Stale Entries\n----------------------\n\n"
         "Run the purge.\n",
     )
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     hit = _top("replicas purge first")
     assert hit["source_path"] == "docs/replica.rst"
     assert "see Clearing Stale Entries." in str(hit["text"]), hit
@@ -163,9 +157,7 @@ def test_a_label_quoted_in_a_code_fence_is_not_the_label(repo: Path) -> None:
     )
     write(repo, "docs/guide.md", "# Guide\n\n(purge-y2)=\n## Real Purge Title\n\nRun it.\n")
     write(repo, "docs/replica.rst", "Replicas\n========\n\nPurge first, see :ref:`purge-y2`.\n")
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     hit = _top("replicas purge first")
     assert hit["source_path"] == "docs/replica.rst"
     assert "see Real Purge Title." in str(hit["text"]), hit
@@ -220,9 +212,7 @@ def test_a_sync_of_a_folder_drops_the_docs_deleted_from_it(repo: Path) -> None:
     write(repo, "docs/a.md", "# A\n\nThe walrus words.\n\n{* ./src/inc.py *}\n")
     write(repo, "docs/b.md", "# B\n\nOther words.\n")
     write(repo, "notes/c.md", "# C\n\nThe walrus notes.\n")
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     git(repo, "rm", "-q", "docs/a.md", "notes/c.md")
     out = ncx("sync", "docs/")
     assert "removed .neocortex/chunks/docs/a.md" in out.stdout + out.stderr

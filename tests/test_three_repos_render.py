@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import _WORDS, commit_all, ncx, write
+from conftest import _WORDS, commit_all, first_sync, ncx, write
 
 
 def _items(*args: str) -> list[dict[str, Any]]:
@@ -45,9 +45,7 @@ def test_a_bare_ref_reads_as_the_title_it_points_at_in_the_same_file(repo: Path)
         ".. _purge-steps-x1:\n\nClearing Stale Entries\n----------------------\n\n"
         "Run the purge command on the primary.\n",
     )
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     texts = [it["text"] for it in _items("--task", "purge the replica cache")]
     assert any("follow Clearing Stale Entries." in t for t in texts), texts
     assert not any("purge steps x1" in t for t in texts), texts
@@ -74,9 +72,7 @@ def test_a_bare_ref_to_another_file_reads_as_its_title(repo: Path) -> None:
         "docs/guide/check.md",
         "# Checks\n\n(myst-check-x2)=\n## Verifying the {code}`purge`\n\nCheck it.\n",
     )
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     line = (
         "To purge the replica cache, follow ``Clearing`` Stale Entries, then Verifying the "
         "`purge`; never nowhere label x3."
@@ -100,9 +96,7 @@ def test_a_reference_target_is_neither_indexed_nor_embedded(repo: Path) -> None:
         "Replicas\n========\n\nSee :doc:`/okapiland/admin` and :ref:`zebra-steps`.\n",
     )
     write(repo, "docs/guide.rst", "Guide\n=====\n\n.. _zebra-steps:\n\nSteps\n-----\n\nRun.\n")
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     vocab = cache.load_index(repo).lex.vocab
     assert terms("okapiland")[0] not in vocab and terms("zebra")[0] in vocab
     assert embed_text_for((), "See [admin](:/okapiland/admin).") == "See admin."
@@ -124,9 +118,7 @@ def test_a_quoted_passage_never_ends_on_a_pymdownx_block_title(repo: Path) -> No
         ),
     )
     _strong(repo)
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
     assert long and "replica purge --cache" in long[0]["text"], long
     assert _last_line(long[0]["text"]) not in ("**note**", "///"), long[0]["text"]
@@ -142,9 +134,7 @@ def test_a_rest_admonition_label_opens_its_text(repo: Path) -> None:
     )
     write(repo, "docs/long.rst", "Guide\n=====\n\nEverything\n----------\n\n" + pre)
     _strong(repo)
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     items = _items("--task", "purge the replica cache")
     long = [it for it in items if it["source_path"] == "docs/long.rst"]
     assert long and "replica purge --cache" in long[0]["text"], long
@@ -169,9 +159,7 @@ def test_a_bare_doc_reference_reads_as_the_title_of_the_doc_it_names(repo: Path)
         "docs/guide/cache-admin.rst",
         "Administering the Cache Layer\n=============================\n\nRun the tool.\n",
     )
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     line = (
         "To purge the replica cache, see the Administering the Cache Layer chapter, "
         "the steps and purge notes."
@@ -197,9 +185,7 @@ def test_a_quoted_passage_never_holds_an_empty_code_block(repo: Path) -> None:
         ),
     )
     _strong(repo)
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
     assert long and "replica purge --cache" in long[0]["text"], long
     lines = [ln.strip() for ln in long[0]["text"].split("\n") if ln.strip()]
@@ -220,9 +206,7 @@ def test_myst_bare_ref_and_doc_read_as_titles(repo: Path) -> None:
         "Run the purge command on the primary.\n",
     )
     write(repo, "docs/guide/cache-admin.md", "# Administering the Cache Layer\n\nRun the tool.\n")
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     texts = " ".join(it["text"] for it in _items("--task", "purge the replica cache"))
     assert "follow Clearing Stale Entries and read Administering the Cache Layer." in texts, texts
 
@@ -241,9 +225,7 @@ def test_a_quoted_passage_never_ends_on_a_bold_label(repo: Path) -> None:
         ),
     )
     _strong(repo)
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
     assert long and "replica purge --cache" in long[0]["text"], long
     assert _last_line(long[0]["text"]) != "**Windows**", long[0]["text"]
@@ -263,9 +245,7 @@ def test_a_quoted_passage_never_ends_on_a_heading(repo: Path) -> None:
         ),
     )
     _strong(repo)
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     long = [it for it in _items("--task", "purge the replica cache") if "long" in it["id"]]
     assert long and "replica purge --cache" in long[0]["text"], long
     assert not _last_line(long[0]["text"]).startswith("#"), long[0]["text"]
@@ -281,9 +261,7 @@ def test_a_rest_link_or_role_broken_over_lines_reads_as_text(repo: Path) -> None
         "<https://pypi.org/project/replica-tool/>`_ and read :ref:`the purge\n"
         "steps <purge-steps-x1>` first.\n",
     )
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     texts = " ".join(it["text"] for it in _items("--task", "purge the replica cache"))
     assert "https://pypi.org" not in texts and "`" not in texts, texts
     assert "from PyPI" in texts and "read the purge\nsteps first." in texts, texts
@@ -300,9 +278,7 @@ def test_markdown_lines_of_html_tags_only_are_not_quoted(repo: Path) -> None:
         '```\n\n</div>\n\n<img class="shadow" src="/img/purge.png">\n\n'
         "The replica cache is empty afterwards, <b>on every replica</b>.\n",
     )
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     items = _items("--task", "purge the replica cache")
     text = next(it["text"] for it in items if it["source_path"] == "docs/replica.md")
     assert "termy" not in text and "<img" not in text, text
@@ -319,9 +295,7 @@ def test_a_doc_reference_never_follows_a_link(repo: Path) -> None:
         "Replicas\n========\n\nTo purge the replica cache, see :doc:`secret-notes`.\n",
     )
     write(repo, "docs/secret-notes.rst", "Secret Notes\n============\n\nText.\n")
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
+    first_sync(repo)
     ncx("retrieve", "purge the replica cache")  # the cache, built before the link
     target = repo / ".neocortex" / "chunks" / "docs" / "secret-notes.rst.md"
     outside = repo.parent / "outside.md"
