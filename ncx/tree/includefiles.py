@@ -32,7 +32,7 @@ from ncx.errors import NcxError
 from ncx.layout import MANIFEST, NCX_DIR, is_inside_ncx
 from ncx.paths import Links, ignored_targets, read_problem, rel_problem
 from ncx.sources.includes import MAX_BYTES, Fetch, Got
-from ncx.suffixes import pathspecs
+from ncx.tree.touched import DOC_PATHSPECS, head_commit
 
 INCLUDED_BY = "included-by.json"  # in .neocortex/cache/: {included file: [docs]}
 
@@ -269,7 +269,7 @@ def save_included_by(
     found = included_by(docs_state)
     if not whole:
         found = _updated(load_included_by(root), {*docs_state, *gone}, found)
-    _write_map(Path(root), found, head_commit(root))
+    _write_map(Path(root), found, head_commit(str(root)))
 
 
 def _updated(
@@ -323,15 +323,6 @@ def _read_map(root: Path | str) -> tuple[str, dict[str, list[str]]] | None:
     }
 
 
-def head_commit(root: Path | str) -> str:
-    """HEAD's commit id; "" before the first commit (or where git cannot say)."""
-    try:
-        out = repo.git(Path(root), "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
-    except NcxError:
-        return ""
-    return out.decode("ascii", "replace").strip()
-
-
 def load_included_by(root: Path | str) -> dict[str, list[str]]:
     """{included file: [docs that include it]}, as the docs stand at HEAD and since: the map
     as recorded, with the docs a checkout, pull or rebase changed since it was made read
@@ -339,7 +330,7 @@ def load_included_by(root: Path | str) -> dict[str, list[str]]:
     (a fresh clone's first hook run), found from the index (one git grep, the marked docs
     read). Recorded again when it changed."""
     root = Path(root)
-    got, now = _read_map(root), head_commit(root)
+    got, now = _read_map(root), head_commit(str(root))
     if got is not None and got[0] == now:
         return got[1]
     changed = _docs_between(root, got[0], now) if got is not None else None
@@ -358,17 +349,11 @@ def _docs_between(root: Path, old: str, new: str) -> set[str] | None:
         return None
     try:
         out = repo.git(
-            root, "diff", "--name-only", "-z", "--no-renames", old, new, "--", *_DOC_SPECS
+            root, "diff", "--name-only", "-z", "--no-renames", old, new, "--", *DOC_PATHSPECS
         )
     except NcxError:
         return None
     return {p for p in out.decode("utf-8", "surrogateescape").split("\0") if p}
-
-
-_DOC_SPECS = (
-    *pathspecs("markdown", "rst"),
-    f":(exclude){NCX_DIR}",  # (chunk files are .md too: not docs)
-)
 
 
 def from_index(root: Path) -> dict[str, list[str]]:
@@ -381,7 +366,7 @@ def from_index(root: Path) -> dict[str, list[str]]:
     for m in MARKER_TEXTS:
         args += ["-e", m]
     try:
-        out = repo.git(root, *args, "--", *_DOC_SPECS, check=False)  # (exit 1: no match)
+        out = repo.git(root, *args, "--", *DOC_PATHSPECS, check=False)  # (exit 1: no match)
     except NcxError:
         return {}
     return _gathered(root, sorted(out.decode("utf-8", "surrogateescape").split("\0")))

@@ -75,25 +75,35 @@ def _included(paths: list[str]) -> bool:
     return _docs_moved(str(found.get("head") or "")) or any(p in found["by"] for p in paths)
 
 
-def _docs_moved(made_at: str) -> bool:
-    """Whether a Markdown or reST doc differs between commit `made_at` and HEAD (or git
-    cannot say)."""
-    head = (
-        subprocess.run(
+# The Markdown and reST docs, in a `git diff` of two commits (chunk files are .md too: not
+# docs): what the included-by map is kept up to date over (ncx.tree.includefiles).
+DOC_PATHSPECS = (*suffixes.pathspecs("markdown", "rst"), ":(exclude).neocortex")
+
+
+def head_commit(cwd: str | None = None) -> str:
+    """HEAD's commit id; "" before the first commit (or where git cannot say)."""
+    try:
+        proc = subprocess.run(
             ["git", "rev-parse", "-q", "--verify", "HEAD^{commit}"],
+            cwd=cwd,
             capture_output=True,
             check=False,
         )
-        .stdout.decode("ascii", "replace")
-        .strip()
-    )
+    except FileNotFoundError:
+        return ""
+    return proc.stdout.decode("ascii", "replace").strip()
+
+
+def _docs_moved(made_at: str) -> bool:
+    """Whether a Markdown or reST doc differs between commit `made_at` and HEAD (or git
+    cannot say)."""
+    head = head_commit()
     if head == made_at:
         return False
     if not head or not made_at:
         return True
-    specs = [*suffixes.pathspecs("markdown", "rst"), ":(exclude).neocortex"]  # (chunks are .md)
     proc = subprocess.run(
-        ["git", "diff", "--quiet", "--no-renames", made_at, head, "--", *specs],
+        ["git", "diff", "--quiet", "--no-renames", made_at, head, "--", *DOC_PATHSPECS],
         capture_output=True,
         check=False,
     )
