@@ -28,7 +28,13 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from frame_suite import _dataset, _questions, _quoted, chosen_sets, set_constants  # noqa: E402
+from frame_suite import (  # noqa: E402
+    _dataset,
+    _questions,
+    chosen_sets,
+    frame_score,
+    set_constants,
+)
 from suite import SHORT  # noqa: E402
 
 TAG = ""  # --tag: inputs captured under other constants (a passage rule) kept apart
@@ -100,19 +106,8 @@ def replay(
             inp = r["in"][b]
             inp = dataclasses.replace(inp, vague=not plain and is_vague(inp.task))
             f = assemble(dataclasses.replace(inp, weak=inp.weak and not plain), b)
-            cov: set[str] = set()
-            quoted: set[str] = set()
-            gold_tok = 0
-            for placed in f.zones.values():
-                for p in placed:
-                    it = p.item
-                    c = ds.covered_units(r["scope"], it.source_path, it.start_line, it.end_line)
-                    cov |= c
-                    quoted |= _quoted(
-                        ds, r["scope"], it.source_path, it.start_line, it.end_line, p.tokens
-                    )
-                    gold_tok += p.tokens if c & gold else 0
-            res[b] = (bool(cov & gold), bool(quoted & gold), f.tokens, gold_tok)
+            covered, quoted, gold_tok = frame_score(ds, r["scope"], f, gold)
+            res[b] = (covered, quoted, f.tokens, gold_tok)
         out.append({"qid": r["qid"], "res": res})
     return out
 

@@ -112,6 +112,22 @@ def _quoted(
     return out
 
 
+def frame_score(ds: Any, scope: str, frame: Any, gold: set[str]) -> tuple[bool, bool, int]:
+    """Whether `frame` covers a gold unit, whether it quotes one, and the tokens of its items
+    that cover gold (frame_recall.py's scoring; a passage is judged by its own lines)."""
+    cov: set[str] = set()
+    quoted: set[str] = set()
+    gold_tok = 0
+    for placed in frame.zones.values():
+        for p in placed:
+            it = p.item
+            c = ds.covered_units(scope, it.source_path, it.start_line, it.end_line)
+            cov |= c
+            quoted |= _quoted(ds, scope, it.source_path, it.start_line, it.end_line, p.tokens)
+            gold_tok += p.tokens if c & gold else 0
+    return bool(cov & gold), bool(quoted & gold), gold_tok
+
+
 STATS: dict[int, list[float]] = {}  # budget -> [questions, recall, quoted, tokens, gold tokens]
 
 
@@ -147,24 +163,14 @@ def ncx_frames(
             got = []
             for b in budgets:
                 f = build_frame(root, cfg, FrameRequest(task=q["query"], budget=b), searcher=s)
-                cov: set[str] = set()
-                quoted: set[str] = set()
-                gold_tok = 0
-                for placed in f.zones.values():
-                    for p in placed:
-                        it = p.item
-                        start, end = it.start_line, it.end_line  # a passage: its own lines
-                        c = ds.covered_units(scope, it.source_path, start, end)
-                        cov |= c
-                        quoted |= _quoted(ds, scope, it.source_path, start, end, p.tokens)
-                        gold_tok += p.tokens if c & gold else 0
+                covered, quoted, gold_tok = frame_score(ds, scope, f, gold)
                 st = STATS.setdefault(b, [0, 0, 0, 0, 0])
                 st[0] += 1
-                st[1] += bool(cov & gold)
-                st[2] += bool(quoted & gold)
+                st[1] += covered
+                st[2] += quoted
                 st[3] += f.tokens
                 st[4] += gold_tok
-                if cov & gold:
+                if covered:
                     got.append(b)
                 elif why:
                     notes.setdefault(q["qid"], {})[b] = _why(ds, scope, s, q, gold, f, b)
