@@ -673,7 +673,7 @@ def assemble(
     crit = list(criteria or [])
     if task_file is not None:
         try:
-            lines = task_file.read_text(encoding="utf-8").splitlines()
+            text = task_file.read_text(encoding="utf-8")
         except OSError as exc:
             raise typer.BadParameter(
                 f"{task_file}: {exc.strerror}", param_hint="--task-file"
@@ -684,13 +684,10 @@ def assemble(
                 "re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)",
                 param_hint="--task-file",
             ) from None
-        items = [ln.strip()[2:].strip() for ln in lines if ln.strip().startswith(("- ", "* "))]
-        prose = [
-            ln.strip().lstrip("# ")
-            for ln in lines
-            if ln.strip() and not ln.strip().startswith(("- ", "* "))
-        ]
-        task = task or (prose[0] if prose else "")
+        from ncx.query.task import from_text
+
+        first, items = from_text(text)
+        task = task or first
         crit += items
     if not task:
         raise typer.BadParameter('give --task "..." or --task-file FILE')

@@ -242,3 +242,21 @@ def _coverage(
         holders = np.unique(file_of[lx.indices[lx.indptr[col] : lx.indptr[col + 1]]])
         got += np.isin(want, holders) * float(lx.idf[col])
     return {f: float(g / total) for f, g in zip(files, got, strict=True)}
+
+
+def held_terms(idx: CodeIndex, query: str, paths: list[str]) -> dict[str, int]:
+    """How many of the query's distinct terms each of these files holds anywhere (the frame's
+    test that a further file shares more than one word with the task)."""
+    import numpy as np
+
+    where = {p: i for i, p in enumerate(idx.files)}
+    want = np.array([where[p] for p in paths if p in where], dtype=np.int64)
+    got = np.zeros(len(want), dtype=np.int64)
+    lx = idx.lex
+    for t in dict.fromkeys(terms(query)):
+        col = lx.term_id(t)
+        if col is None:
+            continue
+        holders = idx.file_of[lx.indices[lx.indptr[col] : lx.indptr[col + 1]]]
+        got += np.isin(want, holders)
+    return {idx.files[int(f)]: int(n) for f, n in zip(want, got, strict=True)}
