@@ -96,6 +96,20 @@ def _looks_like_aws_secret(words: list[str], value: str) -> bool:
     )
 
 
+_AWS_SECRET_REST = re.compile(r"[ \t]*\r?\n[ \t]*([A-Za-z0-9/+]+)(?![A-Za-z0-9/+=])")
+
+
+def _aws_secret_rest(text: str, words: list[str], value: str, end: int) -> int | None:
+    """Where an AWS secret key ends that was wrapped after `value` (the line's end): the
+    next line's run completes it to 40 characters. None if it does not."""
+    if not 12 <= len(value) < 40 or re.fullmatch(r"[A-Za-z0-9/+]+", value) is None:
+        return None
+    m = _AWS_SECRET_REST.match(text, end)
+    if m is None or len(value) + len(m[1]) != 40:
+        return None
+    return m.end() if _looks_like_aws_secret(words, value + m[1]) else None
+
+
 # Words a passphrase (correct horse battery staple) does not contain but a description of
 # where a password lives does ("see the vault", "set in env").
 _PROSE_WORDS = frozenset({
@@ -214,6 +228,9 @@ def _assignment_hits(text: str, low: str, lines: _Lines) -> Iterator[_Hit]:
             value = value.rstrip("}")
             end = m.start(group) + len(value)
         if _looks_like_aws_secret(words, value):
+            kind, what = "aws_secret_access_key", "an AWS secret access key"
+        elif group == "bare" and (rest := _aws_secret_rest(text, words, value, end)) is not None:
+            value, end = value + text[rest - (40 - len(value)) : rest], rest
             kind, what = "aws_secret_access_key", "an AWS secret access key"
         elif flavour == "password" and _looks_like_password(value):
             kind, what = "assigned_password", "a password"

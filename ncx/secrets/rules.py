@@ -76,8 +76,9 @@ def _tail_digit(skip: int) -> Callable[[re.Match[str]], bool]:
 
 
 # Separators between a key header and its body: spaces, real newlines, or the literal "\n"
-# of a key pasted inside a JSON string (GCP service-account files).
-_PEM_SEP = r"(?:[ \t]|\\r|\\n|\r|\n)"
+# of a key pasted inside a JSON string (GCP service-account files), escaped once more when
+# that JSON was itself put in a string ("\\n").
+_PEM_SEP = r"(?:[ \t]|\\{1,2}[rn]|\r|\n)"
 # Any case (a key pasted through a tool that lowered it is still a key), and the SSH2
 # (RFC 4716 / ssh.com) armour, which has four dashes and spaces.
 _PEM_BEGIN = (
@@ -135,7 +136,7 @@ _RULES: tuple[_Rule, ...] = (
             # carry Proc-Type/DEK-Info headers, PGP armour a Version line, first.
             # (each header runs to its line end: no way to split spaces between it and
             # the next separator, which would make a header-and-spaces line quadratic).
-            + rf"(?:{_PEM_SEP}*[A-Za-z][A-Za-z-]*:[^\n\\]*(?=\\[rn]|\r|\n))*{_PEM_SEP}+"
+            + rf"(?:{_PEM_SEP}*[A-Za-z][A-Za-z-]*:[^\n\\]*(?=\\{{1,2}}[rn]|\r|\n))*{_PEM_SEP}+"
             r"(?P<body>[A-Za-z0-9+/=]{20,})"
         ),
         "a private key",
@@ -241,10 +242,15 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "jwt",
-        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        # Each part base64url, as the spec writes it, or with its "=" padding and the
+        # standard alphabet's + and /, as some libraries and hand-made tokens have it.
+        re.compile(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_+/-]{8,}={0,2}\.[A-Za-z0-9_+/-]{8,}={0,2}"
+            r"\.[A-Za-z0-9_+/-]{8,}={0,2}"
+        ),
         "a JSON Web Token",
         3,
-        lambda m: _random_tail(m[0].split(".")[1]),
+        lambda m: _random_tail(m[0].split(".")[1].rstrip("=")),
     ),
     _rule(
         "sendgrid_key",
@@ -447,8 +453,9 @@ _RULES: tuple[_Rule, ...] = (
         lambda m: _random_tail(m["v"]) and _has_digit(m["v"]),
         prefixed=False,
     ),
-    # The password glued to -p (mysql), after sshpass -p or redis-cli -a, and after -p or
-    # --password in a docker login: command lines pasted into notes. One rule per tool, each
+    # The password glued to -p (mysql), after sshpass -p or redis-cli -a, after -p or
+    # --password in a docker login, and after -P to SQL Server's sqlcmd, bcp and osql (or
+    # -Password to Invoke-Sqlcmd): command lines pasted into notes. One rule per tool, each
     # starting with its name, so the regex engine jumps to it instead of trying every place.
     *(
         _rule(
@@ -466,6 +473,15 @@ _RULES: tuple[_Rule, ...] = (
             r"(?<![\w-])redis-cli\b[^\n]*?[ \t]-a[ \t]+['\"]?(?P<v>[^\s'\"]+)",
             r"(?<![\w-])docker[ \t]+login\b[^\n]*?[ \t](?:-p|--password)[ \t]+['\"]?"
             r"(?P<v>[^\s'\"]+)",
+            # SQL Server's tools: -P is the password (-p is something else to each of them).
+            *(
+                rf"(?<![\w-]){tool}\b[^\n]*?[ \t]-P[ \t]*['\"]?(?P<v>[^\s'\"]+)"
+                for tool in ("sqlcmd", "bcp", "osql", "isql")
+            ),
+            *(
+                rf"(?<![\w-]){cmdlet}\b[^\n]*?[ \t]-(?i:password)[ \t]+['\"]?(?P<v>[^\s'\"]+)"
+                for cmdlet in ("Invoke-Sqlcmd", "invoke-sqlcmd")
+            ),
         )
     ),
     _rule(
@@ -611,7 +627,19 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "age_secret_key": ("AGE-SECRET-KEY-1",),
     "azure_storage_key": ("AccountKey", "SharedAccessKey"),
     "netrc_password": ("password",),
-    "cli_password": ("-u", "mysql", "mariadb", "sshpass", "redis-cli", "docker"),
+    "cli_password": (
+        "-u",
+        "mysql",
+        "mariadb",
+        "sshpass",
+        "redis-cli",
+        "docker",
+        "sqlcmd",
+        "Sqlcmd",
+        "bcp",
+        "osql",
+        "isql",
+    ),
     "basic_auth": ("asic",),
     "bearer_token": ("earer",),
     "webhook_secret": ("whsec_",),

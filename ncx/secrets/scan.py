@@ -6,6 +6,7 @@ import bisect
 import itertools
 import re
 
+from ncx.secrets.decoded import _decoded_hits, _percent_hits
 from ncx.secrets.named import (
     _NEWLINE,
     _assignment_hits,
@@ -17,11 +18,9 @@ from ncx.secrets.named import (
 from ncx.secrets.rules import _RULES, _rule_hits
 from ncx.secrets.values import SecretFinding, _Hit
 from ncx.secrets.views import (
-    _decoded_hits,
     _joined_hits,
     _may_join,
     _normalised,
-    _percent_hits,
     _spliced_hits,
     _View,
 )
@@ -101,7 +100,10 @@ def _kept_hits(text: str) -> list[_Hit]:
     view = _normalised(text)
     low = _lower(view.text)
     lines = _Lines(view.text)
-    found: list[tuple[_Hit, _View]] = [
+    # Spliced hits first: one that starts where a hit of the same rank does is the same value
+    # read whole (both halves of `"..." + "..."`), and the sort below keeps the first of equals.
+    found: list[tuple[_Hit, _View]] = list(_spliced_hits(view))
+    found += [
         (h, view)
         for h in itertools.chain(
             _rule_hits(view.text, tuple(enumerate(_RULES))),
@@ -112,7 +114,6 @@ def _kept_hits(text: str) -> list[_Hit]:
             _percent_hits(view.text),
         )
     ]
-    found += _spliced_hits(view)
     if _may_join(view.text):
         found += _joined_hits(view)
     hits = sorted((_in_original(text, h, v, v is view) for h, v in found), key=_precedence)

@@ -144,7 +144,9 @@ _HEX_RUN = re.compile(r"(?:[0-9a-fA-F]{2}){12,}")
 
 def _hexdecode(value: str) -> str | None:
     """`value` decoded as hex if it is an even run of hex digits giving printable text (a
-    sha or a uuid gives bytes, not text)."""
+    sha or a uuid gives bytes, not text). A C-style 0x before the digits is allowed."""
+    if value[:2] in ("0x", "0X"):
+        value = value[2:]
     if not _HEX_RUN.fullmatch(value):
         return None
     try:

@@ -1,6 +1,6 @@
 """Views of a text that show what it hides: normalised (invisible, look-alike and fullwidth
-characters undone), joined (wrapped lines), spliced (continuations, concatenations) and
-decoded (base64, hex, percent-encoding), each mapped back to the original offsets.
+characters undone), joined (wrapped lines) and spliced (continuations, concatenations),
+each mapped back to the original offsets. (The decoded view is `decoded`.)
 """
 
 from __future__ import annotations
@@ -9,13 +9,15 @@ import bisect
 import itertools
 import re
 import string
+import sys
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import replace
 
-from ncx.secrets.named import _url_hits
-from ncx.secrets.rules import _NEEDLES, _PEM_HEADER, _PEM_RANK, _PREFIXED, _RULES, _rule_hits
-from ncx.secrets.values import _b64decode, _hexdecode, _Hit, _random_tail
+from ncx.secrets.decoded import _decoded_hits
+from ncx.secrets.named import _assignment_hits, _Lines, _lower
+from ncx.secrets.rules import _NEEDLES, _PREFIXED, _rule_hits
+from ncx.secrets.values import _Hit, _random_tail
 
 # --- Views: normalised, joined, decoded ----------------------------------------------------
 
@@ -74,11 +76,27 @@ _CONFUSABLES = {
     }.items()
 }  # fmt: skip
 # Characters dropped: Unicode's format category (soft hyphen, zero-width space/joiners,
-# word joiner, bidi marks, BOM, tags), plus invisible fillers and variation selectors.
+# word joiner, bidi marks, BOM, tags), plus invisible fillers (Hangul fillers, the blank
+# Braille pattern) and variation selectors.
 _INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e0fff]"
+    "\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e0fff]"
 )
+# The format controls of rarer scripts (Kaithi, Egyptian, shorthand, musical beams), apart:
+# each range in a class costs every character a comparison, and only a text holding a
+# character beyond U+FFFF can hold one.
+_INVISIBLE_ASTRAL = re.compile(
+    "[\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a]"
+)
+
+
+def _has_astral(text: str) -> bool:
+    """Whether `text` may hold a character beyond U+FFFF. CPython stores a str at the width
+    its widest character needs, so only a 4-byte-wide one can (O(1), where max() reads it all);
+    a short text may say yes without one, which costs one regex scan."""
+    return sys.getsizeof(text) >= 4 * len(text)
+
+
 # Compatibility forms that NFKC folds to ASCII: fullwidth forms, letterlike symbols,
 # super- and subscripts, enclosed and mathematical alphanumerics, Latin ligatures.
 _COMPAT = re.compile(
@@ -130,6 +148,9 @@ def _normalised(text: str) -> _View:
     edits: dict[int, str] = {}
     for m in _INVISIBLE.finditer(text):
         edits[m.start()] = ""
+    if _has_astral(text):
+        for m in _INVISIBLE_ASTRAL.finditer(text):
+            edits[m.start()] = ""
     for m in _COMPAT.finditer(text):
         edits[m.start()] = unicodedata.normalize("NFKC", m[0])
     lookalikes = _LOOKALIKE.findall(text, 0, len(text))
@@ -237,52 +258,26 @@ def _joined_hits(view: _View) -> Iterator[tuple[_Hit, _View]]:
             yield replace(hit, reason=hit.reason.replace("This", note, 1)), joined
 
 
-_B64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
-
-
-# A run of URL characters holding at least two %XX escapes: a token percent-encoded into a
-# query string or a config value.
-# (Found from its first escape, a literal `%` the engine jumps to; the run before it is
-# taken by hand.)
-_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}[A-Za-z0-9._~+/=-]*){2,}")
-_URL_CHARS = frozenset(string.ascii_letters + string.digits + "._~+/=-")
-
-
-def _percent_hits(text: str) -> Iterator[_Hit]:
-    """Known shapes inside percent-encoded runs, each reported over the whole run."""
-    if "%" not in text:
-        return
-    from urllib.parse import unquote
-
-    for m in _PERCENT_RUN.finditer(text):
-        start = m.start()
-        while start > 0 and text[start - 1] in _URL_CHARS:
-            start -= 1
-        run = text[start : m.end()]
-        decoded = unquote(run)
-        inner = list(_rule_hits(decoded, _PREFIXED)) + list(_url_hits(decoded))
-        if not inner:
-            continue
-        best = min(inner, key=lambda h: (h.rank, h.start))
-        what = next((r.label for r in _RULES if r.kind == best.kind), "a credential")
-        reason = (
-            f"This percent-encoded value ({len(run)} characters) decodes to {what}; remove "
-            "it or replace it with a placeholder."
-        )
-        yield _Hit(best.kind, start, m.end(), best.rank, reason)
-
-
-# Where a value is glued back together: a shell line continuation, or two quoted strings
-# joined by `+` (JavaScript, Java, Python), the halves on one line or two. Each pattern
-# starts with a literal (the regex engine jumps to it); the quote before a `+` is checked by
-# hand.
+# Where a value is glued back together: a shell line continuation, two quoted strings joined
+# by `+` (JavaScript, Java, Python) or simply written side by side (Python, C: the implicit
+# concatenation of adjacent literals), the halves on one line or two; and the open
+# parenthesis of `NAME = (` before a quoted value, so that the value reads as assigned. Each
+# pattern starts with a literal (the regex engine jumps to it); the quote before a `+` or a
+# gap and the `=` or `:` before a parenthesis are checked by hand.
 _CONTINUATION = re.compile(r"\\\r?\n[ \t]*")
 _CONCAT = re.compile(r"\+[ \t]*(?:\\?\r?\n[ \t]*)?([\"'])")
+_ADJACENT = (  # one per quote: a literal start is five times faster than a class
+    re.compile(r"\"(?:[ \t]+|[ \t]*\r?\n[ \t]*)(?=\")"),
+    re.compile(r"'(?:[ \t]+|[ \t]*\r?\n[ \t]*)(?=')"),
+)
+_OPEN_PAREN = re.compile(r"\([ \t]*(?:\r?\n[ \t]*)?(?=[\"'])")
 # (Every splice holds one of these; `+` alone is in most docs.)
-_SPLICE_NEEDLES = ("\\\n", "\\\r\n", '"+', '" +', "'+", "' +")
+# (An open parenthesis counts only next to another splice: it needs no needle.)
+_SPLICE_NEEDLES = ("\\\n", "\\\r\n", '"+', '" +', "'+", "' +", '" "', "' '", '"\n', "'\n")
 
 
 _SPLICE_MARGIN = 400
+_SPLICED_NOTE = "It was joined across a line continuation or a string concatenation."
 
 
 def _splices(text: str) -> list[tuple[int, int]]:
@@ -294,6 +289,23 @@ def _splices(text: str) -> list[tuple[int, int]]:
             j -= 1
         if j > 0 and text[j - 1] == m[1]:
             found.append((j - 1, m.end()))
+    for m in itertools.chain.from_iterable(p.finditer(text) for p in _ADJACENT):
+        # Two literals side by side: the quote that closes one and the one that opens the
+        # next go, with the gap. (A quote is closing when the one before it on the line
+        # opened a string: an odd count.)
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if text.count(m[0][0], line_start, m.start()) % 2 == 1:
+            found.append((m.start(), m.end() + 1))
+    # An open parenthesis alone joins nothing; it counts only before another splice.
+    glued = sorted(a for a, _ in found)
+    for m in _OPEN_PAREN.finditer(text):
+        j = m.start()
+        while j > 0 and text[j - 1] in " \t":
+            j -= 1
+        k = bisect.bisect_left(glued, m.end())
+        near = k < len(glued) and glued[k] - m.end() < _SPLICE_MARGIN
+        if near and j > 0 and text[j - 1] in "=:":
+            found.append((j, m.end()))
     found.sort()
     out: list[tuple[int, int]] = []
     for a, b in found:
@@ -304,8 +316,9 @@ def _splices(text: str) -> list[tuple[int, int]]:
 
 
 def _spliced_hits(view: _View) -> Iterator[tuple[_Hit, _View]]:
-    """Known-prefix shapes that only exist once continuations and concatenations are taken
-    out; only hits that span one are kept (the others were found where they are)."""
+    """Known-prefix shapes and secret-named values that only exist once continuations and
+    concatenations are taken out; only hits that span one are kept (the others were found
+    where they are)."""
     text = view.text
     if not any(n in text for n in _SPLICE_NEEDLES):
         return
@@ -330,37 +343,16 @@ def _spliced_hits(view: _View) -> Iterator[tuple[_Hit, _View]]:
         done = b
     out.add(text[done : min(len(text), done + _SPLICE_MARGIN)], done)
     spliced = out.view(view)
-    for hit in _rule_hits(spliced.text, _PREFIXED):
+    low = _lower(spliced.text)
+    lines = _Lines(spliced.text)
+    for hit in itertools.chain(
+        _rule_hits(spliced.text, _PREFIXED), _assignment_hits(spliced.text, low, lines)
+    ):
         k = bisect.bisect_right(cuts, hit.start)
         if k < len(cuts) and cuts[k] < hit.end:
-            note = "Joined across a line continuation or a string concatenation, this"
-            yield replace(hit, reason=hit.reason.replace("This", note, 1)), spliced
-
-
-def _decoded_hits(text: str, depth: int = 0) -> Iterator[_Hit]:
-    """Known shapes inside base64 runs, each reported over the whole run."""
-    for m in _B64.finditer(text):
-        decoded = _b64decode(m[0])
-        if decoded is None:
-            decoded = _hexdecode(m[0])
-        if decoded is None:
-            continue
-        inner = list(_rule_hits(decoded, _PREFIXED))
-        inner += [
-            _Hit("private_key", h.start(), h.end(), _PEM_RANK, "a private key")
-            for h in _PEM_HEADER.finditer(decoded)
-        ]
-        inner += list(_url_hits(decoded))
-        if depth < 1:
-            inner += list(_decoded_hits(decoded, depth + 1))
-        if not inner:
-            continue
-        best = min(inner, key=lambda h: (h.rank, h.start))
-        what = next((r.label for r in _RULES if r.kind == best.kind), "a credential")
-        if best.kind == "url_password":
-            what = "a URL with a password"
-        reason = (
-            f"This base64 value ({len(m[0])} characters) decodes to {what}; remove it or "
-            "replace it with a placeholder."
-        )
-        yield _Hit(best.kind, m.start(), m.end(), best.rank, reason)
+            if hit.reason.startswith("This"):
+                note = "Joined across a line continuation or a string concatenation, this"
+                reason = hit.reason.replace("This", note, 1)
+            else:  # a value given to a secret name: its sentence starts with the name
+                reason = f"{hit.reason} {_SPLICED_NOTE}"
+            yield replace(hit, reason=reason), spliced
