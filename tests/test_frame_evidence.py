@@ -87,3 +87,31 @@ def test_docs_on_a_code_task_are_held_to_the_codes_evidence(monkeypatch) -> None
     assert [d.id for d in keep] == ["d0", "d2"] and [d.id for d in below] == ["d1"]
     keep, _ = context.evidence_floor(docs, code_ev=0.0)  # no code: the absolute floor only
     assert [d.id for d in keep] == ["d0", "d1", "d2"]
+
+
+def test_a_code_task_frame_is_the_code_and_says_why_the_docs_stayed_out(repo) -> None:  # type: ignore[no-untyped-def]
+    """A task naming a definition gets its body first; docs that share a word or two with it
+    stay out, and --explain says they were under the floor the code set."""
+    from conftest import commit_all, ncx, write
+
+    body = "\n".join(f"    step_{i} = compute({i})" for i in range(120))
+    write(
+        repo,
+        "pkg/redirects.py",
+        "def resolve_redirects(resp, req):\n"
+        '    """Follow the redirect chain of a response."""\n'
+        f"{body}\n    prepared_request = req.copy()  # copies the original request\n"
+        "    return prepared_request\n",
+    )
+    write(repo, "pkg/other.py", "def unrelated_helper():\n    return 'request'\n")
+    write(
+        repo, "docs/history.md", "# History\n\n## 2.0\n\nThe original release of the request API.\n"
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    proc = ncx("assemble", "--task", "resolve_redirects copies the original request", "--explain")
+    frame = proc.stdout
+    assert "## Code to Open" in frame and "prepared_request = req.copy()" in frame
+    assert "docs/history.md" not in frame and "## Background" not in frame
+    assert "under the evidence floor the code sets" in proc.stderr

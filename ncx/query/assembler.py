@@ -375,6 +375,13 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     stop = chosen.stop
     if any(d.outcome == "no room" for d in decisions if d.zone in ("relevant", "background")):
         stop = f"the budget ({budget} tokens) was reached"
+    if inp.below:  # docs held to the code lead's evidence (context.evidence_floor)
+        nxt = inp.below[0]
+        floor = (
+            f"{len(inp.below)} sections under the evidence floor the code sets "
+            f"(the next: {nxt.id}, confidence {nxt.confidence:.2f})"
+        )
+        stop = f"{stop}; {floor}" if inp.knowledge else floor
 
     zones = {
         "task": [],
