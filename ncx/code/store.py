@@ -75,47 +75,58 @@ def code_listing(root: Path) -> CodeListing:
     return _sources(out, root, work_tree=True)
 
 
-@dataclass(frozen=True)
-class _Entry:
-    blob: str
-    size: int | None  # what the index last saw in the work tree; None: not asked
-    sparse: bool  # outside a sparse checkout: not in the work tree
+_LIMIT_DIGITS = len(str(MAX_CODE_BYTES))  # a size with fewer digits is under the limit
 
 
 def _sources(out: bytes, root: Path, *, work_tree: bool) -> CodeListing:
-    entries: dict[str, _Entry] = {}
+    blobs: dict[str, str] = {}
+    langs: dict[str, str] = {}
+    large: set[str] = set()  # over the limit by the index's size (no stat, no read)
+    sparse: set[str] = set()  # outside a sparse checkout: not in the work tree
     attr_files: list[str] = []
     for m in _RECORD.finditer(out):
         mode, blob, stage, raw, size, flags = m.groups()
         path = raw.decode("utf-8", "surrogateescape")
-        if path == ".gitattributes" or path.endswith("/.gitattributes"):
-            attr_files.append(path)
+        lang = language_of(path)
+        if lang is None:
+            if path == ".gitattributes" or path.endswith("/.gitattributes"):
+                attr_files.append(path)
             continue
-        if mode not in (b"100644", b"100755") or stage != b"0" or language_of(path) is None:
+        if mode not in (b"100644", b"100755") or stage != b"0":
             continue  # symlinks, submodules, conflicted entries
         if path.startswith("/") or ".." in path.split("/") or path.startswith(".git/"):
             continue  # git never lists such a path; a forged list must not lead outside
-        sparse = work_tree and flags is not None and bool(int(flags, 16) & _SKIP_WORKTREE)
-        entries[path] = _Entry(blob.decode(), None if size is None else int(size), sparse)
+        blobs[path] = blob.decode()
+        langs[path] = lang
+        # The index's size is the work tree's where diff-files finds no change (a stat
+        # match includes the size). A sparse path's is what git last saw checked out, or 0:
+        # its blob's own size is asked before it is read (read_blobs).
+        if size is not None and len(size) >= _LIMIT_DIGITS and int(size) > MAX_CODE_BYTES:
+            large.add(path)
+        if work_tree and flags is not None and flags != b"0":
+            if int(flags, 16) & _SKIP_WORKTREE:
+                sparse.add(path)
     left: dict[str, str] = {}
     excludes = _excludes(root)
-    for path in entries:
+    for path in blobs:
         why = path_reason(path, excludes)
         if why:
             left[path] = why
-    marks = linguist_marks(root, [p for p in entries if left.get(p) != EXCLUDED], attr_files)
+    marks = linguist_marks(root, [p for p in blobs if left.get(p) != EXCLUDED], attr_files)
     for path, why in marks.items():
         if why == KEPT:  # unmarked: the project's, whatever its folder
             left.pop(path, None)
         else:
             left[path] = why
-    blobs = {p: e.blob for p, e in entries.items() if p not in left}
+    for path in left:
+        del blobs[path]
     if blobs and work_tree:
         changed = repo.git(root, "diff-files", "--name-only", "-z", "--", *PATHSPECS).split(b"\0")
         for raw in changed:
             path = raw.decode("utf-8", "surrogateescape")
-            if path not in blobs or entries[path].sparse:
+            if path not in blobs or path in sparse:
                 continue
+            large.discard(path)
             size = _size(root / path)
             data = None
             if size is not None and size > MAX_CODE_BYTES:
@@ -126,20 +137,12 @@ def _sources(out: bytes, root: Path, *, work_tree: bool) -> CodeListing:
                 del blobs[path]  # deleted, a link, a FIFO, too large: not code to read
             else:
                 blobs[path] = git_blob_id(data)
-                entries[path] = _Entry(blobs[path], len(data), False)
-    # The index's size is the work tree's where diff-files found no change (a stat match
-    # includes the size). A sparse path's is what git last saw checked out, or 0: its blob's
-    # own size is asked before it is read (read_blobs).
-    for path in list(blobs):
-        size = entries[path].size
-        if size is not None and size > MAX_CODE_BYTES:
+    for path in large:
+        if path in blobs:
             left[path] = TOO_LARGE
             del blobs[path]
     return CodeListing(
-        [
-            Source(p, b, language_of(p) or "", not entries[p].sparse)
-            for p, b in sorted(blobs.items())
-        ],
+        [Source(p, b, langs[p], p not in sparse) for p, b in sorted(blobs.items())],
         sorted(left.items()),
     )
 
