@@ -79,7 +79,9 @@ def linguist_marks(root: Path, paths: list[str], attr_files: list[str]) -> dict[
 
     req = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
     attrs = ("linguist-vendored", "linguist-generated")
-    out = repo.git(root, "check-attr", "-z", "--stdin", *attrs, input=req)
+    # check=False: a commit `--at REV` materialised is no work tree of its own; git answers
+    # from the enclosing one, or not at all (then no marks)
+    out = repo.git(root, "check-attr", "-z", "--stdin", *attrs, input=req, check=False)
     got: dict[str, str] = {}
     parts = out.split(b"\0")
     for i in range(0, len(parts) - 2, 3):  # path \0 attribute \0 value \0
