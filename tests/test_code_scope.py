@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import commit_all, git, ncx, write
 
+from ncx.code.rank import is_test_path
 from ncx.code.scope import (
     ATTR_GENERATED,
     ATTR_VENDORED,
@@ -142,6 +143,31 @@ def test_the_path_and_content_rules() -> None:
     assert content_reason(b"var a=1;" * 1000, "javascript") == MINIFIED
     # long lines in Python are data (rendered output in a test), not minified code
     assert content_reason(b"X = '" + b"x" * 30_000 + b"'\n", "python") == ""
+
+
+def test_docs_examples_and_test_helpers_weigh_like_tests(repo: Path) -> None:
+    assert is_test_path("doc/tutorial/example_plot.py") and is_test_path("examples/hello.py")
+    assert is_test_path("src/_pytest/pytester.py") and is_test_path("pylint/testutils/lint.py")
+    assert is_test_path("pkg/conftest.py") and is_test_path("tests/fixtures/x.py")
+    assert not is_test_path("src/docstring.py") and not is_test_path("pkg/example.py")
+    body = "def render_helloworld(page):\n    return page\n"
+    write(repo, "examples/helloworld.py", body)
+    write(repo, "pkg/render.py", body)
+    commit_all(repo)
+    ncx("init")
+    hits = ncx("retrieve", "--kind", "code", "--json", "render helloworld").stdout.splitlines()
+    assert json.loads(hits[0])["path"] == "pkg/render.py"
+
+
+def test_one_result_per_definition_name_and_file(repo: Path) -> None:
+    # not minified, in no generated folder: a file of 2,000 copies still shows each name once
+    write(repo, "src/orders.js", "function parseOrder(o) {\n  return o\n}\n" * 2000)
+    write(repo, "src/app.js", APP)
+    commit_all(repo)
+    ncx("init")
+    hits = _code(repo)
+    assert [h["id"] for h in hits].count("src/orders.js:parseOrder") == 1
+    assert "src/app.js" in {h["path"] for h in hits}
 
 
 @pytest.mark.parametrize("index_sparse", [False, pytest.param(True, marks=pytest.mark.e2e)])
