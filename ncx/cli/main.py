@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ncx.config import Config
     from ncx.query.context import FrameRequest
     from ncx.query.rank import Filters
+    from ncx.tree.status import CodeStatus
 
 
 @command()
@@ -197,10 +198,11 @@ def sync(
         dry_run=dry_run,
         progress=None if quiet or as_json else lambda m: _say(f"ncx: {m}"),
     )
+    code = None
     if not staged and not dry_run and not paths:
         # The moment a person runs sync is the one to read the code too: the code index is
         # derived (cache/, keyed by git blob ids), so this writes nothing a commit holds.
-        _warm_code(quiet or as_json)
+        code = _warm_code(quiet or as_json)
     if as_json:
         _json_out(
             {
@@ -222,6 +224,7 @@ def sync(
                     {"path": p, "line": n, "kind": k} for p, n, k in sorted(set(report.secrets))
                 ],
                 "dry_run": dry_run,
+                **({"code": code.to_json()} if code is not None else {}),
             }
         )
     else:
@@ -301,6 +304,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
         print(f"not indexed: {path}: {why}")
     if len(st.skipped) > 5:
         print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
+    print(_code_line(st.code.files, st.code.built, list(st.code.left_out)))
     if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
     if st.memories > 1:
@@ -312,6 +316,13 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
 
 STALE_SHOWN = 5  # stale citations a status line lists; --json lists all
+
+
+def _code_line(files: int, built: bool, left_out: list[tuple[str, str]]) -> str:
+    from ncx.code.scope import summary
+
+    line = f"code: {files} source files" + ("" if built else " (index not built: `ncx sync`)")
+    return line + (f"; {summary(left_out)}" if left_out else "")
 
 
 def _stale_json(c: Any) -> dict[str, Any]:
@@ -554,16 +565,22 @@ def retrieve(
         )
 
 
-def _warm_code(quiet: bool) -> None:
+def _warm_code(quiet: bool) -> CodeStatus:
     from ncx.code.index import load_code_index
+    from ncx.tree.status import code_status
 
     def said(n: int) -> None:
         if not quiet:
             _say(f"ncx: reading {n} source files for the code index (cache/, not committed)")
 
     idx = load_code_index(_root(), on_read=said)
-    if not quiet and len(idx):
-        _say(f"ncx: code: {len(idx.files)} source files, {len(idx)} definitions")
+    got = code_status(_root())
+    if not quiet and (len(idx) or got.left_out):
+        from ncx.code.scope import summary
+
+        line = f"ncx: code: {got.files} source files, {len(idx)} definitions"
+        _say(line + (f"; {summary(list(got.left_out))}" if got.left_out else ""))
+    return got
 
 
 def _wanted(filters: Filters) -> tuple[bool, bool]:

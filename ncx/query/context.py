@@ -228,9 +228,9 @@ def code_items(
 
 
 def _source_lines(root: Path, rel: str) -> list[str] | None:
-    from ncx.code.store import _read
+    from ncx.code.store import source_bytes
 
-    data = _read(root / rel)
+    data = source_bytes(root, rel)  # (outside a sparse checkout: its blob)
     return None if data is None else data.decode("utf-8", "replace").splitlines()
 
 
