@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
+import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-INDEX_VERSION = 4
+INDEX_VERSION = 5  # 5: texts redacted (ncx.code.guard), credentials' lines kept
 INDEX_FILE = "code/index.npz"
 # BM25F fields of a code unit and their weights. A definition's own name is the strongest
 # evidence (a task names what it changes); its signature and docstring say what it is;
@@ -126,6 +128,8 @@ class CodeIndex:
     graph: Graph
     name_hashes: NDArray[np.uint64]  # sorted hashes of definitions' names (lowercased)
     name_units: NDArray[np.int32]  # the unit of each
+    # (path, line, kind) of each credential in the code, redacted from the texts above
+    secrets: list[tuple[str, int, str]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -198,6 +202,8 @@ class Blocks:
     u_hash: NDArray[np.uint64]
     d_at: NDArray[np.int64]  # file f's defined names
     d_hash: NDArray[np.uint64]
+    # file f's credentials, (line, kind) (CodeFile.secrets): said by every sync
+    secrets: list[tuple[tuple[int, str], ...]] = field(default_factory=list)
 
 
 _BLOCK_ARRAYS = (
@@ -286,11 +292,13 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
     lens: list[list[int]] = []
     p_at, p_hash, p_unit, p_field, p_count = [0], [], [], [], []
     u_at, u_hash, d_at, d_hash = [0], [], [0], []
+    found: list[tuple[tuple[int, str], ...]] = []
     kind_of = {k: i for i, k in enumerate(KINDS)}
     ident_terms: dict[str, list[str]] = {}  # identifiers repeat: each split and stemmed once
     hashes: dict[str, int] = {}
     for s in sources:
         rec = recs[s.blob]
+        found.append(rec.secrets)
         syms = rec.symbols or (Symbol("", "", "module", 1, max(1, rec.lines), "", "", ()),)
         used: set[int] = set()
         defined: set[int] = set()
@@ -350,6 +358,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
         u_hash=np.array(u_hash, dtype=np.uint64),
         d_at=np.array(d_at, dtype=np.int64),
         d_hash=np.array(d_hash, dtype=np.uint64),
+        secrets=found,
     )
 
 
@@ -417,7 +426,12 @@ def merge(sources: list[Source], parts: list[Blocks]) -> Blocks:
         u_hash=gather("u_hash", "u_at").astype(np.uint64),
         d_at=offsets("d_at"),
         d_hash=gather("d_hash", "d_at").astype(np.uint64),
+        secrets=[_file_secrets(parts[pi], f) for pi, f in picks],
     )
+
+
+def _file_secrets(b: Blocks, f: int) -> tuple[tuple[int, str], ...]:
+    return b.secrets[f] if f < len(b.secrets) else ()
 
 
 def index_of(b: Blocks) -> CodeIndex:
@@ -478,6 +492,7 @@ def index_of(b: Blocks) -> CodeIndex:
         graph=_graph(b),
         name_hashes=b.name_hash[nu][norder],
         name_units=nu[norder].astype(np.int32),
+        secrets=[(path, n, k) for f, path in enumerate(b.files) for n, k in _file_secrets(b, f)],
     )
 
 
@@ -546,7 +561,13 @@ def _save(path: Path, key: str, blocks: Blocks, idx: CodeIndex | None) -> None:
 
     from ncx.store import write_atomic
 
-    meta = {"version": INDEX_VERSION, "key": key, "files": blocks.files, "blobs": blocks.blobs}
+    meta = {
+        "version": INDEX_VERSION,
+        "key": key,
+        "files": blocks.files,
+        "blobs": blocks.blobs,
+        "secrets": {str(f): found for f, found in enumerate(blocks.secrets) if found},
+    }
     arrays: dict[str, Any] = {f"b_{name}": getattr(blocks, name) for name in _BLOCK_ARRAYS}
     if idx is not None:
         g, lx = idx.graph, idx.lex
@@ -572,6 +593,28 @@ def _save(path: Path, key: str, blocks: Blocks, idx: CodeIndex | None) -> None:
         pass  # a read-only cache: the index is used from memory
 
 
+# What a damaged cache file raises while it is read: a torn or truncated zip (BadZipFile,
+# EOFError, zlib.error), garbage where an array or the meta should be (ValueError, KeyError,
+# TypeError, IndexError). Each means "build it again", never a failed command.
+_CORRUPT = (
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+)
+
+
+def _meta_secrets(meta: dict[str, Any]) -> list[tuple[tuple[int, str], ...]]:
+    got = meta.get("secrets") or {}
+    return [
+        tuple((int(n), str(k)) for n, k in got.get(str(f), ())) for f in range(len(meta["files"]))
+    ]
+
+
 def _try_load(path: Path, key: str) -> CodeIndex | None:
     import numpy as np
 
@@ -595,8 +638,13 @@ def _try_load(path: Path, key: str) -> CodeIndex | None:
                 graph=Graph(z["g_src"], z["g_dst"], z["g_weight"]),
                 name_hashes=z["name_hashes"],
                 name_units=z["name_units"],
+                secrets=[
+                    (meta["files"][f], n, k)
+                    for f, found in enumerate(_meta_secrets(meta))
+                    for n, k in found
+                ],
             )
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except _CORRUPT:
         return None  # derived: built again
 
 
@@ -609,8 +657,8 @@ def _load_blocks(path: Path) -> Blocks | None:
             if meta.get("version") != INDEX_VERSION:
                 return None  # blocks of another reader or field layout: read the files again
             arrays = {name: z[f"b_{name}"] for name in _BLOCK_ARRAYS}
-        b = Blocks(files=meta["files"], blobs=meta["blobs"], **arrays)
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        b = Blocks(files=meta["files"], blobs=meta["blobs"], **arrays, secrets=_meta_secrets(meta))
+    except _CORRUPT:
         return None
     if len(b.files) != len(b.blobs) or len(b.unit_at) != len(b.files) + 1:
         return None

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from ncx.code.langs import language_of
 from ncx.code.rank import CodeHit
+from ncx.code.text import shown_path
 from ncx.tokens import count_tokens
 
 MAX_FILES = 10
@@ -58,7 +59,7 @@ def pick(hits: Sequence[CodeHit]) -> list[CodeHit]:
 
 def item_text(
     hit: CodeHit,
-    lines: Sequence[str] | None,
+    lines: Sequence[str] | None,  # the file's (ncx.code.read.source_text's, split at "\n")
     *,
     body_tokens: int = 0,
     brief: bool = False,
@@ -69,10 +70,13 @@ def item_text(
     lang = _FENCE.get(language_of(hit.path) or "", "")
     doc = _first_sentence(hit.doc) if brief else hit.doc
     if hit.kind == "module":
-        head = f"module {hit.path}"
+        head = f"module {shown_path(hit.path)}"
         return f"{head}: {doc}" if doc else head
     if body_tokens and lines is not None:
-        body = "\n".join(lines[hit.start - 1 : hit.end])
+        from ncx.code.guard import redact_body
+
+        # read from the file as it is now: the credentials the index left out, left out here
+        body = redact_body("\n".join(lines[hit.start - 1 : hit.end]))
         if body.strip() and count_tokens(body) <= body_tokens and "```" not in body:
             return f"```{lang}\n{body}\n```"
     text = f"```{lang}\n{hit.signature}\n```"
