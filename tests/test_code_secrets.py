@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, git, mcp_session, ncx, write
 from secret_corpus import (
     AWS_ID,
     AWS_SECRET,
@@ -254,3 +254,24 @@ def test_reading_names_lines_and_keeps_clean_files_as_they_are() -> None:
     text = "x = 1\n\ny = 2\n" + f"z = '{GITLAB}'\n"
     assert [n for n, _ in suspect_lines(text)] == [4]
     assert scan(text) == ((4, "gitlab_token"),)
+
+
+@pytest.mark.e2e
+def test_mcp_retrieve_and_assemble_show_no_credential(synced: Synced) -> None:
+    seen: dict[str, Any] = {}
+    picked = [c for c in CASES if c.id in ("python-default-arg", "python-body-pem", "ts-body")]
+
+    async def session(s: Any) -> None:
+        for c in picked:
+            seen[c.id] = (
+                await s.call_tool("retrieve", {"query": c.task, "k": 5, "kind": "code"}),
+                await s.call_tool("assemble", {"task": c.task}),
+            )
+
+    mcp_session(synced.root, session)
+    for c in picked:
+        found, frame = seen[c.id]
+        said = json.dumps(found.structured_content) + frame.content[0].text
+        assert c.path in said
+        for secret in c.secrets:
+            assert secret not in said

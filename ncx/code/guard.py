@@ -10,45 +10,68 @@ Cost: the redaction reads a text through several views with ~100 patterns, about
 what parsing costs when it reads whole files. So it reads only the lines that could hold a
 credential: a long token-like run (every known key shape has 20 or more such characters; a
 base64 or percent-encoded one too), a URL with a user part, a key block's header, or a word a
-credential is named by (what the assignment and prose rules anchor on). One regex over the
-lowercased text finds them; on 2,000 Python files that leaves a tenth of the lines.
+credential is named by (what the assignment and prose rules anchor on). On 2,000 Python files
+that leaves a tenth of the lines, and the guard costs ~1 s of CPU against ~21 s of reading.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from ncx.code.model import CodeFile, Symbol
 
-# A line that could hold a credential (see the module's note); the text is lowercased first.
-_SUSPECT = re.compile(
-    r"(?<![0-9a-z_+/=%\x80-\U0010ffff-])[0-9a-z_+/=%\x80-\U0010ffff-]{20}"
-    r"|://\S*@|-----begin|passw|passphrase|pwd|secret|token|api.?key|private|credential"
-    r"|auth|bearer|basic |sig="
+# What makes a line worth the redaction's look (see the module's note). Found with str.find,
+# which skips through text far faster than a regex whose branches start with a character
+# class (the one-regex version cost 1.7 s of CPU on 2,000 Python files, these 0.4 s).
+_RUN = 20  # token characters in a row: every known key shape has this many
+_WORDS = (
+    "://",  # a URL: its user part
+    "-----begin",  # a key block
+    "passw", "passphrase", "pwd", "secret", "token", "apikey", "api_key", "api-key",
+    "private", "credential", "auth", "bearer", "basic ", "sig=",
+)  # fmt: skip
+
+
+class _TokenChars(dict[int, str]):
+    """str.translate's table: a token character (ASCII letters, digits, `_+/=%-`, and any
+    non-ASCII one, which a disguised key may hold) becomes "a", any other " "."""
+
+    def __missing__(self, key: int) -> str:
+        return "a"
+
+
+_TOKEN_CHARS = _TokenChars(
+    {c: "a" if chr(c).isalnum() or chr(c) in "_+/=%-" else " " for c in range(128)}
 )
 
 
 def suspect_lines(text: str) -> list[tuple[int, str]]:
-    """(1-based line, line) of each line of `text` (lines end at "\\n") that could hold a
+    """(1-based line, line) of each line of `text` (lines end at "\n") that could hold a
     credential, in order."""
+    starts: set[int] = set()
+    for hay, needle in ((text.translate(_TOKEN_CHARS), "a" * _RUN), *_word_needles(text)):
+        i = hay.find(needle)
+        while i >= 0:
+            starts.add(text.rfind("\n", 0, i) + 1)
+            end = text.find("\n", i)
+            if end < 0:
+                break
+            i = hay.find(needle, end)
+    out: list[tuple[int, str]] = []
+    line, counted = 1, 0
+    for a in sorted(starts):
+        line += text.count("\n", counted, a)
+        counted = a
+        b = text.find("\n", a)
+        out.append((line, text[a : b if b >= 0 else len(text)]))
+    return out
+
+
+def _word_needles(text: str) -> list[tuple[str, str]]:
     low = text.lower()
     if len(low) != len(text):  # a character whose lowercase is longer: offsets would shift
         low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    out: list[tuple[int, str]] = []
-    pos = 0
-    line = 1
-    counted = 0  # offset up to which line breaks are counted in `line`
-    while (m := _SUSPECT.search(low, pos)) is not None:
-        a = text.rfind("\n", 0, m.start()) + 1
-        b = text.find("\n", m.end())
-        if b < 0:
-            b = len(text)
-        line += text.count("\n", counted, a)
-        counted = a
-        out.append((line, text[a:b]))
-        pos = b + 1
-    return out
+    return [(low, w) for w in _WORDS]
 
 
 def scan(text: str) -> tuple[tuple[int, str], ...]:
