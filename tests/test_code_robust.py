@@ -85,7 +85,6 @@ def test_deep_python_keeps_its_outer_definitions() -> None:
     assert len(rec.symbols) == MAX_DEPTH + 1
 
 
-@pytest.mark.e2e
 def test_a_deeply_nested_file_syncs_and_answers(repo: Path) -> None:
     write(repo, "deep.js", _nested("function n{i}() {{\n", 10_000))
     write(repo, "handler.py", HANDLER)
