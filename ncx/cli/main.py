@@ -202,7 +202,9 @@ def sync(
     if not staged and not dry_run and not paths:
         # The moment a person runs sync is the one to read the code too: the code index is
         # derived (cache/, keyed by git blob ids), so this writes nothing a commit holds.
-        code = _warm_code(quiet or as_json)
+        code, code_secrets = _warm_code(quiet or as_json)
+    else:
+        code_secrets = []
     if as_json:
         _json_out(
             {
@@ -221,7 +223,8 @@ def sync(
                     {"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems
                 ],
                 "secrets": [
-                    {"path": p, "line": n, "kind": k} for p, n, k in sorted(set(report.secrets))
+                    {"path": p, "line": n, "kind": k}
+                    for p, n, k in sorted({*report.secrets, *code_secrets})
                 ],
                 "dry_run": dry_run,
                 **({"code": code.to_json()} if code is not None else {}),
@@ -241,9 +244,10 @@ def sync(
                 print("(`ncx sync --json` lists every file)")
         for exc in report.problems:
             _say(exc.report())
+        from ncx.code.guard import secret_warnings as code_warnings
         from ncx.tree.sync import secret_warnings
 
-        for line in secret_warnings(report):
+        for line in [*secret_warnings(report), *code_warnings(code_secrets)]:
             _say(line)
         if quiet and report.skipped:
             _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")
@@ -565,7 +569,9 @@ def retrieve(
         )
 
 
-def _warm_code(quiet: bool) -> CodeStatus:
+def _warm_code(quiet: bool) -> tuple[CodeStatus, list[tuple[str, int, str]]]:
+    """Load or build the code index: what it holds and left out, and the credentials it
+    found, (path, line, kind)."""
     from ncx.code.index import load_code_index
     from ncx.tree.status import code_status
 
@@ -580,7 +586,7 @@ def _warm_code(quiet: bool) -> CodeStatus:
 
         line = f"ncx: code: {got.files} source files, {len(idx)} definitions"
         _say(line + (f"; {summary(list(got.left_out))}" if got.left_out else ""))
-    return got
+    return got, list(idx.secrets)
 
 
 def _wanted(filters: Filters) -> tuple[bool, bool]:
@@ -611,7 +617,10 @@ def _print_code_hit(rank: int, h: CodeHit, explain: bool) -> None:
     from ncx.code.search import describe
 
     sym = f"{h.kind} {h.qualname}" if h.qualname else "module"
-    print(f"{rank:>2}. {h.file_score:.3f}  {h.path}:{h.start}-{h.end}  [code] {sym}")
+    from ncx.code.text import shown_path
+
+    where = f"{shown_path(h.path)}:{h.start}-{h.end}"
+    print(f"{rank:>2}. {h.file_score:.3f}  {where}  [code] {sym}")
     if explain:
         parts = [f"{k}={v}" for k, v in h.why.items()]
         print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-INDEX_VERSION = 5  # 5: a file left out when read (too large, minified) has no terms
+# 6: a file left out when read (too large, minified) has no terms; texts redacted
+# (ncx.code.guard), credentials' lines kept
+INDEX_VERSION = 6
 INDEX_FILE = "code/index.npz"
 # BM25F fields of a code unit and their weights. A definition's own name is the strongest
 # evidence (a task names what it changes); its signature and docstring say what it is;
@@ -127,6 +131,8 @@ class CodeIndex:
     graph: Graph
     name_hashes: NDArray[np.uint64]  # sorted hashes of definitions' names (lowercased)
     name_units: NDArray[np.int32]  # the unit of each
+    # (path, line, kind) of each credential in the code, redacted from the texts above
+    secrets: list[tuple[str, int, str]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -202,6 +208,8 @@ class Blocks:
     # why file f was left out when read ("" for the project's code): it keeps one module
     # unit with no terms, so it never ranks, and `ncx status` can name it
     notes: list[str] = field(default_factory=list)
+    # file f's credentials, (line, kind) (CodeFile.secrets): said by every sync
+    secrets: list[tuple[tuple[int, str], ...]] = field(default_factory=list)
 
     def note(self, f: int) -> str:
         return self.notes[f] if f < len(self.notes) else ""
@@ -328,6 +336,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
     lens: list[list[int]] = []
     p_at, p_hash, p_unit, p_field, p_count = [0], [], [], [], []
     u_at, u_hash, d_at, d_hash = [0], [], [0], []
+    found: list[tuple[tuple[int, str], ...]] = []
     kind_of = {k: i for i, k in enumerate(KINDS)}
     ident_terms: dict[str, list[str]] = {}  # identifiers repeat: each split and stemmed once
     hashes: dict[str, int] = {}
@@ -336,6 +345,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
         rec = recs[s.blob]
         note = rec.error if rec.error in READ_REASONS else ""
         notes.append(note)
+        found.append(rec.secrets)
         syms = rec.symbols or (Symbol("", "", "module", 1, max(1, rec.lines), "", "", ()),)
         used: set[int] = set()
         defined: set[int] = set()
@@ -396,6 +406,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
         d_at=np.array(d_at, dtype=np.int64),
         d_hash=np.array(d_hash, dtype=np.uint64),
         notes=notes,
+        secrets=found,
     )
 
 
@@ -467,7 +478,12 @@ def merge(sources: list[Source], parts: list[Blocks]) -> Blocks:
         d_at=offsets("d_at"),
         d_hash=gather("d_hash", "d_at").astype(np.uint64),
         notes=[parts[pi].note(f) for pi, f in picks],
+        secrets=[_file_secrets(parts[pi], f) for pi, f in picks],
     )
+
+
+def _file_secrets(b: Blocks, f: int) -> tuple[tuple[int, str], ...]:
+    return b.secrets[f] if f < len(b.secrets) else ()
 
 
 def index_of(b: Blocks) -> CodeIndex:
@@ -528,6 +544,7 @@ def index_of(b: Blocks) -> CodeIndex:
         graph=_graph(b),
         name_hashes=b.name_hash[nu][norder],
         name_units=nu[norder].astype(np.int32),
+        secrets=[(path, n, k) for f, path in enumerate(b.files) for n, k in _file_secrets(b, f)],
     )
 
 
@@ -602,6 +619,7 @@ def _save(path: Path, key: str, blocks: Blocks, idx: CodeIndex | None) -> None:
         "files": blocks.files,
         "blobs": blocks.blobs,
         "notes": blocks.notes,
+        "secrets": {str(f): found for f, found in enumerate(blocks.secrets) if found},
     }
     arrays: dict[str, Any] = {f"b_{name}": getattr(blocks, name) for name in _BLOCK_ARRAYS}
     if idx is not None:
@@ -628,6 +646,28 @@ def _save(path: Path, key: str, blocks: Blocks, idx: CodeIndex | None) -> None:
         pass  # a read-only cache: the index is used from memory
 
 
+# What a damaged cache file raises while it is read: a torn or truncated zip (BadZipFile,
+# EOFError, zlib.error), garbage where an array or the meta should be (ValueError, KeyError,
+# TypeError, IndexError). Each means "build it again", never a failed command.
+_CORRUPT = (
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+)
+
+
+def _meta_secrets(meta: dict[str, Any]) -> list[tuple[tuple[int, str], ...]]:
+    got = meta.get("secrets") or {}
+    return [
+        tuple((int(n), str(k)) for n, k in got.get(str(f), ())) for f in range(len(meta["files"]))
+    ]
+
+
 def _try_load(path: Path, key: str) -> CodeIndex | None:
     import numpy as np
 
@@ -651,8 +691,13 @@ def _try_load(path: Path, key: str) -> CodeIndex | None:
                 graph=Graph(z["g_src"], z["g_dst"], z["g_weight"]),
                 name_hashes=z["name_hashes"],
                 name_units=z["name_units"],
+                secrets=[
+                    (meta["files"][f], n, k)
+                    for f, found in enumerate(_meta_secrets(meta))
+                    for n, k in found
+                ],
             )
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except _CORRUPT:
         return None  # derived: built again
 
 
@@ -665,8 +710,14 @@ def _load_blocks(path: Path) -> Blocks | None:
             if meta.get("version") != INDEX_VERSION:
                 return None  # blocks of another reader or field layout: read the files again
             arrays = {name: z[f"b_{name}"] for name in _BLOCK_ARRAYS}
-        b = Blocks(files=meta["files"], blobs=meta["blobs"], notes=meta["notes"], **arrays)
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        b = Blocks(
+            files=meta["files"],
+            blobs=meta["blobs"],
+            notes=meta["notes"],
+            **arrays,
+            secrets=_meta_secrets(meta),
+        )
+    except _CORRUPT:
         return None
     if len(b.files) != len(b.blobs) or len(b.unit_at) != len(b.files) + 1:
         return None

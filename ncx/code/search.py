@@ -88,7 +88,10 @@ class CodeSearcher:
 
 def describe(hit: CodeHit) -> str:
     """A code hit as text: its signature and docstring summary (the body is at path:lines)."""
-    head = hit.signature or (f"module {hit.path}" if hit.kind == "module" else hit.qualname)
+    from ncx.code.text import shown_path
+
+    module = f"module {shown_path(hit.path)}"
+    head = hit.signature or (module if hit.kind == "module" else hit.qualname)
     return f"{head}\n{hit.doc}" if hit.doc else head
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 from ncx.code.langs import language_of
 from ncx.code.rank import CodeHit
+from ncx.code.text import shown_path
 from ncx.tokens import count_tokens
 
 # The lead: the best definition, quoted with its doc comment and body (what a change starts
@@ -68,7 +69,7 @@ def pick(hits: Sequence[CodeHit], shared: Callable[[CodeHit], int] | None = None
 
 def item_text(
     hit: CodeHit,
-    lines: Sequence[str] | None,
+    lines: Sequence[str] | None,  # the file's (ncx.code.read.source_text's, split at "\n")
     *,
     body_tokens: int = 0,
     brief: bool = False,
@@ -80,7 +81,7 @@ def item_text(
     lang = _FENCE.get(language_of(hit.path) or "", "")
     doc = _first_sentence(hit.doc) if brief else hit.doc
     if hit.kind == "module":
-        head = f"module {hit.path}"
+        head = f"module {shown_path(hit.path)}"
         return f"{head}: {doc}" if doc else head
     if body_tokens and lines is not None:
         body = lead_lines(hit, lines, body_tokens, task_terms)
@@ -116,6 +117,15 @@ def lead_lines(
         above -= 1
     doc = list(lines[above:start]) if start - above <= 12 else []
     body = list(lines[start:end])
+    from ncx.code.guard import redact_body
+
+    # read from the file as it is now: the credentials the index left out, left out here
+    # (the whole quote redacted before a window is cut, so no secret is split past the guard)
+    shown = redact_body("\n".join([*doc, *body])).split("\n")
+    if len(shown) == len(doc) + len(body):
+        doc, body = shown[: len(doc)], shown[len(doc) :]
+    else:
+        doc, body = [], shown
     if not any(ln.strip() for ln in body):
         return []
     whole = [*doc, *body]

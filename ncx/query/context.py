@@ -183,6 +183,7 @@ def code_items(
     (CodeSearcher.ready_for_quick_answer)."""
     from ncx.code import zone
     from ncx.code.search import CodeSearcher
+    from ncx.code.text import shown_path
     from ncx.code.zone import BRIEF, body_tokens, item_text, pick
 
     code = CodeSearcher(root)
@@ -202,11 +203,12 @@ def code_items(
     items = []
     for i, h in enumerate(hits):
         lines = _source_lines(root, h.path) if i == 0 else None
+        shown = shown_path(h.path)  # a file's name never writes the frame's markdown
         items.append(
             Item(
-                id=f"{h.path}:{h.qualname}" if h.qualname else h.path,
+                id=f"{shown}:{h.qualname}" if h.qualname else shown,
                 kind="code",
-                source_path=h.path,
+                source_path=shown,
                 start_line=h.start,
                 end_line=h.end,
                 section=(h.qualname,) if h.qualname else (),
@@ -228,10 +230,13 @@ def code_items(
 
 
 def _source_lines(root: Path, rel: str) -> list[str] | None:
+    from ncx.code.langs import language_of
+    from ncx.code.read import source_text
     from ncx.code.store import source_bytes
 
     data = source_bytes(root, rel)  # (outside a sparse checkout: its blob)
-    return None if data is None else data.decode("utf-8", "replace").splitlines()
+    # the text the code index read (its decoding, its line breaks), so the lines it cites
+    return None if data is None else source_text(language_of(rel) or "", data).split("\n")
 
 
 def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit]:
