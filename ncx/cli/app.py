@@ -22,6 +22,7 @@ from ncx.errors import NcxError
 
 if TYPE_CHECKING:
     from ncx.config import Config
+    from ncx.query.rank import Filters
 
 app = typer.Typer(
     name="ncx",
@@ -239,3 +240,36 @@ def json_text(data: Any, *, indent: int | None = None) -> str:
 
 def _json_out(data: Any) -> None:
     sys.stdout.write(json_text(data, indent=2) + "\n")
+
+
+def _filters(
+    kind: list[str] | None,
+    domain: list[str] | None,
+    path: list[str] | None,
+    include_superseded: bool,
+) -> Filters:
+    from ncx.query.rank import Filters
+
+    kinds = frozenset(kind or [])
+    bad = kinds - {"chunk", "memory", "code"}
+    if bad:
+        raise typer.BadParameter(
+            f"unknown kind {sorted(bad)[0]!r}; use chunk, memory or code", param_hint="--kind"
+        )
+    return Filters(
+        kinds=kinds,
+        domains=frozenset(d.lower() for d in domain or []),
+        path_globs=tuple(path or []),
+        include_hidden=include_superseded,
+    )
+
+
+AtOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--at",
+        metavar="REV",
+        help="Answer from the knowledge of commit REV, without checking it out (the "
+        "bytes a checkout of REV gives).",
+    ),
+]

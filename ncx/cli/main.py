@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ncx.cli.app import (
+    AtOpt,
     _after_one_query,
     _config,
+    _filters,
     _json_out,
     _one_query_config,
     _root,
@@ -30,8 +32,6 @@ from ncx.cli.app import (
 if TYPE_CHECKING:
     from ncx.code.rank import CodeHit
     from ncx.code.search import CodeSearcher
-    from ncx.config import Config
-    from ncx.query.context import FrameRequest
     from ncx.query.rank import Filters
     from ncx.tree.status import CodeStatus
 
@@ -402,39 +402,6 @@ def check(
     _say(ok)
 
 
-def _filters(
-    kind: list[str] | None,
-    domain: list[str] | None,
-    path: list[str] | None,
-    include_superseded: bool,
-) -> Filters:
-    from ncx.query.rank import Filters
-
-    kinds = frozenset(kind or [])
-    bad = kinds - {"chunk", "memory", "code"}
-    if bad:
-        raise typer.BadParameter(
-            f"unknown kind {sorted(bad)[0]!r}; use chunk, memory or code", param_hint="--kind"
-        )
-    return Filters(
-        kinds=kinds,
-        domains=frozenset(d.lower() for d in domain or []),
-        path_globs=tuple(path or []),
-        include_hidden=include_superseded,
-    )
-
-
-AtOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--at",
-        metavar="REV",
-        help="Answer from the knowledge of commit REV, without checking it out (the "
-        "bytes a checkout of REV gives).",
-    ),
-]
-
-
 @command()
 def retrieve(
     query: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
@@ -627,174 +594,12 @@ def _print_code_hit(rank: int, h: CodeHit, explain: bool) -> None:
     print(f"      {' '.join(describe(h).split())[:160]}")
 
 
-@command()
-def assemble(
-    task: Annotated[
-        str | None, typer.Option("--task", "-t", help="What you are about to do.")
-    ] = None,
-    task_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--task-file",
-            help="Read the task (first line) and acceptance criteria (list items) from a file.",
-        ),
-    ] = None,
-    criteria: Annotated[
-        list[str] | None,
-        typer.Option("--criteria", "-c", help="An acceptance criterion (repeatable)."),
-    ] = None,
-    budget: Annotated[
-        int | None,
-        typer.Option(
-            "--budget",
-            "-b",
-            help="Hard token budget for the frame [env NCX_TOKEN_BUDGET; default 15000].",
-        ),
-    ] = None,
-    fmt: Annotated[
-        str, typer.Option("--format", help="markdown (for agents) or json (for tools).")
-    ] = "markdown",
-    explain: Annotated[
-        bool,
-        typer.Option("--explain", help="Also print, on stderr, why each candidate is in or out."),
-    ] = False,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", "-o", help="Write the frame to this file instead of stdout."),
-    ] = None,
-    state: Annotated[
-        Path | None,
-        typer.Option(
-            "--state",
-            help="A handoff/state note for the Current State zone [default: .neocortex/state.md if present].",
-        ),
-    ] = None,
-    domain: Annotated[
-        list[str] | None,
-        typer.Option("--domain", help="Only knowledge from these domains (repeatable)."),
-    ] = None,
-    path: Annotated[
-        list[str] | None,
-        typer.Option("--path", help="Only knowledge from sources matching this glob (repeatable)."),
-    ] = None,
-    at: AtOpt = None,
-    words: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
-) -> None:
-    """Build a position-optimized context frame for a task, within a hard token budget.
-
-    Zones: task, relevant knowledge, background, past learnings, current state, instructions.
-    Same tree + same task + same options => byte-identical frame; its id goes to stderr.
-    Example: ncx assemble --task "add rate limiting to the login endpoint" --budget 8000
-    """
-    from ncx.query.context import FrameRequest, build_frame
-
-    if fmt not in ("markdown", "json"):
-        raise typer.BadParameter("use markdown or json", param_hint="--format")
-    if words:
-        # `ncx assemble "fix the login"`: the task given as an argument, as to `retrieve`
-        raise typer.BadParameter(
-            f"the task goes after --task: ncx assemble --task {shlex.quote(' '.join(words))}",
-            param_hint="TASK",
-        )
-    crit = list(criteria or [])
-    if task_file is not None:
-        try:
-            text = task_file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise typer.BadParameter(
-                f"{task_file}: {exc.strerror}", param_hint="--task-file"
-            ) from None
-        except UnicodeDecodeError as exc:
-            raise typer.BadParameter(
-                f"{task_file}: not UTF-8 (bad byte at offset {exc.start}); "
-                "re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)",
-                param_hint="--task-file",
-            ) from None
-        from ncx.query.task import from_text
-
-        first, items = from_text(text)
-        task = task or first
-        crit += items
-    if not task:
-        raise typer.BadParameter('give --task "..." or --task-file FILE')
-    if budget is not None and budget <= 0:
-        raise typer.BadParameter(
-            f"{budget} is not a budget; give a positive number of tokens", param_hint="--budget"
-        )
-    if out is not None and not out.parent.is_dir():
-        raise typer.BadParameter(
-            f"{out.parent} is not a folder; create it first", param_hint="--out"
-        )
-    from ncx.query.search import clip_query
-
-    root = _root()
-    cfg, cold = _one_query_config(root) if at is None else (_config(), False)
-    if (note := clip_query(" ".join([task, *crit]))[1]) is not None:
-        _say(f"ncx: {note}")
-    req = FrameRequest(
-        task=task,
-        criteria=tuple(crit),
-        budget=budget or cfg.token_budget,
-        state_file=state,
-        filters=_filters(None, domain, path, False),
-    )
-    named = ""
-    if at is not None:
-        from ncx.eval.at import materialise
-        from ncx.query.context import git_state
-
-        commit = materialise(root, at)
-        frame = build_frame(commit.root, cfg, req, git_lines=git_state(root, commit.sha))
-        named = f" at {commit.sha[:12]} ({_frame_options(commit.root, cfg, req)})"
-    else:
-        frame = build_frame(root, cfg, req)
-    _after_one_query(root, cold)
-    text = frame.markdown if fmt == "markdown" else json_text(frame.as_json(), indent=2) + "\n"
-    if out is not None:
-        out.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    _say(f"ncx: frame {frame.id}{named}: {frame.tokens}/{frame.budget} tokens")
-    if explain:
-        _say(f"  stopped: {frame.stop}")
-        for d in frame.decisions:
-            _say(f"  {d.outcome:<10} {d.zone:<10} {d.score:7.3f}  {d.id}")
-
-
-def _frame_options(root: Path, cfg: Config, req: FrameRequest) -> str:
-    """The model and options a frame was built with, to replay it (`--at`)."""
-    from ncx.embedder import tree_model_id
-    from ncx.manifest import load_manifest
-
-    model, _ = tree_model_id(cfg.model, load_manifest(root).model)
-    opts = [f"model {model}", f"budget {req.budget}"]
-    opts += [f"--domain {d}" for d in sorted(req.filters.domains)]
-    opts += [f"--path {g}" for g in req.filters.path_globs]
-    return ", ".join(opts)
-
-
-@command()
-def wakeup(
-    budget: Annotated[int, typer.Option("--budget", "-b", help="Token budget.")] = 600,
-) -> None:
-    """The small session-start frame: what the project is, its knowledge map, key memories.
-
-    Example: ncx wakeup
-    """
-    from ncx.query.context import wakeup as make_wakeup
-
-    if budget <= 0:
-        raise typer.BadParameter(
-            f"{budget} is not a budget; give a positive number of tokens", param_hint="--budget"
-        )
-    sys.stdout.write(make_wakeup(_root(), _config(), budget))
-
-
 # The command groups defined in their own modules register on `app` when imported; import
 # them here, explicitly, so `ncx --help` lists every command.
 import ncx.cli.agent  # noqa: E402
 import ncx.cli.bench  # noqa: E402
 import ncx.cli.eval  # noqa: E402
+import ncx.cli.frames  # noqa: E402
 import ncx.cli.hooks  # noqa: E402
 import ncx.cli.memory  # noqa: E402
 import ncx.cli.migrate  # noqa: E402
