@@ -1,0 +1,149 @@
+"""Each language read right: docs through Rust attributes, module docs (Go's package comment,
+Rust's `//!`, TSDoc's file comment), signatures without their comments, TypeScript type
+shapes, Rust tests inside source files; real sources through the readers and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import commit_all, ncx, write
+
+from ncx.code.read import read_code
+
+RUST_SEARCHER = b"""//! Line buffers for the searcher.
+//! They grow on demand.
+
+use std::io;
+
+/// A line buffer that grows when a line is longer than its capacity.
+///
+/// Details the summary leaves out.
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(Serialize))]
+pub struct LineBuffer {
+    capacity: usize,
+}
+
+/** Make an empty buffer. */
+#[inline]
+pub fn new_buffer() -> LineBuffer {
+    LineBuffer { capacity: 0 }
+}
+
+impl LineBuffer {
+    /// Double the capacity,
+    /// at most once per call.
+    #[inline(always)]
+    #[cfg(not(windows))]
+    pub fn grow(&mut self) {
+        self.capacity *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_the_capacity() {
+        let mut b = new_buffer();
+        b.grow();
+    }
+}
+
+#[tokio::test]
+async fn reads_lines_async() {}
+"""
+
+
+def _by_qual(language: str, source: bytes) -> dict[str, object]:
+    f = read_code(language, source)
+    assert not f.error
+    return {s.qualname: s for s in f.symbols}
+
+
+def test_rust_docs_are_kept_through_attributes_and_inner_docs_are_the_module_doc() -> None:
+    by = _by_qual("rust", RUST_SEARCHER)
+    docs = {q: s.doc for q, s in by.items()}  # type: ignore[attr-defined]
+    assert docs[""] == "Line buffers for the searcher. They grow on demand."
+    assert docs["LineBuffer"] == "A line buffer that grows when a line is longer than its capacity."
+    assert docs["new_buffer"] == "Make an empty buffer."
+    assert docs["LineBuffer.grow"] == "Double the capacity, at most once per call."
+
+
+def test_a_rust_doc_behind_derive_is_searched(repo: Path) -> None:
+    write(repo, "src/lines.rs", RUST_SEARCHER.decode())
+    write(repo, "src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n")
+    commit_all(repo)
+    out = ncx("retrieve", "--kind", "code", "--json", "buffer longer than its capacity").stdout
+    best = json.loads(out.splitlines()[0])
+    assert (best["source_path"], best["symbol"]) == ("src/lines.rs", "LineBuffer")
+    assert "grows when a line is longer" in best["text"]
+
+
+GO_ROOT = b"""// Copyright 2013-2023 The Cobra Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+
+// Package cobra is a commander providing a simple interface to create powerful
+// modern CLI interfaces.
+package cobra
+
+import "fmt"
+
+// Command is just that, a command for your application.
+type Command struct {
+	Use string
+}
+"""
+
+
+def test_a_go_files_module_doc_is_its_package_comment_not_the_license() -> None:
+    by = _by_qual("go", GO_ROOT)
+    assert by[""].doc == (  # type: ignore[attr-defined]
+        "Package cobra is a commander providing a simple interface to create powerful "
+        "modern CLI interfaces."
+    )
+    # a comment a blank line above `package` is no package comment
+    detached = GO_ROOT.replace(b"\npackage cobra", b"\n\npackage cobra")
+    assert _by_qual("go", detached)[""].doc == ""  # type: ignore[attr-defined]
+
+
+TS_ROUTER = b"""/**
+ * @module
+ * Routers match a request's path to its handlers.
+ */
+
+import type { Env } from "./types";
+
+/**
+ * @packageDocumentation
+ */
+
+/**
+ * Match a path against the routes.
+ * @param path the request's path
+ * @returns the handlers and their params
+ */
+export function match(path: string): Handler[] {
+  return [];
+}
+
+/** @deprecated use match() with a method instead */
+export function matchAny(path: string): Handler[] {
+  return match(path);
+}
+
+/** @internal */
+export const ROUTES = 1;
+"""
+
+
+def test_tsdoc_tags_are_not_shown_as_the_doc() -> None:
+    by = _by_qual("typescript", TS_ROUTER)
+    docs = {q: s.doc for q, s in by.items()}  # type: ignore[attr-defined]
+    assert docs[""] == "Routers match a request's path to its handlers."
+    assert docs["match"] == "Match a path against the routes."
+    assert docs["matchAny"] == "@deprecated use match() with a method instead"
