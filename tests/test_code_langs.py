@@ -147,3 +147,62 @@ def test_tsdoc_tags_are_not_shown_as_the_doc() -> None:
     assert docs[""] == "Routers match a request's path to its handlers."
     assert docs["match"] == "Match a path against the routes."
     assert docs["matchAny"] == "@deprecated use match() with a method instead"
+
+
+JAVA_READER = b"""package com.google.gson.stream;
+
+/** Reads a JSON encoded value as a stream of tokens. */
+public class JsonReader implements Closeable {
+  /** Configures this parser to be liberal in what it accepts. */
+  public final void setLenient(boolean lenient) // deprecated: use setStrictness
+  {
+    this.lenient = lenient;
+  }
+
+  public JsonReader(Reader in, /* the source */ int bufferSize, // in chars
+      boolean strict) {
+    this.in = in;
+  }
+}
+"""
+
+
+def test_a_java_signature_keeps_its_code_not_its_trailing_comment() -> None:
+    by = _by_qual("java", JAVA_READER)
+    lenient = by["JsonReader.setLenient"]
+    assert lenient.signature == "public final void setLenient(boolean lenient)"  # type: ignore[attr-defined]
+    assert lenient.doc == "Configures this parser to be liberal in what it accepts."  # type: ignore[attr-defined]
+    ctor = by["JsonReader.JsonReader"]
+    assert ctor.signature == (  # type: ignore[attr-defined]
+        "public JsonReader(Reader in, int bufferSize, boolean strict)"
+    )
+
+
+TS_TYPES = b"""import type { Context } from "./context";
+
+/** What a handler returns. */
+export type HandlerResponse<O> = Response | TypedResponse<O> | Promise<Response | TypedResponse<O>>;
+
+export type Env = {
+  Bindings?: object; // the worker's bindings
+  Variables?: object;
+};
+
+type Handler<E extends Env = any> = (c: Context<E>, next: Next) => HandlerResponse<any>;
+
+type Huge = { a0: string; a1: string; a2: string; a3: string; a4: string; a5: string; a6: string; a7: string; a8: string; a9: string; b0: string; b1: string; b2: string; b3: string; b4: string; b5: string; b6: string };
+"""
+
+
+def test_a_typescript_type_alias_shows_its_shape() -> None:
+    by = _by_qual("typescript", TS_TYPES)
+    sigs = {q: s.signature for q, s in by.items()}  # type: ignore[attr-defined]
+    assert sigs["HandlerResponse"] == (
+        "type HandlerResponse<O> = Response | TypedResponse<O> | Promise<Response | TypedResponse<O>>"
+    )
+    assert sigs["Env"] == "type Env = { Bindings?: object; Variables?: object; }"
+    assert sigs["Handler"] == (
+        "type Handler<E extends Env = any> = (c: Context<E>, next: Next) => HandlerResponse<any>"
+    )
+    assert sigs["Huge"].startswith("type Huge = { a0: string;") and sigs["Huge"].endswith("…")
+    assert len(sigs["Huge"]) < 180  # a line or two, not the whole type

@@ -245,13 +245,43 @@ def _signature(node: Node, source: bytes) -> str:
         # `const f = (x) => ...`: the head runs to the arrow function's body
         body = value.child_by_field_name("body")
         end = body.start_byte if body is not None else value.end_byte
-        return one_line(source[node.start_byte : end].decode("utf-8", "replace").rstrip(" {=>\n"))
+        return one_line(_head(node, source, end).rstrip(" {=>\n"))
+    if node.type == "type_alias_declaration" and value is not None:
+        # `type Handler = (c: Context) => Response`: the alias is its shape, a line or two
+        shape = collapse(_head(value, source, value.end_byte))
+        if len(shape) > SHAPE_CHARS:
+            shape = shape[: SHAPE_CHARS - 1] + "…"
+        return one_line(f"{_head(node, source, value.start_byte).rstrip(' =')} = {shape}")
     body = None
     for f in _BODY_FIELDS:
         if (body := node.child_by_field_name(f)) is not None:
             break
     end = body.start_byte if body is not None else node.end_byte
-    return one_line(source[node.start_byte : end].decode("utf-8", "replace").rstrip(" {=\n"))
+    return one_line(_head(node, source, end).rstrip(" {=\n"))
+
+
+SHAPE_CHARS = 160  # of a type alias's right-hand side in its signature
+
+
+def _head(node: Node, source: bytes, end: int) -> str:
+    """node's source up to byte `end` with its comments cut out: on one line, the rest of
+    `void setLenient(boolean on) // deprecated` would read as part of the comment."""
+    cuts: list[tuple[int, int]] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.start_byte >= end:
+            continue
+        if n.type in _COMMENTS:
+            cuts.append((n.start_byte, n.end_byte))
+            continue
+        stack.extend(n.children)
+    out, at = [], node.start_byte
+    for a, z in sorted(cuts):
+        out.append(source[at:a])
+        at = z
+    out.append(source[at:end])
+    return b" ".join(out).decode("utf-8", "replace")
 
 
 def _leading_comment(node: Node, source: bytes, grammar: Grammar) -> str:
