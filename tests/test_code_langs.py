@@ -74,7 +74,7 @@ def test_rust_docs_are_kept_through_attributes_and_inner_docs_are_the_module_doc
 
 def test_a_rust_doc_behind_derive_is_searched(repo: Path) -> None:
     write(repo, "src/lines.rs", RUST_SEARCHER.decode())
-    write(repo, "src/main.rs", "fn main() {\n    println!(\"hi\");\n}\n")
+    write(repo, "src/main.rs", 'fn main() {\n    println!("hi");\n}\n')
     commit_all(repo)
     out = ncx("retrieve", "--kind", "code", "--json", "buffer longer than its capacity").stdout
     best = json.loads(out.splitlines()[0])
@@ -206,3 +206,38 @@ def test_a_typescript_type_alias_shows_its_shape() -> None:
     )
     assert sigs["Huge"].startswith("type Huge = { a0: string;") and sigs["Huge"].endswith("…")
     assert len(sigs["Huge"]) < 180  # a line or two, not the whole type
+
+
+def test_rust_tests_inside_source_files_are_tests() -> None:
+    tests = {q: s.test for q, s in _by_qual("rust", RUST_SEARCHER).items()}  # type: ignore[attr-defined]
+    assert tests == {
+        "": False,
+        "LineBuffer": False,
+        "new_buffer": False,
+        "LineBuffer.grow": False,
+        "tests": True,
+        "tests.grows_the_capacity": True,
+        "reads_lines_async": True,
+    }
+
+
+def test_a_rust_files_own_tests_rank_as_tests(repo: Path) -> None:
+    write(
+        repo,
+        "src/net.rs",
+        "/// Retry a request with exponential backoff until the timeout.\n"
+        "pub fn retry_request(timeout: Duration) -> Result<()> {\n    Ok(())\n}\n",
+    )
+    write(
+        repo,
+        "src/cli.rs",
+        "/// Parse the command line.\npub fn parse_args() -> Args {\n    Args::default()\n}\n\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
+        "    /// The retry backoff respects the request timeout.\n"
+        "    #[test]\n    fn retry_request_backoff_respects_the_timeout() {\n"
+        '        assert!(parse_args().retry, "retry with backoff until the timeout");\n    }\n}\n',
+    )
+    commit_all(repo)
+    out = ncx("retrieve", "--kind", "code", "--json", "retry request backoff timeout").stdout
+    files = list(dict.fromkeys(json.loads(x)["source_path"] for x in out.splitlines()))
+    assert files == ["src/net.rs", "src/cli.rs"]

@@ -3,8 +3,9 @@
 Definitions are scored by BM25F over their fields (name, signature and docstring, what they
 use, their strings and comments, the file's path). Files are ranked by their best
 definitions, a definition the task names outright is lifted above mere uses of the name,
-test files follow the code they test, and the reference graph, personalised by the task
-(a repository-map ranking), lifts the files the best matches lean on or are leaned on by.
+test files (and the tests inside a source file) follow the code they test, and the
+reference graph, personalised by the task (a repository-map ranking), lifts the files the
+best matches lean on or are leaned on by.
 Weights: docs/decisions.md §29, chosen on all four code-* development sets together.
 """
 
@@ -117,6 +118,16 @@ def search_code(
         unit[np.array(named_units, dtype=np.int64)] += NAMED_BONUS * best
     if linked and best > 0:
         unit[np.array(linked, dtype=np.int64)] += LINK_BONUS * best
+    # test code inside a source file (a Rust `mod tests`) weighs as a test file does, so the
+    # file ranks by its own code, not by the tests that call it (a test file's own tests are
+    # weighed once, with the file, below)
+    in_source = [
+        u
+        for u in np.flatnonzero(idx.test & (unit > 0)).tolist()
+        if not is_test_path(idx.files[int(idx.file_of[u])])
+    ]
+    if in_source:
+        unit[np.array(in_source, dtype=np.int64)] *= TEST_PRIOR
     file_of = idx.file_of.astype(np.int64)
     fscore = _file_scores(unit, file_of, len(idx.files))
     # only scored files are asked whether they are tests: a path regex per file of a large

@@ -32,6 +32,9 @@ class Grammar:
     scopes: frozenset[str] = frozenset()
     # what may stand between a doc comment and its item (Rust's `#[derive(..)]`, `#[inline]`)
     attributes: frozenset[str] = frozenset()
+    # an attribute that makes the item it wears test code (Rust's `#[test]`, `#[cfg(test)]`)
+    test_attribute: re.Pattern[bytes] | None = None
+    test_modules: frozenset[str] = frozenset()  # `mod tests`
 
 
 _JS_DEFS = {
@@ -81,6 +84,12 @@ GRAMMARS: dict[str, Grammar] = {
         imports=frozenset({"use_declaration"}),
         scopes=frozenset({"impl_item"}),
         attributes=frozenset({"attribute_item"}),
+        # `#[test]`, `#[tokio::test]`, `#[cfg(test)]`, `#[cfg(all(test, unix))]`; not
+        # `#[test_case(..)]`'s helpers, nor `#[cfg(not(test))]`
+        test_attribute=re.compile(
+            rb"#\[\s*(?:(?:[A-Za-z_]\w*::)*test\s*[\](]|cfg\s*\(\s*(?:all\s*\(\s*)?test\b)"
+        ),
+        test_modules=frozenset({"tests", "test"}),
     ),
     "java": Grammar(
         defs={
@@ -135,6 +144,7 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
     syms: list[dict[str, Any]] = [
         {"name": "", "qual": "", "kind": "module", "node": tree.root_node, "uses": {}, "text": []}
     ]
+    tests = [False]  # each symbol's: test code (what a test holds is test code too)
     imports: dict[str, None] = {}
     stack: list[tuple[Node, int, str]] = [(tree.root_node, 0, "")]
     while stack:
@@ -165,6 +175,7 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
             syms.append(
                 {"name": name, "qual": qual, "kind": kind, "node": node, "uses": {}, "text": []}
             )
+            tests.append(tests[owner] or _is_test(grammar, node, name, source))
             owner, prefix = len(syms) - 1, qual
             # the name itself is defined here, not used
             stack.extend((c, owner, prefix) for c in reversed(node.children) if c != name_node)
@@ -185,11 +196,12 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
             syms[owner]["text"].append(_text(source, node)[:200])
             continue
         stack.extend((c, owner, prefix) for c in reversed(node.children))
-    return CodeFile(language, n_lines, tuple(imports), tuple(_symbols(language, syms, source, n_lines)))
+    symbols = tuple(_symbols(language, syms, tests, source, n_lines))
+    return CodeFile(language, n_lines, tuple(imports), symbols)
 
 
 def _symbols(
-    language: str, syms: list[dict[str, Any]], source: bytes, n_lines: int
+    language: str, syms: list[dict[str, Any]], tests: list[bool], source: bytes, n_lines: int
 ) -> list[Symbol]:
     out = []
     for i, s in enumerate(syms):
@@ -212,9 +224,27 @@ def _symbols(
                 doc=_leading_comment(node, source, GRAMMARS[language]),
                 uses=tuple(s["uses"]),
                 text=text,
+                test=tests[i],
             )
         )
     return out
+
+
+def _is_test(grammar: Grammar, node: Node, name: str, source: bytes) -> bool:
+    """Whether a definition is test code by what it wears (`#[test]`, `#[cfg(test)]` above
+    it) or what it is named (`mod tests`)."""
+    if grammar.test_attribute is None:
+        return False
+    if node.type == "mod_item" and name in grammar.test_modules:
+        return True
+    prev = node.prev_sibling
+    while prev is not None and (prev.type in grammar.attributes or prev.type in _COMMENTS):
+        if prev.type in grammar.attributes and grammar.test_attribute.match(
+            source, prev.start_byte, prev.end_byte
+        ):
+            return True
+        prev = prev.prev_sibling
+    return False
 
 
 def _text(source: bytes, node: Node) -> str:
