@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import commit_all, ncx, write
+from conftest import commit_all, first_sync, ncx, write
 
 from ncx.code.read import read_code
 
@@ -241,3 +241,25 @@ def test_a_rust_files_own_tests_rank_as_tests(repo: Path) -> None:
     out = ncx("retrieve", "--kind", "code", "--json", "retry request backoff timeout").stdout
     files = list(dict.fromkeys(json.loads(x)["source_path"] for x in out.splitlines()))
     assert files == ["src/net.rs", "src/cli.rs"]
+
+
+def test_retrieve_kind_code_json_prints_at_most_k_lines(repo: Path) -> None:
+    for i in range(4):  # each file with several definitions that match
+        write(
+            repo,
+            f"src/pool{i}.rs",
+            "".join(
+                f"/// Grow the connection pool by {j}.\npub fn grow_pool_{j}() {{}}\n\n"
+                for j in range(4)
+            ),
+        )
+    first_sync(repo)  # (a batch opens the docs index too)
+    for k in ("1", "3"):
+        out = ncx("retrieve", "--kind", "code", "--json", "--k", k, "grow the pool").stdout
+        rows = [json.loads(x) for x in out.splitlines()]
+        assert len(rows) == int(k)
+        assert len({r["source_path"] for r in rows}) == int(k)  # k files, each's best
+    batch = ncx(
+        "retrieve", "--kind", "code", "--batch", input='{"qid": 1, "query": "grow pool", "k": 2}\n'
+    ).stdout
+    assert len(json.loads(batch)["results"]) == 2
