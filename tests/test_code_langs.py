@@ -9,6 +9,7 @@ from pathlib import Path
 
 from conftest import commit_all, first_sync, ncx, write
 
+from ncx.code.rank import task_words
 from ncx.code.read import read_code
 
 RUST_SEARCHER = b"""//! Line buffers for the searcher.
@@ -263,3 +264,32 @@ def test_retrieve_kind_code_json_prints_at_most_k_lines(repo: Path) -> None:
         "retrieve", "--kind", "code", "--batch", input='{"qid": 1, "query": "grow pool", "k": 2}\n'
     ).stdout
     assert len(json.loads(batch)["results"]) == 2
+
+
+def test_a_tasks_change_kind_is_not_taken_for_identifiers(repo: Path) -> None:
+    write(
+        repo,
+        "src/completions.ts",
+        "/** Completions whose list never changes. */\n"
+        "export class FixedCompletions {\n"
+        "  fixedStrings(): string[] { return this.fixed_strings; }\n}\n",
+    )
+    write(
+        repo,
+        "src/etag.ts",
+        "/** Compare two entity tags, weakly or strongly. */\n"
+        "export function etagMatches(a: string, b: string, weak: boolean): boolean {\n"
+        "  return a === b;\n}\n",
+    )
+    commit_all(repo)
+    for task in ("fix(etag): compare weak tags", "Fix weak tag comparison", "fix: weak tags"):
+        out = ncx("retrieve", "--kind", "code", "--json", task).stdout
+        files = [json.loads(x)["source_path"] for x in out.splitlines()]
+        assert files == ["src/etag.ts"], task  # "fix" named no file
+    assert task_words("chore(deps)!: bump tokio") == "deps bump tokio"
+    assert task_words("feat: add a router") == "add a router"
+    # only the opening change kind goes: a word that starts like one, or one later, stays
+    assert task_words("fixture loading is slow") == "fixture loading is slow"
+    assert task_words("fixed_strings drops the last") == "fixed_strings drops the last"
+    assert task_words("Add a fix for x") == "Add a fix for x"
+    assert task_words("fix") == "fix"
