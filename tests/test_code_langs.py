@@ -9,6 +9,7 @@ from pathlib import Path
 
 from conftest import commit_all, first_sync, ncx, write
 
+from ncx.code.model import Symbol
 from ncx.code.rank import task_words
 from ncx.code.read import read_code
 
@@ -58,7 +59,7 @@ async fn reads_lines_async() {}
 """
 
 
-def _by_qual(language: str, source: bytes) -> dict[str, object]:
+def _by_qual(language: str, source: bytes) -> dict[str, Symbol]:
     f = read_code(language, source)
     assert not f.error
     return {s.qualname: s for s in f.symbols}
@@ -66,7 +67,7 @@ def _by_qual(language: str, source: bytes) -> dict[str, object]:
 
 def test_rust_docs_are_kept_through_attributes_and_inner_docs_are_the_module_doc() -> None:
     by = _by_qual("rust", RUST_SEARCHER)
-    docs = {q: s.doc for q, s in by.items()}  # type: ignore[attr-defined]
+    docs = {q: s.doc for q, s in by.items()}
     assert docs[""] == "Line buffers for the searcher. They grow on demand."
     assert docs["LineBuffer"] == "A line buffer that grows when a line is longer than its capacity."
     assert docs["new_buffer"] == "Make an empty buffer."
@@ -103,13 +104,13 @@ type Command struct {
 
 def test_a_go_files_module_doc_is_its_package_comment_not_the_license() -> None:
     by = _by_qual("go", GO_ROOT)
-    assert by[""].doc == (  # type: ignore[attr-defined]
+    assert by[""].doc == (
         "Package cobra is a commander providing a simple interface to create powerful "
         "modern CLI interfaces."
     )
     # a comment a blank line above `package` is no package comment
     detached = GO_ROOT.replace(b"\npackage cobra", b"\n\npackage cobra")
-    assert _by_qual("go", detached)[""].doc == ""  # type: ignore[attr-defined]
+    assert _by_qual("go", detached)[""].doc == ""
 
 
 TS_ROUTER = b"""/**
@@ -144,7 +145,7 @@ export const ROUTES = 1;
 
 def test_tsdoc_tags_are_not_shown_as_the_doc() -> None:
     by = _by_qual("typescript", TS_ROUTER)
-    docs = {q: s.doc for q, s in by.items()}  # type: ignore[attr-defined]
+    docs = {q: s.doc for q, s in by.items()}
     assert docs[""] == "Routers match a request's path to its handlers."
     assert docs["match"] == "Match a path against the routes."
     assert docs["matchAny"] == "@deprecated use match() with a method instead"
@@ -171,12 +172,10 @@ public class JsonReader implements Closeable {
 def test_a_java_signature_keeps_its_code_not_its_trailing_comment() -> None:
     by = _by_qual("java", JAVA_READER)
     lenient = by["JsonReader.setLenient"]
-    assert lenient.signature == "public final void setLenient(boolean lenient)"  # type: ignore[attr-defined]
-    assert lenient.doc == "Configures this parser to be liberal in what it accepts."  # type: ignore[attr-defined]
+    assert lenient.signature == "public final void setLenient(boolean lenient)"
+    assert lenient.doc == "Configures this parser to be liberal in what it accepts."
     ctor = by["JsonReader.JsonReader"]
-    assert ctor.signature == (  # type: ignore[attr-defined]
-        "public JsonReader(Reader in, int bufferSize, boolean strict)"
-    )
+    assert ctor.signature == ("public JsonReader(Reader in, int bufferSize, boolean strict)")
 
 
 TS_TYPES = b"""import type { Context } from "./context";
@@ -197,7 +196,7 @@ type Huge = { a0: string; a1: string; a2: string; a3: string; a4: string; a5: st
 
 def test_a_typescript_type_alias_shows_its_shape() -> None:
     by = _by_qual("typescript", TS_TYPES)
-    sigs = {q: s.signature for q, s in by.items()}  # type: ignore[attr-defined]
+    sigs = {q: s.signature for q, s in by.items()}
     assert sigs["HandlerResponse"] == (
         "type HandlerResponse<O> = Response | TypedResponse<O> | Promise<Response | TypedResponse<O>>"
     )
@@ -210,7 +209,7 @@ def test_a_typescript_type_alias_shows_its_shape() -> None:
 
 
 def test_rust_tests_inside_source_files_are_tests() -> None:
-    tests = {q: s.test for q, s in _by_qual("rust", RUST_SEARCHER).items()}  # type: ignore[attr-defined]
+    tests = {q: s.test for q, s in _by_qual("rust", RUST_SEARCHER).items()}
     assert tests == {
         "": False,
         "LineBuffer": False,
