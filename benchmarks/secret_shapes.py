@@ -3,7 +3,7 @@
 Usage: python benchmarks/secret_shapes.py [--against REV] [--docs DIR]
 Reads the tables in tests/secret_corpus.py. A shape counts as caught when a finding of
 its kind lands on its line; "other" means only some other finding landed there (a generic
-rule, say). --against REV adds a column for ncx/secrets.py as of that git revision.
+rule, say). --against REV adds a column for ncx.secrets as of that git revision.
 Speed: best CPU time of 20 scans of 100 KB of this repository's markdown and Python (no credentials).
 --docs DIR: also the best CPU time of 3 scans of every file under DIR, each as one text, as
 `ncx sync` scans a doc it re-plans (issue 29), and the findings there.
@@ -12,7 +12,7 @@ Speed: best CPU time of 20 scans of 100 KB of this repository's markdown and Pyt
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import subprocess
 import sys
 import tempfile
@@ -32,19 +32,32 @@ from ncx.secrets import find_secrets  # noqa: E402
 Scanner = Callable[[str], list[Any]]
 
 
+def _git_show(rev: str, path: str) -> str | None:
+    proc = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True
+    )
+    return proc.stdout if proc.returncode == 0 else None
+
+
 def scanner_at(rev: str) -> Scanner:
-    """find_secrets from ncx/secrets.py as of git revision `rev`."""
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{rev}:ncx/secrets.py"],
-        check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    path = Path(tempfile.mkdtemp(prefix="ncx-secrets-")) / "secrets_at_rev.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("secrets_at_rev", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["secrets_at_rev"] = module
-    spec.loader.exec_module(module)
+    """find_secrets as of git revision `rev`: ncx/secrets.py, or the ncx/secrets/ package
+    (imported as `secrets_at_rev`, its own imports pointed there)."""
+    folder = Path(tempfile.mkdtemp(prefix="ncx-secrets-"))
+    single = _git_show(rev, "ncx/secrets.py")
+    if single is not None:
+        (folder / "secrets_at_rev.py").write_text(single)
+    else:
+        listing = _git_show(rev, "ncx/secrets/")
+        if listing is None:
+            sys.exit(f"{rev} has neither ncx/secrets.py nor ncx/secrets/")
+        package = folder / "secrets_at_rev"
+        package.mkdir()
+        for name in listing.split("\n"):
+            if name.endswith(".py"):
+                source = _git_show(rev, f"ncx/secrets/{name}") or ""
+                (package / name).write_text(source.replace("ncx.secrets", "secrets_at_rev"))
+    sys.path.insert(0, str(folder))
+    module = importlib.import_module("secrets_at_rev")
     scan: Scanner = module.find_secrets
     return scan
 
@@ -65,13 +78,15 @@ def cpu_time(scan: Scanner, text: str) -> float:
 
 def sample_text(size: int = 100_000) -> str:
     files = sorted(ROOT.glob("*.md")) + sorted((ROOT / "ncx").glob("*.py"))
+    # (ncx/secrets.py became a package: its files stay in the sample, as before the split)
+    files += sorted((ROOT / "ncx" / "secrets").glob("*.py"))
     text = "\n".join(p.read_text(encoding="utf-8") for p in files)
     return (text * (size // max(len(text), 1) + 1))[:size]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--against", metavar="REV", help="also score ncx/secrets.py at REV")
+    parser.add_argument("--against", metavar="REV", help="also score ncx.secrets at REV")
     parser.add_argument("--docs", metavar="DIR", type=Path, help="also time scans of a doc set")
     args = parser.parse_args()
     scanners: dict[str, Scanner] = {}

@@ -126,7 +126,7 @@ def parse_manifest(raw: str, path: Path) -> Manifest:
 
 def _skip_formats(raw: Any, path: Path) -> tuple[str, ...]:
     """`sources.skip_formats`: format names (`notebook`) or suffixes (`.ipynb`), checked."""
-    from ncx.sources import format_names, resolve_format
+    from ncx.suffixes import format_names, resolve_format
 
     if not isinstance(raw, list):
         raw = [raw]

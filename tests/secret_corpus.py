@@ -616,3 +616,63 @@ BENIGN_29 = [
     "DB_PASSWORD=placeholdervalue",
 ]
 BENIGN += BENIGN_29
+
+# --- issue 36: shapes the third hostile-input sweep found missed in memories ----------------
+
+AWS_SECRET2 = rand("aws2", 40, ALNUM + "/+")
+RSA_ESCAPED = (
+    BEGIN + "RSA PRIVATE KEY-----\\\\n" + RSA_BODY + "\\\\n" + END + "RSA PRIVATE KEY-----"
+)
+SQL_PW = "Xk9#mQ2vL7pz"
+JWT_PADDED = ".".join(part + "=" * (-len(part) % 4) for part in JWT.split("."))
+
+
+def hex_escaped(text: str) -> str:
+    return "".join(f"\\x{b:02x}" for b in text.encode())
+
+
+SHAPES_36 = [
+    ("braille blank inside a token", f"token {GH2[:10]}\u2800{GH2[10:]}", "github_token", 1),
+    ("musical format character inside a token", f"{GH2[:4]}\U0001d173{GH2[4:]}", "github_token", 1),
+    ("hieroglyph joiner inside a token", f"ci: {GH2[:20]}\U00013430{GH2[20:]}", "github_token", 1),
+    ("0x hex of a GitHub token", "blob 0x" + GH2.encode().hex(), "github_token", 1),
+    ("escaped hex of a GitHub token", f'tok = b"{hex_escaped(GH2)}"', "github_token", 1),
+    ("spaced hex of a GitHub token", "dump: " + " ".join(f"{b:02x}" for b in GH2.encode()), "github_token", 1),
+    ("colon hex of an AWS key id", "id " + ":".join(f"{b:02X}" for b in AWS_SESSION_ID.encode()), "aws_access_key_id", 1),
+    ("one percent escape in a token", "token " + GH2[:3] + "%5F" + GH2[4:], "github_token", 1),
+    ("double percent-encoded token", "callback?t=" + pct(GH2).replace("%", "%25"), "github_token", 1),
+    ("AWS secret split by a concatenation", f'aws_secret_access_key = "{AWS_SECRET2[:20]}" + "{AWS_SECRET2[20:]}"', "aws_secret_access_key", 1),
+    ("AWS secret split over two string lines", f'AWS_SECRET_ACCESS_KEY = (\n    "{AWS_SECRET2[:22]}"\n    "{AWS_SECRET2[22:]}"\n)', "aws_secret_access_key", 2),
+    ("AWS secret split over two lines", f"aws_secret_access_key = {AWS_SECRET2[:25]}\n  {AWS_SECRET2[25:]}", "aws_secret_access_key", 1),
+    ("AWS secret split by a shell continuation", f"export AWS_SECRET_ACCESS_KEY={AWS_SECRET2[:19]}\\\n{AWS_SECRET2[19:]}", "aws_secret_access_key", 1),
+    ("padded JWT", f"Authorization: {JWT_PADDED}", "jwt", 1),
+    ("double-escaped PEM key", f'{{"key": "{RSA_ESCAPED}"}}', "private_key", 1),
+    ("sqlcmd -P password", f"sqlcmd -S db.internal -U sa -P {SQL_PW} -d orders", "cli_password", 1),
+    ("sqlcmd -P quoted password", f"sqlcmd -S tcp:db,1433 -U sa -P '{SQL_PW}' -Q \"select 1\"", "cli_password", 1),
+    ("bcp -P password", f"bcp dbo.t out t.dat -S srv -U sa -P{SQL_PW}", "cli_password", 1),
+    ("Invoke-Sqlcmd -Password", f'Invoke-Sqlcmd -ServerInstance db -Username sa -Password "{SQL_PW}"', "cli_password", 1),
+]  # fmt: skip
+SHAPES += SHAPES_36
+
+# Ordinary technical lines near the new shapes: none may be flagged.
+BENIGN_36 = [
+    "sqlcmd -S . -U sa -P $SA_PASSWORD -Q 'select 1'",
+    "sqlcmd -S localhost -U sa -P password",
+    "Run sqlcmd -S db -E to log in with Windows authentication.",
+    "sqlcmd -P is the password flag; prefer SQLCMDPASSWORD or -E.",
+    'Invoke-Sqlcmd -ServerInstance db -Username sa -Password "$env:SA_PASSWORD"',
+    "bcp dbo.t out t.dat -S srv -T -c",
+    "The header 0x48656c6c6f20776f726c642c206869 is hello world in hex.",
+    'b"\\x48\\x65\\x6c\\x6c\\x6f\\x20\\x77\\x6f\\x72\\x6c\\x64\\x21" is bytes of hello world!',
+    "48 65 6c 6c 6f 20 77 6f 72 6c 64 20 61 67 61 69 6e",
+    "aa:bb:cc:dd:ee:ff:00:11:22:33:44:55 is not a MAC address.",
+    "100%25 of requests carry %2520 where a%20b was meant.",
+    'greeting = ("hello "\n    "world")',
+    'AWS_REGION = "eu-west-1"\nAWS_PROFILE = "deploy"',
+    'aws_secret_access_key = os.environ["AWS_SECRET_ACCESS_KEY"] + ""',
+    "A JWT has three base64url parts; padding '=' is stripped, as in eyJhbGciOi.",
+    "Store keys as " + BEGIN + "PRIVATE KEY-----\\\\n...\\\\n" + END + "PRIVATE KEY----- in JSON.",
+    "The musical symbol \U0001d173 begins a beam.",
+    "\u2800\u2800\u2800 braille blanks pad the banner.",
+]
+BENIGN += BENIGN_36

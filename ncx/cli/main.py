@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ncx.config import Config
     from ncx.query.context import FrameRequest
     from ncx.query.rank import Filters
+    from ncx.tree.status import CodeStatus
 
 
 @command()
@@ -197,10 +198,13 @@ def sync(
         dry_run=dry_run,
         progress=None if quiet or as_json else lambda m: _say(f"ncx: {m}"),
     )
+    code = None
     if not staged and not dry_run and not paths:
         # The moment a person runs sync is the one to read the code too: the code index is
         # derived (cache/, keyed by git blob ids), so this writes nothing a commit holds.
-        _warm_code(quiet or as_json)
+        code, code_secrets = _warm_code(quiet or as_json)
+    else:
+        code_secrets = []
     if as_json:
         _json_out(
             {
@@ -219,9 +223,11 @@ def sync(
                     {"path": e.path, "message": e.message, "hint": e.hint} for e in report.problems
                 ],
                 "secrets": [
-                    {"path": p, "line": n, "kind": k} for p, n, k in sorted(set(report.secrets))
+                    {"path": p, "line": n, "kind": k}
+                    for p, n, k in sorted({*report.secrets, *code_secrets})
                 ],
                 "dry_run": dry_run,
+                **({"code": code.to_json()} if code is not None else {}),
             }
         )
     else:
@@ -238,9 +244,10 @@ def sync(
                 print("(`ncx sync --json` lists every file)")
         for exc in report.problems:
             _say(exc.report())
+        from ncx.code.guard import secret_warnings as code_warnings
         from ncx.tree.sync import secret_warnings
 
-        for line in secret_warnings(report):
+        for line in [*secret_warnings(report), *code_warnings(code_secrets)]:
             _say(line)
         if quiet and report.skipped:
             _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")
@@ -301,6 +308,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
         print(f"not indexed: {path}: {why}")
     if len(st.skipped) > 5:
         print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
+    print(_code_line(st.code.files, st.code.built, list(st.code.left_out)))
     if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
     if st.memories > 1:
@@ -312,6 +320,13 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
 
 STALE_SHOWN = 5  # stale citations a status line lists; --json lists all
+
+
+def _code_line(files: int, built: bool, left_out: list[tuple[str, str]]) -> str:
+    from ncx.code.scope import summary
+
+    line = f"code: {files} source files" + ("" if built else " (index not built: `ncx sync`)")
+    return line + (f"; {summary(left_out)}" if left_out else "")
 
 
 def _stale_json(c: Any) -> dict[str, Any]:
@@ -554,16 +569,24 @@ def retrieve(
         )
 
 
-def _warm_code(quiet: bool) -> None:
+def _warm_code(quiet: bool) -> tuple[CodeStatus, list[tuple[str, int, str]]]:
+    """Load or build the code index: what it holds and left out, and the credentials it
+    found, (path, line, kind)."""
     from ncx.code.index import load_code_index
+    from ncx.tree.status import code_status
 
     def said(n: int) -> None:
         if not quiet:
             _say(f"ncx: reading {n} source files for the code index (cache/, not committed)")
 
     idx = load_code_index(_root(), on_read=said)
-    if not quiet and len(idx):
-        _say(f"ncx: code: {len(idx.files)} source files, {len(idx)} definitions")
+    got = code_status(_root())
+    if not quiet and (len(idx) or got.left_out):
+        from ncx.code.scope import summary
+
+        line = f"ncx: code: {got.files} source files, {len(idx)} definitions"
+        _say(line + (f"; {summary(list(got.left_out))}" if got.left_out else ""))
+    return got, list(idx.secrets)
 
 
 def _wanted(filters: Filters) -> tuple[bool, bool]:
@@ -594,7 +617,10 @@ def _print_code_hit(rank: int, h: CodeHit, explain: bool) -> None:
     from ncx.code.search import describe
 
     sym = f"{h.kind} {h.qualname}" if h.qualname else "module"
-    print(f"{rank:>2}. {h.file_score:.3f}  {h.path}:{h.start}-{h.end}  [code] {sym}")
+    from ncx.code.text import shown_path
+
+    where = f"{shown_path(h.path)}:{h.start}-{h.end}"
+    print(f"{rank:>2}. {h.file_score:.3f}  {where}  [code] {sym}")
     if explain:
         parts = [f"{k}={v}" for k, v in h.why.items()]
         print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
@@ -673,7 +699,7 @@ def assemble(
     crit = list(criteria or [])
     if task_file is not None:
         try:
-            lines = task_file.read_text(encoding="utf-8").splitlines()
+            text = task_file.read_text(encoding="utf-8")
         except OSError as exc:
             raise typer.BadParameter(
                 f"{task_file}: {exc.strerror}", param_hint="--task-file"
@@ -684,13 +710,10 @@ def assemble(
                 "re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)",
                 param_hint="--task-file",
             ) from None
-        items = [ln.strip()[2:].strip() for ln in lines if ln.strip().startswith(("- ", "* "))]
-        prose = [
-            ln.strip().lstrip("# ")
-            for ln in lines
-            if ln.strip() and not ln.strip().startswith(("- ", "* "))
-        ]
-        task = task or (prose[0] if prose else "")
+        from ncx.query.task import from_text
+
+        first, items = from_text(text)
+        task = task or first
         crit += items
     if not task:
         raise typer.BadParameter('give --task "..." or --task-file FILE')

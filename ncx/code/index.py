@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
+import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ncx.code.model import CodeFile, Symbol
-from ncx.code.store import Source, listing
+from ncx.code.scope import READ_REASONS
+from ncx.code.store import Source, code_listing, listing
 from ncx.paths import cache_folder
 from ncx.query.lexical import add_saturated, path_words, terms
 from ncx.store import open_regular
@@ -25,7 +28,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-INDEX_VERSION = 5
+# 7: each unit's test flag (Symbol.test); 6: a file left out when read (too large,
+# minified) has no terms; texts redacted (ncx.code.guard), credentials' lines kept
+INDEX_VERSION = 7
 INDEX_FILE = "code/index.npz"
 # BM25F fields of a code unit and their weights. A definition's own name is the strongest
 # evidence (a task names what it changes); its signature and docstring say what it is;
@@ -127,6 +132,8 @@ class CodeIndex:
     graph: Graph
     name_hashes: NDArray[np.uint64]  # sorted hashes of definitions' names (lowercased)
     name_units: NDArray[np.int32]  # the unit of each
+    # (path, line, kind) of each credential in the code, redacted from the texts above
+    secrets: list[tuple[str, int, str]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -200,12 +207,55 @@ class Blocks:
     u_hash: NDArray[np.uint64]
     d_at: NDArray[np.int64]  # file f's defined names
     d_hash: NDArray[np.uint64]
+    # why file f was left out when read ("" for the project's code): it keeps one module
+    # unit with no terms, so it never ranks, and `ncx status` can name it
+    notes: list[str] = field(default_factory=list)
+    # file f's credentials, (line, kind) (CodeFile.secrets): said by every sync
+    secrets: list[tuple[tuple[int, str], ...]] = field(default_factory=list)
+
+    def note(self, f: int) -> str:
+        return self.notes[f] if f < len(self.notes) else ""
 
 
 _BLOCK_ARRAYS = (
     "unit_at", "start", "end", "kind", "test", "name_hash", "text", "text_at", "lens",
     "p_at", "p_hash", "p_unit", "p_field", "p_count", "u_at", "u_hash", "d_at", "d_hash",
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CodeScope:
+    """What `ncx status` and `ncx sync` say of the code index: the files that are the
+    project's code, and the tracked ones left out with the reason."""
+
+    files: int  # the project's source files
+    left_out: list[tuple[str, str]]  # (path, reason), sorted by path
+    built: bool  # an index of this very listing is saved (the read reasons are known)
+
+
+def code_scope(root: Path) -> CodeScope:
+    """The listing's left-out files, and those the saved index left out when it read them
+    (too large, minified) where it is the index of this listing. Parses nothing."""
+    import zipfile
+
+    import numpy as np
+
+    got = code_listing(root)
+    key = _key(got.sources)
+    left = dict(got.left_out)
+    built = False
+    try:
+        with open_regular(cache_folder(root) / INDEX_FILE) as f, np.load(f) as z:
+            meta = json.loads(z["meta"].tobytes())
+        if meta.get("key") == key:
+            built = True
+            for path, note in zip(meta["files"], meta["notes"], strict=True):
+                if note:
+                    left[path] = note
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        pass  # no index, or one of another listing: the read reasons are not known yet
+    reasons = sorted(left.items())
+    return CodeScope(len(got.sources) - (len(left) - len(got.left_out)), reasons, built)
 
 
 def has_code_index(root: Path) -> bool:
@@ -288,11 +338,16 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
     lens: list[list[int]] = []
     p_at, p_hash, p_unit, p_field, p_count = [0], [], [], [], []
     u_at, u_hash, d_at, d_hash = [0], [], [0], []
+    found: list[tuple[tuple[int, str], ...]] = []
     kind_of = {k: i for i, k in enumerate(KINDS)}
     ident_terms: dict[str, list[str]] = {}  # identifiers repeat: each split and stemmed once
     hashes: dict[str, int] = {}
+    notes = []
     for s in sources:
         rec = recs[s.blob]
+        note = rec.error if rec.error in READ_REASONS else ""
+        notes.append(note)
+        found.append(rec.secrets)
         syms = rec.symbols or (Symbol("", "", "module", 1, max(1, rec.lines), "", "", ()),)
         used: set[int] = set()
         defined: set[int] = set()
@@ -306,7 +361,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
             strings.append(
                 f"{sym.qualname}\x1f{sym.signature}\x1f{sym.doc}".encode("utf-8", "replace")
             )
-            fields = _unit_terms(s.path, sym, ident_terms)
+            fields = _unit_terms(s.path, sym, ident_terms) if not note else _NO_TERMS
             lens.append([len(fields[f]) for f in CODE_FIELDS])
             for fi, f in enumerate(CODE_FIELDS):
                 counts: dict[int, int] = {}
@@ -322,7 +377,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
                     p_count.append(c)
             for ident in sym.uses:
                 used.add(term_hash(ident))
-            if sym.name:
+            if sym.name and not note:
                 defined.add(term_hash(sym.name))
         unit_at.append(len(start))
         p_at.append(len(p_hash))
@@ -354,7 +409,12 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
         u_hash=np.array(u_hash, dtype=np.uint64),
         d_at=np.array(d_at, dtype=np.int64),
         d_hash=np.array(d_hash, dtype=np.uint64),
+        notes=notes,
+        secrets=found,
     )
+
+
+_NO_TERMS: dict[str, list[str]] = {f: [] for f in CODE_FIELDS}
 
 
 def merge(sources: list[Source], parts: list[Blocks]) -> Blocks:
@@ -422,7 +482,13 @@ def merge(sources: list[Source], parts: list[Blocks]) -> Blocks:
         u_hash=gather("u_hash", "u_at").astype(np.uint64),
         d_at=offsets("d_at"),
         d_hash=gather("d_hash", "d_at").astype(np.uint64),
+        notes=[parts[pi].note(f) for pi, f in picks],
+        secrets=[_file_secrets(parts[pi], f) for pi, f in picks],
     )
+
+
+def _file_secrets(b: Blocks, f: int) -> tuple[tuple[int, str], ...]:
+    return b.secrets[f] if f < len(b.secrets) else ()
 
 
 def index_of(b: Blocks) -> CodeIndex:
@@ -484,6 +550,7 @@ def index_of(b: Blocks) -> CodeIndex:
         graph=_graph(b),
         name_hashes=b.name_hash[nu][norder],
         name_units=nu[norder].astype(np.int32),
+        secrets=[(path, n, k) for f, path in enumerate(b.files) for n, k in _file_secrets(b, f)],
     )
 
 
@@ -552,7 +619,14 @@ def _save(path: Path, key: str, blocks: Blocks, idx: CodeIndex | None) -> None:
 
     from ncx.store import write_atomic
 
-    meta = {"version": INDEX_VERSION, "key": key, "files": blocks.files, "blobs": blocks.blobs}
+    meta = {
+        "version": INDEX_VERSION,
+        "key": key,
+        "files": blocks.files,
+        "blobs": blocks.blobs,
+        "notes": blocks.notes,
+        "secrets": {str(f): found for f, found in enumerate(blocks.secrets) if found},
+    }
     arrays: dict[str, Any] = {f"b_{name}": getattr(blocks, name) for name in _BLOCK_ARRAYS}
     if idx is not None:
         g, lx = idx.graph, idx.lex
@@ -576,6 +650,28 @@ def _save(path: Path, key: str, blocks: Blocks, idx: CodeIndex | None) -> None:
         write_atomic(path, buf.getvalue())
     except OSError:
         pass  # a read-only cache: the index is used from memory
+
+
+# What a damaged cache file raises while it is read: a torn or truncated zip (BadZipFile,
+# EOFError, zlib.error), garbage where an array or the meta should be (ValueError, KeyError,
+# TypeError, IndexError). Each means "build it again", never a failed command.
+_CORRUPT = (
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+)
+
+
+def _meta_secrets(meta: dict[str, Any]) -> list[tuple[tuple[int, str], ...]]:
+    got = meta.get("secrets") or {}
+    return [
+        tuple((int(n), str(k)) for n, k in got.get(str(f), ())) for f in range(len(meta["files"]))
+    ]
 
 
 def _try_load(path: Path, key: str) -> CodeIndex | None:
@@ -602,8 +698,13 @@ def _try_load(path: Path, key: str) -> CodeIndex | None:
                 graph=Graph(z["g_src"], z["g_dst"], z["g_weight"]),
                 name_hashes=z["name_hashes"],
                 name_units=z["name_units"],
+                secrets=[
+                    (meta["files"][f], n, k)
+                    for f, found in enumerate(_meta_secrets(meta))
+                    for n, k in found
+                ],
             )
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+    except _CORRUPT:
         return None  # derived: built again
 
 
@@ -616,9 +717,17 @@ def _load_blocks(path: Path) -> Blocks | None:
             if meta.get("version") != INDEX_VERSION:
                 return None  # blocks of another reader or field layout: read the files again
             arrays = {name: z[f"b_{name}"] for name in _BLOCK_ARRAYS}
-        b = Blocks(files=meta["files"], blobs=meta["blobs"], **arrays)
-    except (OSError, ValueError, KeyError, TypeError, EOFError):
+        b = Blocks(
+            files=meta["files"],
+            blobs=meta["blobs"],
+            notes=meta["notes"],
+            **arrays,
+            secrets=_meta_secrets(meta),
+        )
+    except _CORRUPT:
         return None
     if len(b.files) != len(b.blobs) or len(b.unit_at) != len(b.files) + 1:
+        return None
+    if len(b.notes) != len(b.files) or not all(isinstance(n, str) for n in b.notes):
         return None
     return b

@@ -53,6 +53,8 @@ class CodeFile:
     imports: tuple[str, ...]  # dotted module names or paths as written in the import
     symbols: tuple[Symbol, ...]
     error: str = ""  # why it could not be read (a syntax error): the file is still a unit
+    # (line, kind) of each credential in it (ncx.code.guard): redacted from every text above
+    secrets: tuple[tuple[int, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -63,6 +65,8 @@ class CodeFile:
         }
         if self.error:
             out["error"] = self.error
+        if self.secrets:
+            out["secrets"] = [list(x) for x in self.secrets]
         return out
 
     @classmethod
@@ -73,4 +77,5 @@ class CodeFile:
             imports=tuple(obj["imports"]),
             symbols=tuple(Symbol.from_json(r) for r in obj["symbols"]),
             error=obj.get("error", ""),
+            secrets=tuple((int(n), str(k)) for n, k in obj.get("secrets", ())),
         )

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ncx.code.model import CodeFile, Symbol
-from ncx.code.text import MAX_DOC, MAX_TEXT, collapse, first_paragraph, one_line
+from ncx.code.text import MAX_DEPTH, MAX_DOC, MAX_TEXT, as_lf, collapse, first_paragraph, one_line
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _COMMENT = re.compile(r"#\s*(.*)$")
@@ -27,12 +27,16 @@ class _Open:
     node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
     qual: str
     parent: int = 0
+    depth: int = 0  # definitions it is nested in
     uses: dict[str, None] = field(default_factory=dict)
     text: list[str] = field(default_factory=list)
 
 
 def read_python(source: str) -> CodeFile:
-    lines = source.splitlines()
+    source = as_lf(source)
+    lines = source.split("\n")  # Python's own line breaks (ncx.code.text.as_lf)
+    if lines[-1] == "":
+        lines.pop()
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
@@ -44,9 +48,9 @@ def read_python(source: str) -> CodeFile:
     stack: list[tuple[ast.AST, int, str]] = [(c, 0, "") for c in reversed(tree.body)]
     while stack:
         node, owner, prefix = stack.pop()
-        if isinstance(node, _DEFS):
+        if isinstance(node, _DEFS) and symbols[owner].depth < MAX_DEPTH:
             qual = f"{prefix}.{node.name}" if prefix else node.name
-            symbols.append(_Open(node, qual, owner))
+            symbols.append(_Open(node, qual, owner, symbols[owner].depth + 1))
             me = len(symbols) - 1
             for d in node.decorator_list:  # decorators are used by the definition they wear
                 stack.append((d, me, prefix))
@@ -167,7 +171,9 @@ def _signature(
     body0 = node.body[0]
     doc_or_body = body0.lineno
     if doc_or_body == first:  # `def f(): return 1` on one line
-        head = lines[first - 1][: body0.col_offset]
+        # (col_offset counts UTF-8 bytes)
+        line = lines[first - 1].encode("utf-8", "surrogatepass")
+        head = line[: body0.col_offset].decode("utf-8", "replace")
     else:
         head = "\n".join(lines[first - 1 : doc_or_body - 1])
     return one_line(head.rstrip().removesuffix(":")) if head else node.name

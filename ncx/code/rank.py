@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ncx.code.index import CodeIndex
+from ncx.code.index import CodeIndex, CodeUnit
 from ncx.query.lexical import terms
 
 if TYPE_CHECKING:
@@ -51,6 +51,13 @@ _CHANGE_KIND = re.compile(
 )
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$"
+)
+# Code that is not the product though it sits in the tree: docs example code and a
+# package's own test helpers. It is weighed like tests (issue 38: a tutorial's
+# `helloworld.py` and `_pytest/pytester.py` ranked above the code a task changes).
+_HELPER_PATH = re.compile(
+    r"(^|/)(docs?|examples?|samples?|testutils|test_?utils|test_?helpers|fixtures)/"
+    r"|(^|/)(conftest|pytester|testutils|test_?utils)\.py$"
 )
 
 
@@ -91,7 +98,8 @@ class CodeHit:
 
 
 def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
+    """A test file, or code weighed like one (docs examples, test helpers)."""
+    return bool(_TEST_PATH.search(path) or _HELPER_PATH.search(path))
 
 
 def task_words(task: str) -> str:
@@ -175,9 +183,9 @@ def search_code(
     for rank, f in enumerate(order, start=1):
         mine = np.flatnonzero(idx.file_of == f)
         ranked = sorted(mine.tolist(), key=lambda u: (-float(unit[u]), u))
-        picked = [u for u in ranked if unit[u] > 0][:per_file] or ranked[:1]
-        for u in picked:
-            cu = idx.unit(u)
+        for cu, u in _distinct_names(idx, [u for u in ranked if unit[u] > 0], per_file) or [
+            (idx.unit(ranked[0]), ranked[0])
+        ]:
             hits.append(
                 CodeHit(
                     unit=u,
@@ -203,6 +211,22 @@ def search_code(
     return hits
 
 
+def _distinct_names(idx: CodeIndex, ranked: list[int], n: int) -> list[tuple[CodeUnit, int]]:
+    """The first n units of a file with distinct names: one result per definition name and
+    file, so a file of 2,000 copies of one function shows it once."""
+    out: list[tuple[CodeUnit, int]] = []
+    seen: set[str] = set()
+    for u in ranked:
+        cu = idx.unit(u)
+        if cu.qualname in seen:
+            continue
+        seen.add(cu.qualname)
+        out.append((cu, u))
+        if len(out) == n:
+            break
+    return out
+
+
 def _file_scores(
     unit: NDArray[np.float32], file_of: NDArray[np.int64], n_files: int
 ) -> NDArray[np.float64]:
@@ -210,17 +234,30 @@ def _file_scores(
     import numpy as np
 
     out = np.zeros(n_files, dtype=np.float64)
-    pool = np.flatnonzero(unit > 0)
-    if len(pool) > UNIT_POOL:
-        pool = pool[np.argpartition(-unit[pool], UNIT_POOL)[:UNIT_POOL]]
-    seen: dict[int, int] = {}
+    scored = np.flatnonzero(unit > 0)
     shares = (1.0, SECOND_SHARE, THIRD_SHARE)
-    for u in sorted(pool.tolist(), key=lambda u: (-float(unit[u]), u)):
-        f = int(file_of[u])
-        k = seen.get(f, 0)
-        if k < len(shares):
-            out[f] += shares[k] * float(unit[u])
-            seen[f] = k + 1
+    # The pool is the best UNIT_POOL definitions that count (at most three a file): a
+    # file of 2,000 copies of one matching function fills three places, not all of them.
+    size = UNIT_POOL
+    while True:
+        pool = scored
+        if len(scored) > size:
+            pool = scored[np.argpartition(-unit[scored], size)[:size]]
+        seen: dict[int, int] = {}
+        counted: list[tuple[int, int]] = []
+        for u in sorted(pool.tolist(), key=lambda u: (-float(unit[u]), u)):
+            f = int(file_of[u])
+            k = seen.get(f, 0)
+            if k < len(shares):
+                counted.append((u, k))
+                seen[f] = k + 1
+                if len(counted) == UNIT_POOL:
+                    break
+        if len(counted) == UNIT_POOL or len(pool) == len(scored):
+            break
+        size *= 4
+    for u, k in counted:
+        out[int(file_of[u])] += shares[k] * float(unit[u])
     return out
 
 
@@ -272,3 +309,21 @@ def _coverage(
         holders = np.unique(file_of[lx.indices[lx.indptr[col] : lx.indptr[col + 1]]])
         got += np.isin(want, holders) * float(lx.idf[col])
     return {f: float(g / total) for f, g in zip(files, got, strict=True)}
+
+
+def held_terms(idx: CodeIndex, query: str, paths: list[str]) -> dict[str, int]:
+    """How many of the query's distinct terms each of these files holds anywhere (the frame's
+    test that a further file shares more than one word with the task)."""
+    import numpy as np
+
+    where = {p: i for i, p in enumerate(idx.files)}
+    want = np.array([where[p] for p in paths if p in where], dtype=np.int64)
+    got = np.zeros(len(want), dtype=np.int64)
+    lx = idx.lex
+    for t in dict.fromkeys(terms(query)):
+        col = lx.term_id(t)
+        if col is None:
+            continue
+        holders = idx.file_of[lx.indices[lx.indptr[col] : lx.indptr[col + 1]]]
+        got += np.isin(want, holders)
+    return {idx.files[int(f)]: int(n) for f, n in zip(want, got, strict=True)}

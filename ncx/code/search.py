@@ -63,8 +63,16 @@ class CodeSearcher:
         files: int = 10,
         path_globs: tuple[str, ...] = (),
         linked: tuple[int, ...] = (),
+        per_file: int = 3,
     ) -> list[CodeHit]:
-        return search_code(self.index, query, files=files, path_globs=path_globs, linked=linked)
+        return search_code(
+            self.index, query, files=files, per_file=per_file, path_globs=path_globs, linked=linked
+        )
+
+    def held_terms(self, query: str, paths: list[str]) -> dict[str, int]:
+        from ncx.code.rank import held_terms
+
+        return held_terms(self.index, query, paths)
 
     def links(self, text: str) -> list[Link]:
         from ncx.code.links import links
@@ -80,7 +88,10 @@ class CodeSearcher:
 
 def describe(hit: CodeHit) -> str:
     """A code hit as text: its signature and docstring summary (the body is at path:lines)."""
-    head = hit.signature or (f"module {hit.path}" if hit.kind == "module" else hit.qualname)
+    from ncx.code.text import shown_path
+
+    module = f"module {shown_path(hit.path)}"
+    head = hit.signature or (module if hit.kind == "module" else hit.qualname)
     return f"{head}\n{hit.doc}" if hit.doc else head
 
 

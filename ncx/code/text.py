@@ -7,6 +7,11 @@ import re
 MAX_DOC = 300  # characters of a docstring or leading comment kept: its first paragraph
 MAX_TEXT = 600  # characters of a definition's string literals and comments kept
 MAX_SIGNATURE = 240
+# Definitions nested deeper than this open no symbol of their own: what they hold is credited
+# to the deepest one that does. Each symbol's name holds every enclosing one's, so 10,000
+# nested functions (a generated parser, a fuzzing fixture) cost quadratic time and memory;
+# the docs readers keep directives past 24 levels as text for the same reason.
+MAX_DEPTH = 24
 
 _SPACE = re.compile(r"\s+")
 
@@ -24,3 +29,30 @@ def first_paragraph(doc: str) -> str:
     """A docstring's summary: up to its first blank line."""
     para = re.split(r"\n\s*\n", doc.strip(), maxsplit=1)[0]
     return collapse(para)
+
+
+# The line breaks of every language ncx reads (Python's tokenizer, javac, tsc, go, rustc):
+# "\r\n", "\r" and "\n". Not str.splitlines(), which also breaks at form feed, U+2028 and the
+# other Unicode separators: after one of those every later line number would be off.
+def as_lf(text: str) -> str:
+    """`text` with its line breaks made "\\n" (so `text.split("\\n")` are its lines)."""
+    if "\r" not in text:
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def shown_path(path: str) -> str:
+    """A repository path as a frame shows it: a character that is not printable (a line
+    break, a control or format character) or a backtick written as an escape, so a file's
+    name can never start a line of markdown or close the code span that cites it."""
+    if path.isprintable() and "`" not in path:
+        return path
+    return "".join(c if c.isprintable() and c != "`" else _escape(c) for c in path)
+
+
+def _escape(c: str) -> str:
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if c in named:
+        return named[c]
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"

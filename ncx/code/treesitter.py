@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ncx.code.model import CodeFile, Symbol
-from ncx.code.text import MAX_DOC, MAX_TEXT, collapse, one_line
+from ncx.code.text import MAX_DEPTH, MAX_DOC, MAX_TEXT, collapse, one_line
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -139,10 +139,20 @@ def _parser(language: str) -> Parser:
 
 def read_tree_sitter(language: str, source: bytes) -> CodeFile:
     grammar = GRAMMARS[language]
+    if b"\r" in source:  # a lone CR ends a line too (ncx.code.text.as_lf); tree-sitter
+        source = source.replace(b"\r\n", b"\n").replace(b"\r", b"\n")  # counts "\n" only
     tree = _parser(language).parse(source)
     n_lines = source.count(b"\n") + (0 if source.endswith(b"\n") or not source else 1)
     syms: list[dict[str, Any]] = [
-        {"name": "", "qual": "", "kind": "module", "node": tree.root_node, "uses": {}, "text": []}
+        {
+            "name": "",
+            "qual": "",
+            "kind": "module",
+            "node": tree.root_node,
+            "uses": {},
+            "text": [],
+            "depth": 0,
+        }
     ]
     tests = [False]  # each symbol's: test code (what a test holds is test code too)
     imports: dict[str, None] = {}
@@ -163,7 +173,8 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
             scope = _text(source, target).split("<", 1)[0]
             stack.extend((c, owner, scope) for c in reversed(node.children) if c != target)
             continue
-        if kind is not None and name_node is not None:
+        depth = syms[owner]["depth"]
+        if kind is not None and name_node is not None and depth < MAX_DEPTH:
             name = _text(source, name_node)
             in_type = owner and syms[owner]["kind"] in ("class", "trait", "interface", "struct")
             in_scope = prefix and syms[owner]["qual"] != prefix  # an impl block's prefix
@@ -173,7 +184,15 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
                 prefix = recv  # Go: `func (t *T) Get()` is T.Get
             qual = f"{prefix}.{name}" if prefix else name
             syms.append(
-                {"name": name, "qual": qual, "kind": kind, "node": node, "uses": {}, "text": []}
+                {
+                    "name": name,
+                    "qual": qual,
+                    "kind": kind,
+                    "node": node,
+                    "uses": {},
+                    "text": [],
+                    "depth": depth + 1,
+                }
             )
             tests.append(tests[owner] or _is_test(grammar, node, name, source))
             owner, prefix = len(syms) - 1, qual

@@ -1,29 +1,37 @@
 """zone: the frame's "Code to Open" items, from ranked code hits. Pure.
 
-Which files: the best file always, then those whose score stays within FILE_RATIO of it, up to
-MAX_FILES; a file brings its best definition (PER_FILE): over the four code-* sets, one
-definition from each of more files found a gold file more often per token than two from
-fewer (benchmarks/code_sweep.py --frame-cap 500: 0.85-0.93 against 0.78-0.94 file recall,
-at 20% fewer tokens). Each item is the definition's
-signature and docstring summary, fenced in its language and cited path:lines, so an agent
-knows what to open and where. The best definition also brings its body when it is short
-enough (BODY_TOKENS): the lines a change most likely starts from.
+The zone is what an agent opens: the lead definition (the best file's best match) with its
+doc comment and body, the lines a change most likely starts from; then the further
+definitions of the lead's file that match the task, as signatures with a one-line doc; then
+a further file only when its evidence is close to the lead's. Each item is fenced in its
+language and cited path:lines. Before issue 37 the zone named up to ten files within a
+quarter of the best score, one definition each, and 86% of its items were in files the task
+does not touch (code-swe-dev: code precision 0.144); docs/decisions.md §40 has the sweep.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ncx.code.langs import language_of
 from ncx.code.rank import CodeHit
+from ncx.code.text import shown_path
 from ncx.tokens import count_tokens
 
-MAX_FILES = 10
-FILE_RATIO = 0.25  # a further file must score at least this share of the best file
-PER_FILE = 1
-BODY_TOKENS = 400  # the best definition's body is quoted when it is no longer than this
-BODY_SHARE = 0.12  # ... and than this share of the frame's budget
-BRIEF = 3  # items after the first BRIEF quote their docstring's first sentence only
+# The lead: the best definition, quoted with its doc comment and body (what a change starts
+# from); a body longer than BODY_TOKENS is quoted by its head and the lines that share the
+# most of the task's words. Then TIES further definitions of the lead's file that match the
+# task (signatures and a one-line doc), then a further file only when its evidence is close
+# to the lead's: its score at least FILE_GAP of the lead file's. One shared word is not
+# evidence: a further file must hold MIN_SHARED of the task's terms. Values chosen on every
+# code-* set together (benchmarks/code_frames.py, docs/decisions.md §40).
+MAX_FILES = 4
+FILE_GAP = 0.35
+MIN_SHARED = 2
+TIES = 4
+BODY_TOKENS = 800
+BODY_SHARE = 0.2  # a lead's quote takes at most this share of a small frame's budget
+BRIEF = 1  # items after the lead quote their docstring's first sentence only
 BRIEF_CHARS = 160
 _FENCE = {
     "python": "python",
@@ -36,53 +44,122 @@ _FENCE = {
 }
 
 
-def pick(hits: Sequence[CodeHit]) -> list[CodeHit]:
-    """The hits the frame offers, in rank order."""
+def pick(hits: Sequence[CodeHit], shared: Callable[[CodeHit], int] | None = None) -> list[CodeHit]:
+    """The hits the frame offers, in the order it quotes them: the lead, its file's further
+    matches, then the further files whose evidence is close to the lead's. `shared(h)`: how
+    many of the task's distinct terms h's file holds (None: not asked)."""
     if not hits:
         return []
-    top = hits[0].file_score or 1.0
-    out: list[CodeHit] = []
-    per: dict[str, int] = {}
-    files: list[str] = []
+    lead = hits[0]
+    top = lead.file_score or 1.0
+    ties = [h for h in hits[1:] if h.path == lead.path and h.score > 0][:TIES]
+    out = [lead, *ties]
+    files = [lead.path]
     for h in hits:
-        if h.path not in per:
-            if len(files) >= MAX_FILES or (files and h.file_score < FILE_RATIO * top):
-                continue
-            files.append(h.path)
-        if per.get(h.path, 0) >= PER_FILE:
+        if h.path in files or len(files) >= MAX_FILES:
             continue
-        per[h.path] = per.get(h.path, 0) + 1
+        if h.file_score < FILE_GAP * top:
+            continue
+        if shared is not None and shared(h) < MIN_SHARED:
+            continue
+        files.append(h.path)
         out.append(h)
     return out
 
 
 def item_text(
     hit: CodeHit,
-    lines: Sequence[str] | None,
+    lines: Sequence[str] | None,  # the file's (ncx.code.read.source_text's, split at "\n")
     *,
     body_tokens: int = 0,
     brief: bool = False,
+    task_terms: Callable[[str], frozenset[str]] | None = None,
 ) -> str:
     """A code item as the frame quotes it: the definition's head, fenced, and its docstring
-    summary (`brief`: its first sentence); or, given `body_tokens`, its whole body when it
-    is no longer than that."""
+    summary (`brief`: its first sentence); or, given `body_tokens` and the file's lines, the
+    lead's quote (lead_lines) within that many tokens."""
     lang = _FENCE.get(language_of(hit.path) or "", "")
     doc = _first_sentence(hit.doc) if brief else hit.doc
     if hit.kind == "module":
-        head = f"module {hit.path}"
+        head = f"module {shown_path(hit.path)}"
         return f"{head}: {doc}" if doc else head
     if body_tokens and lines is not None:
-        body = "\n".join(lines[hit.start - 1 : hit.end])
-        if body.strip() and count_tokens(body) <= body_tokens and "```" not in body:
-            return f"```{lang}\n{body}\n```"
+        body = lead_lines(hit, lines, body_tokens, task_terms)
+        if body and "```" not in "\n".join(body):
+            return f"```{lang}\n" + "\n".join(body) + "\n```"
     text = f"```{lang}\n{hit.signature}\n```"
     return f"{text}\n{doc}" if doc else text
 
 
 def body_tokens(budget: int) -> int:
-    """How long a body the frame quotes: BODY_TOKENS, less in a small frame, where the
+    """How long a quote the lead gets: BODY_TOKENS, less in a small frame, where the
     same tokens name more files."""
     return min(BODY_TOKENS, int(budget * BODY_SHARE))
+
+
+_DOC_LINE = ("//", "/*", "*", "#[", "@", "#!")
+
+
+def lead_lines(
+    hit: CodeHit,
+    lines: Sequence[str],
+    max_tokens: int,
+    task_terms: Callable[[str], frozenset[str]] | None = None,
+) -> list[str]:
+    """The lead definition as quoted: the doc comment and attributes right above it (the
+    readers keep them apart from the body for languages that write docs before the
+    definition), then its body whole when it fits in max_tokens, else its head (signature
+    and the start of its docstring) and the window of lines sharing the most of the task's
+    terms (`task_terms(line)`), with `...` where lines are left out. [] when nothing fits."""
+    start, end = hit.start - 1, min(hit.end, len(lines))
+    above = start
+    while above > 0 and lines[above - 1].strip().startswith(_DOC_LINE):
+        above -= 1
+    doc = list(lines[above:start]) if start - above <= 12 else []
+    body = list(lines[start:end])
+    from ncx.code.guard import redact_body
+
+    # read from the file as it is now: the credentials the index left out, left out here
+    # (the whole quote redacted before a window is cut, so no secret is split past the guard)
+    shown = redact_body("\n".join([*doc, *body])).split("\n")
+    if len(shown) == len(doc) + len(body):
+        doc, body = shown[: len(doc)], shown[len(doc) :]
+    else:
+        doc, body = [], shown
+    if not any(ln.strip() for ln in body):
+        return []
+    whole = [*doc, *body]
+    if count_tokens("\n".join(whole)) <= max_tokens:
+        return whole
+    head: list[str] = []
+    for ln in [*doc, *body]:
+        if count_tokens("\n".join([*head, ln])) > max_tokens // 3:
+            break
+        head.append(ln)
+        if len(head) > len(doc) and ln.rstrip().endswith((":", "{", '"""')) and len(head) > 2:
+            break
+    rest = body[max(0, len(head) - len(doc)) :]
+    room = max_tokens - count_tokens("\n".join(head)) - 4
+    if not rest or room <= 0 or task_terms is None:
+        return [*head, _ellipsis(head)] if head else []
+    terms = [task_terms(ln) for ln in rest]
+    from ncx.query.assembler import best_lines
+
+    i, j = best_lines(rest, terms, room)
+    window = rest[i:j]
+    out = [*head]
+    if i > 0:
+        out.append(_ellipsis(window or head))
+    out += window
+    if j < len(rest):
+        out.append(_ellipsis(window or head))
+    return out
+
+
+def _ellipsis(near: Sequence[str]) -> str:
+    """`...` indented as the lines it stands among."""
+    ref = next((ln for ln in near if ln.strip()), "")
+    return ref[: len(ref) - len(ref.lstrip())] + "..."
 
 
 def _first_sentence(doc: str) -> str:

@@ -88,6 +88,9 @@ class Item:
     # The chunk that completes this one (its example or admonition body, when this one ends
     # "...:"): quoted right after it whenever this one is quoted whole.
     follow: Item | None = None
+    # idf-weighted share of the task's terms the unit holds (Hit.confidence): with the score,
+    # the evidence a zone's floor holds the item to (context.evidence_floor)
+    confidence: float = 1.0
 
     def citation(self, brief: bool = False) -> str:
         """`path:lines` — section trail — doc id; `brief`: the innermost heading only (a
@@ -181,6 +184,7 @@ class FrameInput:
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
     instructions: tuple[str, ...] = ()
     code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.code.zone)
+    below: tuple[Item, ...] = ()  # sections under the evidence floor (for --explain)
     code_pending: bool = False  # the code index is being built: say so in the frame
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
     vague: bool = False  # the task names at most VAGUE_TERMS terms: say so, quote little
@@ -196,6 +200,12 @@ WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
 WHOLE_MAX = 3  # ... and at most this many sections
 PASSAGE_RATIO = 0.25  # quoted by a passage: within this share of the best score ...
 PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
+# ... and with evidence (share of the best score times confidence, the idf-weighted share of
+# the task's terms it holds) of at least this: Background exists only for items above it.
+PASSAGE_FLOOR = 0.0
+# A weak best match (Hit.weak) gets the short plan of a vague task: what the frame says
+# about weak evidence it acts on.
+WEAK_SHORT = False
 # Passages one document may give before the other documents' (breadth first); 0: passages in
 # rank order. Rank order: raydocs section quoted recall 0.664 -> 0.708, page 0.861 either way,
 # every other dev set the same or better (decisions §34): a section's answer is often the
@@ -258,8 +268,10 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
                 seen |= {it.follow.id, " ".join(it.follow.text.lower().split())}
         elif share < PASSAGE_RATIO:
             stop = f"scores fell below {PASSAGE_RATIO:.0%} of the best ({share:.0%})"
-            below = tuple(knowledge[i:])
+            below = (*below, *knowledge[i:])
             break
+        elif share * it.confidence < PASSAGE_FLOOR:
+            below = (*below, it)  # a passage's evidence: its share times its confidence
         else:
             supported.append((i, it, share))
     # In rank order (or, with PASSAGE_PER_DOC, breadth first: that many passages per document,
@@ -330,7 +342,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
 
     learn_cap = min(room, int(budget * SHARES["learnings"]))
     learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
-    chosen = plan(inp.knowledge, short=inp.vague)
+    chosen = plan(inp.knowledge, short=inp.vague or (inp.weak and WEAK_SHORT))
     need = sum(
         count_tokens(q.text) + count_tokens(q.citation(brief=True)) + 6 for q in chosen.passages
     )
@@ -359,9 +371,17 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         item_cap=max(BACKGROUND_ITEM_TOKENS, 2 * PASSAGE_TOKENS + 10),
     )
     decisions += [Decision(it.id, "background", it.score, "below evidence") for it in chosen.below]
+    decisions += [Decision(it.id, "relevant", it.score, "below floor") for it in inp.below]
     stop = chosen.stop
     if any(d.outcome == "no room" for d in decisions if d.zone in ("relevant", "background")):
         stop = f"the budget ({budget} tokens) was reached"
+    if inp.below:  # docs held to the code lead's evidence (context.evidence_floor)
+        nxt = inp.below[0]
+        floor = (
+            f"{len(inp.below)} sections under the evidence floor the code sets "
+            f"(the next: {nxt.id}, confidence {nxt.confidence:.2f})"
+        )
+        stop = f"{stop}; {floor}" if inp.knowledge else floor
 
     zones = {
         "task": [],

@@ -67,6 +67,8 @@ class FrameRequest:
     budget: int = DEFAULT_TOKEN_BUDGET
     state_file: Path | None = None
     filters: Filters = Filters()
+    # the rest of a task file (an issue's body): searched with the task, not quoted
+    body: str = ""
 
 
 def build_frame(
@@ -86,7 +88,7 @@ def build_frame(
         )
     if not req.task.strip():
         raise UsageError("the task is empty", hint='give --task "what you are about to do"')
-    query = clip_query(" ".join([req.task, *req.criteria]))[0]
+    query = clip_query(" ".join([req.task, *req.criteria, req.body]))[0]
     s = searcher or Searcher.open(root, cfg, query=query)
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = _fitting(s, query, chunk_filters, req.budget)
@@ -109,15 +111,17 @@ def build_frame(
         for it in items
         if it.text.strip() and not is_link_list(it.text) and not says_nothing(it.text)
     ]
-    code, pending = code_items(
+    code, pending, code_ev = code_items(
         root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
     )
+    items, below = evidence_floor(items, code_ev)
     inp = FrameInput(
         code=tuple(code),
         code_pending=pending,
         task=req.task,
         criteria=req.criteria,
         knowledge=tuple(items),
+        below=tuple(below),
         learnings=tuple(_item(s, h) for h in memories),
         state=tuple(
             (git_state(root) if git_lines is None else git_lines)
@@ -129,6 +133,31 @@ def build_frame(
         quick=s.index.quick,
     )
     return assemble(inp, req.budget)
+
+
+# A doc section's evidence is its score over the best section's, times its confidence (the
+# idf-weighted share of the task's terms it holds): the scale search.interleave merges docs
+# and code on. A section enters a frame only at DOC_FLOOR or more, and where the task found
+# code, at DOCS_VS_CODE of the code lead's evidence or more (a doc that is about the task as
+# much as the code is; a section sharing a word or two with an issue is not). Chosen on the
+# docs and code development sets together (benchmarks/code_frames.py, frame_suite.py;
+# docs/decisions.md §40).
+DOC_FLOOR = 0.0
+DOCS_VS_CODE = 1.0
+
+
+def evidence_floor(items: list[Item], code_ev: float) -> tuple[list[Item], list[Item]]:
+    """The sections above the evidence floor, in rank order, and those below it."""
+    if not items:
+        return [], []
+    best = items[0].score or 1.0
+    floor = max(DOC_FLOOR, DOCS_VS_CODE * code_ev)
+    keep: list[Item] = []
+    below: list[Item] = []
+    for it in items:
+        ev = it.score / best * it.confidence
+        (keep if ev >= floor else below).append(it)
+    return keep, below
 
 
 def is_vague(query: str) -> bool:
@@ -145,47 +174,69 @@ def code_items(
     best_docs: Sequence[Item] = (),
     *,
     budget: int = DEFAULT_TOKEN_BUDGET,
-) -> tuple[list[Item], bool]:
+) -> tuple[list[Item], bool, float]:
     """The frame's code to open: the best files' definitions (ncx.code.zone), cited
     path:lines with the symbol; the best definition with its body when it is short. And
     whether the code index is still to be built: a query that must answer quickly (a fresh
     clone's first, an agent hook) on a large tree with
     no code index yet leaves the code out, says so, and builds the index in the background
     (CodeSearcher.ready_for_quick_answer)."""
+    from ncx.code import zone
     from ncx.code.search import CodeSearcher
+    from ncx.code.text import shown_path
     from ncx.code.zone import BRIEF, body_tokens, item_text, pick
 
     code = CodeSearcher(root)
     if cfg.quick_cold and not code.ready_for_quick_answer():
-        return [], True
+        return [], True, 0.0
     linked = tuple(dict.fromkeys(link.unit for it in best_docs for link in code.links(it.text)))
-    hits = pick(code.search(query, files=10, path_globs=path_globs, linked=linked))
+    found = code.search(
+        query, files=10, path_globs=path_globs, linked=linked, per_file=max(3, 1 + zone.TIES)
+    )
+    held = code.held_terms(query, list(dict.fromkeys(h.path for h in found)))
+    hits = pick(found, shared=lambda h: held.get(h.path, 0))
+    q_terms = frozenset(lexical_terms(query))
+
+    def task_terms(line: str) -> frozenset[str]:
+        return frozenset(lexical_terms(line)) & q_terms
+
     items = []
     for i, h in enumerate(hits):
         lines = _source_lines(root, h.path) if i == 0 else None
+        shown = shown_path(h.path)  # a file's name never writes the frame's markdown
         items.append(
             Item(
-                id=f"{h.path}:{h.qualname}" if h.qualname else h.path,
+                id=f"{shown}:{h.qualname}" if h.qualname else shown,
                 kind="code",
-                source_path=h.path,
+                source_path=shown,
                 start_line=h.start,
                 end_line=h.end,
                 section=(h.qualname,) if h.qualname else (),
                 doc_id=None,
                 score=h.file_score,
                 text=item_text(
-                    h, lines, body_tokens=body_tokens(budget) if i == 0 else 0, brief=i >= BRIEF
+                    h,
+                    lines,
+                    body_tokens=body_tokens(budget) if i == 0 else 0,
+                    brief=i >= BRIEF,
+                    task_terms=task_terms,
                 ),
             )
         )
-    return items, False
+    # the lead's evidence on the scale docs are held to (search.interleave)
+    from ncx.code.search import CODE_IN_LIST
+
+    return items, False, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
 
 
 def _source_lines(root: Path, rel: str) -> list[str] | None:
-    from ncx.code.store import _read
+    from ncx.code.langs import language_of
+    from ncx.code.read import source_text
+    from ncx.code.store import source_bytes
 
-    data = _read(root / rel)
-    return None if data is None else data.decode("utf-8", "replace").splitlines()
+    data = source_bytes(root, rel)  # (outside a sparse checkout: its blob)
+    # the text the code index read (its decoding, its line breaks), so the lines it cites
+    return None if data is None else source_text(language_of(rel) or "", data).split("\n")
 
 
 def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit]:
@@ -243,6 +294,7 @@ def _item(s: Searcher, h: Hit) -> Item:
         score=h.score,
         text=_quoted(s, h) if h.kind == "chunk" else _learning(s.text(h)) + _stale_note(s, h),
         meta=meta,
+        confidence=h.confidence,
     )
 
 

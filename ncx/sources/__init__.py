@@ -126,19 +126,6 @@ def is_excluded(path: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def format_names() -> tuple[str, ...]:
-    return tuple(f.name for f in FORMATS)
-
-
-def resolve_format(name: str) -> str | None:
-    """A manifest's way of naming a format (`notebook`, `ipynb`, `.ipynb`) -> its name."""
-    key = name.strip().lower()
-    for f in FORMATS:
-        if key == f.name or "." + key.lstrip(".") in f.suffixes:
-            return f.name
-    return None
-
-
 def describe(counts: dict[str, int]) -> str:
     """`350 rst, 123 markdown, 65 notebook`; empty when every doc is markdown (the old
     summary stands as it was)."""

@@ -11,6 +11,9 @@ from ncx.embedder import BUNDLED_MODEL, ENV_ORIGIN, load_embedder
 from ncx.errors import NotInitialized, UsageError
 from ncx.layout import NCX_DIR, chunks_dir, manifest_path, memories_dir, ncx_dir
 from ncx.manifest import Manifest, load_manifest
+
+# (`as`: ncx.agents.install imports with_block from here)
+from ncx.markers import with_block as with_block
 from ncx.store import write_if_changed
 
 GITIGNORE = (
@@ -102,23 +105,9 @@ def init_tree(
     return result
 
 
-def with_block(text: str, block: str) -> str:
-    """`text` with the marker-delimited block inserted or replaced in place; user lines kept."""
-    start, end = block.splitlines()[0], block.splitlines()[-1]
-    lines = text.splitlines(keepends=True)
-    try:
-        i = next(n for n, ln in enumerate(lines) if ln.rstrip("\r\n") == start)
-        j = next(n for n in range(i, len(lines)) if lines[n].rstrip("\r\n") == end)
-        return "".join(lines[:i]) + block + "".join(lines[j + 1 :])
-    except StopIteration:
-        nl = "\r\n" if text.endswith("\r\n") else "\n"
-        sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith("\n") else nl * 2)
-        return text + sep + block
-
-
 def _resolve_formats(names: Sequence[str]) -> tuple[str, ...]:
     """`--skip-format` values (`notebook`, `ipynb`) as format names; UsageError if unknown."""
-    from ncx.sources import format_names, resolve_format
+    from ncx.suffixes import format_names, resolve_format
 
     out = set()
     for n in names:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ncx import repo
 from ncx.errors import NcxError
+from ncx.markers import with_block
 from ncx.store import lf, write_atomic
 from ncx.tree.touched import MERGE_DRIVER, merge_driver_command, merge_driver_set
 
@@ -51,8 +52,6 @@ def ensure_driver(root: Path) -> None:
 def install_driver(root: Path) -> list[str]:
     """Set up the driver for this clone (git config and .git/info/attributes); return the
     files it changed, repo-relative. Idempotent."""
-    from ncx.tree.init import with_block
-
     changed = []
     want = {
         f"merge.{DRIVER}.name": "ncx: a doc's chunk file, merged by section, never with markers",

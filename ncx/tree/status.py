@@ -35,12 +35,31 @@ class TreeStatus:
     stale: int  # docs whose chunk files are out of date
     problems: int
     v2: bool  # a .mlda/ tree is still present
+    code: CodeStatus
 
     def to_json(self) -> dict[str, Any]:
         """The `ncx status --json` and MCP `status` shape."""
         out = asdict(self)
         out["skipped"] = [{"path": p, "reason": why} for p, why in self.skipped]
+        out["code"] = self.code.to_json()
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class CodeStatus:
+    files: int  # source files indexed as the project's code
+    built: bool  # the code index of this tree is saved (cache/, not committed)
+    left_out: tuple[tuple[str, str], ...]  # (path, reason) of tracked sources not indexed
+
+    def to_json(self) -> dict[str, Any]:
+        from ncx.code.scope import by_reason
+
+        return {
+            "files": self.files,
+            "built": self.built,
+            "left_out": [{"path": p, "reason": why} for p, why in self.left_out],
+            "left_out_by_reason": by_reason(list(self.left_out)),
+        }
 
 
 def tree_status(root: Path, cfg: Config) -> TreeStatus:
@@ -68,7 +87,15 @@ def tree_status(root: Path, cfg: Config) -> TreeStatus:
         stale=len(stale),
         problems=len(plan.problems),
         v2=(root / ".mlda").is_dir(),
+        code=code_status(root),
     )
+
+
+def code_status(root: Path) -> CodeStatus:
+    from ncx.code.index import code_scope
+
+    got = code_scope(root)
+    return CodeStatus(got.files, got.built, tuple(got.left_out))
 
 
 def count_chunks(

@@ -1,0 +1,23 @@
+"""markers: a block of lines that ncx owns inside a file the user owns too.
+
+`.gitattributes`, `.git/info/attributes` and agent instruction files hold ncx's lines between
+a start and an end marker line; everything outside the markers is the user's and is kept.
+A leaf (pure text in, text out), so that the init, the merge driver and the agent wiring
+share it without importing each other.
+"""
+
+from __future__ import annotations
+
+
+def with_block(text: str, block: str) -> str:
+    """`text` with the marker-delimited block inserted or replaced in place; user lines kept."""
+    start, end = block.splitlines()[0], block.splitlines()[-1]
+    lines = text.splitlines(keepends=True)
+    try:
+        i = next(n for n, ln in enumerate(lines) if ln.rstrip("\r\n") == start)
+        j = next(n for n in range(i, len(lines)) if lines[n].rstrip("\r\n") == end)
+        return "".join(lines[:i]) + block + "".join(lines[j + 1 :])
+    except StopIteration:
+        nl = "\r\n" if text.endswith("\r\n") else "\n"
+        sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith("\n") else nl * 2)
+        return text + sep + block

@@ -1,0 +1,117 @@
+"""Frames an agent reads whole (issue 37): the code zone's lead quote, which further code
+earns a place, and the evidence floor docs are held to on a code task."""
+
+from __future__ import annotations
+
+from ncx.code import zone
+from ncx.code.rank import CodeHit
+from ncx.query import context
+from ncx.query.assembler import Item
+from ncx.query.lexical import terms
+
+
+def _hit(
+    path: str, qual: str, start: int, end: int, file_score: float, score: float = 1.0
+) -> CodeHit:
+    return CodeHit(
+        unit=0,
+        path=path,
+        qualname=qual,
+        kind="function",
+        start=start,
+        end=end,
+        signature=f"def {qual}()",
+        doc="",
+        score=score,
+        file_score=file_score,
+        file_rank=1,
+        confidence=1.0,
+    )
+
+
+def _task_terms(task: str):  # type: ignore[no-untyped-def]
+    q = frozenset(terms(task))
+    return lambda line: frozenset(terms(line)) & q
+
+
+def test_a_long_lead_is_quoted_by_its_head_and_the_lines_the_task_names() -> None:
+    body = ["def resolve_redirects(self, resp, req):", '    """Follow the redirects."""']
+    body += [f"    step_{i} = compute_value({i})" for i in range(200)]
+    body[120] = "    prepared_request = req.copy()  # copies the original request"
+    body += ["    return prepared_request"]
+    hit = _hit("requests/sessions.py", "resolve_redirects", 1, len(body), 1.0)
+    out = zone.lead_lines(hit, body, 200, _task_terms("resolve redirects copies original request"))
+    assert out[0] == body[0] and '"""Follow the redirects."""' in out[1]
+    assert body[120] in out  # the line the task is about, from the middle of the body
+    assert "    ..." in out
+    assert len(out) < 40
+
+
+def test_a_short_lead_is_quoted_whole_with_the_doc_comment_above_it() -> None:
+    src = [
+        "package gate",
+        "",
+        "// Timeout is how long the gateway waits.",
+        "// It is never zero.",
+        "func Timeout(ms int) int {",
+        "\treturn ms",
+        "}",
+    ]
+    hit = _hit("gate/timeout.go", "Timeout", 5, 7, 1.0)
+    out = zone.lead_lines(hit, src, 400, None)
+    assert out == src[2:]  # the doc comment, then the body whole
+
+
+def test_a_further_file_needs_evidence_close_to_the_leads_and_more_than_one_word() -> None:
+    lead = _hit("a.py", "lead", 1, 5, 1.0)
+    tie = _hit("a.py", "tie", 7, 9, 1.0, score=0.5)
+    close = _hit("b.py", "close", 1, 5, 0.9)
+    one_word = _hit("c.py", "one_word", 1, 5, 0.8)
+    far = _hit("d.py", "far", 1, 5, 0.1)
+    held = {"a.py": 4, "b.py": 3, "c.py": 1, "d.py": 4}
+    got = zone.pick([lead, tie, close, one_word, far], shared=lambda h: held[h.path])
+    assert [h.qualname for h in got] == ["lead", "tie", "close"]
+
+
+def _doc(i: int, score: float, confidence: float) -> Item:
+    return Item(
+        f"d{i}", "chunk", f"docs/{i}.md", 1, 2, ("S",), None, score, "text", confidence=confidence
+    )
+
+
+def test_docs_on_a_code_task_are_held_to_the_codes_evidence(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(context, "DOCS_VS_CODE", 0.5)
+    monkeypatch.setattr(context, "DOC_FLOOR", 0.1)
+    docs = [_doc(0, 1.0, 0.9), _doc(1, 0.9, 0.2), _doc(2, 0.5, 0.9)]
+    keep, below = context.evidence_floor(docs, code_ev=0.6)
+    assert [d.id for d in keep] == ["d0", "d2"] and [d.id for d in below] == ["d1"]
+    keep, _ = context.evidence_floor(docs, code_ev=0.0)  # no code: the absolute floor only
+    assert [d.id for d in keep] == ["d0", "d1", "d2"]
+
+
+def test_a_code_task_frame_is_the_code_and_says_why_the_docs_stayed_out(repo) -> None:  # type: ignore[no-untyped-def]
+    """A task naming a definition gets its body first; docs that share a word or two with it
+    stay out, and --explain says they were under the floor the code set."""
+    from conftest import commit_all, ncx, write
+
+    body = "\n".join(f"    step_{i} = compute({i})" for i in range(120))
+    write(
+        repo,
+        "pkg/redirects.py",
+        "def resolve_redirects(resp, req):\n"
+        '    """Follow the redirect chain of a response."""\n'
+        f"{body}\n    prepared_request = req.copy()  # copies the original request\n"
+        "    return prepared_request\n",
+    )
+    write(repo, "pkg/other.py", "def unrelated_helper():\n    return 'request'\n")
+    write(
+        repo, "docs/history.md", "# History\n\n## 2.0\n\nThe original release of the request API.\n"
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    proc = ncx("assemble", "--task", "resolve_redirects copies the original request", "--explain")
+    frame = proc.stdout
+    assert "## Code to Open" in frame and "prepared_request = req.copy()" in frame
+    assert "docs/history.md" not in frame and "## Background" not in frame
+    assert "under the evidence floor the code sets" in proc.stderr
