@@ -569,8 +569,8 @@ def _print_code(
 
     code.on_read = lambda n: _say(f"ncx: reading {n} source files for the code index (once)")
     hits = code.search(query, files=k, path_globs=filters.path_globs)
-    if as_json:
-        for h in hits:
+    if as_json:  # k lines, as the text lists: each of the k files' best definition
+        for h in best_per_file(hits):
             sys.stdout.write(json_text(code.hit_json(h, explain=explain)) + "\n")
         return
     if not hits:

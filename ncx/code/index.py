@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-# 6: a file left out when read (too large, minified) has no terms; texts redacted
-# (ncx.code.guard), credentials' lines kept
-INDEX_VERSION = 6
+# 7: each unit's test flag (Symbol.test); 6: a file left out when read (too large,
+# minified) has no terms; texts redacted (ncx.code.guard), credentials' lines kept
+INDEX_VERSION = 7
 INDEX_FILE = "code/index.npz"
 # BM25F fields of a code unit and their weights. A definition's own name is the strongest
 # evidence (a task names what it changes); its signature and docstring say what it is;
@@ -125,6 +125,7 @@ class CodeIndex:
     start: NDArray[np.int32]
     end: NDArray[np.int32]
     kind: NDArray[np.int8]  # index into KINDS
+    test: NDArray[np.bool_]  # test code inside a source file (Symbol.test)
     text: NDArray[np.uint8]  # qualname \x1f signature \x1f doc of every unit, UTF-8, joined
     text_at: NDArray[np.int64]  # unit i's strings: text[text_at[i]:text_at[i + 1]]
     lex: CodeLex
@@ -192,6 +193,7 @@ class Blocks:
     start: NDArray[np.int32]
     end: NDArray[np.int32]
     kind: NDArray[np.int8]
+    test: NDArray[np.bool_]
     name_hash: NDArray[np.uint64]  # a definition's name, lowercased; 0 for a module unit
     text: NDArray[np.uint8]
     text_at: NDArray[np.int64]
@@ -216,7 +218,7 @@ class Blocks:
 
 
 _BLOCK_ARRAYS = (
-    "unit_at", "start", "end", "kind", "name_hash", "text", "text_at", "lens",
+    "unit_at", "start", "end", "kind", "test", "name_hash", "text", "text_at", "lens",
     "p_at", "p_hash", "p_unit", "p_field", "p_count", "u_at", "u_hash", "d_at", "d_hash",
 )  # fmt: skip
 
@@ -332,7 +334,7 @@ def build(sources: list[Source], recs: dict[str, CodeFile]) -> CodeIndex:
 def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
     import numpy as np
 
-    unit_at, start, end, kind, name_hash, strings = [0], [], [], [], [], []
+    unit_at, start, end, kind, test, name_hash, strings = [0], [], [], [], [], [], []
     lens: list[list[int]] = []
     p_at, p_hash, p_unit, p_field, p_count = [0], [], [], [], []
     u_at, u_hash, d_at, d_hash = [0], [], [0], []
@@ -353,6 +355,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
             start.append(sym.start)
             end.append(sym.end)
             kind.append(kind_of.get(sym.kind, kind_of["type"]))
+            test.append(sym.test)
             nh = term_hash(sym.name.lower()) if sym.name else 0
             name_hash.append(nh)
             strings.append(
@@ -392,6 +395,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
         start=np.array(start, dtype=np.int32),
         end=np.array(end, dtype=np.int32),
         kind=np.array(kind, dtype=np.int8),
+        test=np.array(test, dtype=np.bool_),
         name_hash=np.array(name_hash, dtype=np.uint64),
         text=np.frombuffer(b"".join(strings), dtype=np.uint8),
         text_at=text_at,
@@ -464,6 +468,7 @@ def merge(sources: list[Source], parts: list[Blocks]) -> Blocks:
         start=gather("start", "unit_at").astype(np.int32),
         end=gather("end", "unit_at").astype(np.int32),
         kind=gather("kind", "unit_at").astype(np.int8),
+        test=gather("test", "unit_at").astype(np.bool_),
         name_hash=gather("name_hash", "unit_at").astype(np.uint64),
         text=(np.concatenate(text_pieces) if text_pieces else np.zeros(0)).astype(np.uint8),
         text_at=text_at.astype(np.int64),
@@ -538,6 +543,7 @@ def index_of(b: Blocks) -> CodeIndex:
         start=b.start,
         end=b.end,
         kind=b.kind,
+        test=b.test,
         text=b.text,
         text_at=b.text_at,
         lex=lex,
@@ -683,6 +689,7 @@ def _try_load(path: Path, key: str) -> CodeIndex | None:
                 start=z["b_start"],
                 end=z["b_end"],
                 kind=z["b_kind"],
+                test=z["b_test"],
                 text=z["b_text"],
                 text_at=z["b_text_at"],
                 lex=CodeLex(

@@ -19,9 +19,12 @@ class Symbol:
     doc: str  # docstring or leading comment, whitespace collapsed, capped
     uses: tuple[str, ...]  # identifiers the body names (calls, attributes, types), distinct
     text: str = ""  # words of the body's string literals and comments, capped
+    # test code inside a source file (Rust's `#[cfg(test)] mod tests`, a `#[test]` fn): ranked
+    # as a test file is, whatever the file's path says
+    test: bool = False
 
     def to_json(self) -> list[Any]:
-        return [
+        row = [
             self.name,
             self.qualname,
             self.kind,
@@ -32,11 +35,12 @@ class Symbol:
             list(self.uses),
             self.text,
         ]
+        return [*row, True] if self.test else row
 
     @classmethod
     def from_json(cls, row: list[Any]) -> Symbol:
-        name, qual, kind, start, end, sig, doc, uses, text = row
-        return cls(name, qual, kind, int(start), int(end), sig, doc, tuple(uses), text)
+        name, qual, kind, start, end, sig, doc, uses, text, *test = row
+        return cls(name, qual, kind, int(start), int(end), sig, doc, tuple(uses), text, bool(test))
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 Definitions are scored by BM25F over their fields (name, signature and docstring, what they
 use, their strings and comments, the file's path). Files are ranked by their best
 definitions, a definition the task names outright is lifted above mere uses of the name,
-test files follow the code they test, and the reference graph, personalised by the task
-(a repository-map ranking), lifts the files the best matches lean on or are leaned on by.
+test files (and the tests inside a source file) follow the code they test, and the
+reference graph, personalised by the task (a repository-map ranking), lifts the files the
+best matches lean on or are leaned on by.
 Weights: docs/decisions.md §29, chosen on all four code-* development sets together.
 """
 
@@ -38,6 +39,15 @@ IDENTIFIER = re.compile(
     r"|\b[A-Za-z]+_[A-Za-z0-9_]+\b|\b_+[A-Za-z0-9_]+\b"
     r"|\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"
     r"|\b[A-Za-z_][A-Za-z0-9_]*(?=\(\))"
+)
+# How a task or a commit subject opens says what kind of change it is, not what it changes:
+# "fix" matched FixedCompletions and fixed_strings (14 of hono's 30 commit tasks start with
+# it). Dropped: a conventional-commit type before `:` or `(scope):` (the scope stays: it names
+# the area, `fix(etag):`) and a leading "fix" verb.
+_CHANGE_KIND = re.compile(
+    r"\s*(?:(?:fix|feat|chore|refactor|docs|test|perf|build|ci|style|revert)"
+    r"(?:\(([^)]*)\))?!?:\s*)?(?:fix(?:e[sd]|ing)?\b)?",
+    re.IGNORECASE,
 )
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$"
@@ -92,6 +102,15 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path) or _HELPER_PATH.search(path))
 
 
+def task_words(task: str) -> str:
+    """The task without the words that only say it is a change (`fix(etag): ...` -> `etag ...`)."""
+    m = _CHANGE_KIND.match(task)
+    if m is None or not m.end():
+        return task
+    rest = f"{m.group(1) or ''} {task[m.end() :]}".strip()
+    return rest or task  # a task of those words alone ("fix") keeps them
+
+
 def named_identifiers(task: str) -> list[str]:
     """The identifiers a task writes out, last part of a dotted name, lowercased."""
     out = []
@@ -116,6 +135,7 @@ def search_code(
 
     if idx.empty or files <= 0:
         return []
+    query = task_words(query)
     q = terms(query)
     unit = idx.lex.score(q, k1=K1)
     named = named_identifiers(query)
@@ -125,6 +145,16 @@ def search_code(
         unit[np.array(named_units, dtype=np.int64)] += NAMED_BONUS * best
     if linked and best > 0:
         unit[np.array(linked, dtype=np.int64)] += LINK_BONUS * best
+    # test code inside a source file (a Rust `mod tests`) weighs as a test file does, so the
+    # file ranks by its own code, not by the tests that call it (a test file's own tests are
+    # weighed once, with the file, below)
+    in_source = [
+        u
+        for u in np.flatnonzero(idx.test & (unit > 0)).tolist()
+        if not is_test_path(idx.files[int(idx.file_of[u])])
+    ]
+    if in_source:
+        unit[np.array(in_source, dtype=np.int64)] *= TEST_PRIOR
     file_of = idx.file_of.astype(np.int64)
     fscore = _file_scores(unit, file_of, len(idx.files))
     # only scored files are asked whether they are tests: a path regex per file of a large

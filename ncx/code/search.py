@@ -115,8 +115,8 @@ def combined(
     docs_only = dataclasses.replace(filters, kinds=kinds - {"code"})
     hits = searcher.search(query, k=k, filters=docs_only) if want_docs else []
     code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
-    if not want_docs:
-        return [code.hit_json(h, explain=explain) for h in code_hits]
+    if not want_docs:  # k results: each of the k files' best definition
+        return [code.hit_json(h, explain=explain) for h in best_per_file(code_hits)]
 
     def doc_json(h: Any) -> dict[str, Any]:
         out = searcher.hit_json(h, explain=explain)

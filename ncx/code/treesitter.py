@@ -9,11 +9,12 @@ credited to the innermost open symbol, comment and string leaves give it words.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ncx.code.model import CodeFile, Symbol
-from ncx.code.text import MAX_DEPTH, MAX_DOC, MAX_TEXT, collapse, first_paragraph, one_line
+from ncx.code.text import MAX_DEPTH, MAX_DOC, MAX_TEXT, collapse, one_line
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -29,6 +30,11 @@ class Grammar:
     bound_values: frozenset[str] = frozenset()
     # blocks that only name what their members belong to (Rust's `impl Pool { ... }`)
     scopes: frozenset[str] = frozenset()
+    # what may stand between a doc comment and its item (Rust's `#[derive(..)]`, `#[inline]`)
+    attributes: frozenset[str] = frozenset()
+    # an attribute that makes the item it wears test code (Rust's `#[test]`, `#[cfg(test)]`)
+    test_attribute: re.Pattern[bytes] | None = None
+    test_modules: frozenset[str] = frozenset()  # `mod tests`
 
 
 _JS_DEFS = {
@@ -77,6 +83,13 @@ GRAMMARS: dict[str, Grammar] = {
         },
         imports=frozenset({"use_declaration"}),
         scopes=frozenset({"impl_item"}),
+        attributes=frozenset({"attribute_item"}),
+        # `#[test]`, `#[tokio::test]`, `#[cfg(test)]`, `#[cfg(all(test, unix))]`; not
+        # `#[test_case(..)]`'s helpers, nor `#[cfg(not(test))]`
+        test_attribute=re.compile(
+            rb"#\[\s*(?:(?:[A-Za-z_]\w*::)*test\s*[\](]|cfg\s*\(\s*(?:all\s*\(\s*)?test\b)"
+        ),
+        test_modules=frozenset({"tests", "test"}),
     ),
     "java": Grammar(
         defs={
@@ -141,6 +154,7 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
             "depth": 0,
         }
     ]
+    tests = [False]  # each symbol's: test code (what a test holds is test code too)
     imports: dict[str, None] = {}
     stack: list[tuple[Node, int, str]] = [(tree.root_node, 0, "")]
     while stack:
@@ -180,6 +194,7 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
                     "depth": depth + 1,
                 }
             )
+            tests.append(tests[owner] or _is_test(grammar, node, name, source))
             owner, prefix = len(syms) - 1, qual
             # the name itself is defined here, not used
             stack.extend((c, owner, prefix) for c in reversed(node.children) if c != name_node)
@@ -200,16 +215,19 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
             syms[owner]["text"].append(_text(source, node)[:200])
             continue
         stack.extend((c, owner, prefix) for c in reversed(node.children))
-    return CodeFile(language, n_lines, tuple(imports), tuple(_symbols(syms, source, n_lines)))
+    symbols = tuple(_symbols(language, syms, tests, source, n_lines))
+    return CodeFile(language, n_lines, tuple(imports), symbols)
 
 
-def _symbols(syms: list[dict[str, Any]], source: bytes, n_lines: int) -> list[Symbol]:
+def _symbols(
+    language: str, syms: list[dict[str, Any]], tests: list[bool], source: bytes, n_lines: int
+) -> list[Symbol]:
     out = []
     for i, s in enumerate(syms):
         node = s["node"]
         text = collapse(_strip_comment(" ".join(s["text"])))[:MAX_TEXT]
         if i == 0:
-            doc = _module_doc(node, source)
+            doc = _module_doc(language, node, source)
             out.append(
                 Symbol("", "", "module", 1, max(1, n_lines), "", doc, tuple(s["uses"]), text)
             )
@@ -222,12 +240,30 @@ def _symbols(syms: list[dict[str, Any]], source: bytes, n_lines: int) -> list[Sy
                 start=node.start_point[0] + 1,
                 end=node.end_point[0] + 1,
                 signature=_signature(node, source),
-                doc=_leading_comment(node, source),
+                doc=_leading_comment(node, source, GRAMMARS[language]),
                 uses=tuple(s["uses"]),
                 text=text,
+                test=tests[i],
             )
         )
     return out
+
+
+def _is_test(grammar: Grammar, node: Node, name: str, source: bytes) -> bool:
+    """Whether a definition is test code by what it wears (`#[test]`, `#[cfg(test)]` above
+    it) or what it is named (`mod tests`)."""
+    if grammar.test_attribute is None:
+        return False
+    if node.type == "mod_item" and name in grammar.test_modules:
+        return True
+    prev = node.prev_sibling
+    while prev is not None and (prev.type in grammar.attributes or prev.type in _COMMENTS):
+        if prev.type in grammar.attributes and grammar.test_attribute.match(
+            source, prev.start_byte, prev.end_byte
+        ):
+            return True
+        prev = prev.prev_sibling
+    return False
 
 
 def _text(source: bytes, node: Node) -> str:
@@ -258,17 +294,48 @@ def _signature(node: Node, source: bytes) -> str:
         # `const f = (x) => ...`: the head runs to the arrow function's body
         body = value.child_by_field_name("body")
         end = body.start_byte if body is not None else value.end_byte
-        return one_line(source[node.start_byte : end].decode("utf-8", "replace").rstrip(" {=>\n"))
+        return one_line(_head(node, source, end).rstrip(" {=>\n"))
+    if node.type == "type_alias_declaration" and value is not None:
+        # `type Handler = (c: Context) => Response`: the alias is its shape, a line or two
+        shape = collapse(_head(value, source, value.end_byte))
+        if len(shape) > SHAPE_CHARS:
+            shape = shape[: SHAPE_CHARS - 1] + "…"
+        return one_line(f"{_head(node, source, value.start_byte).rstrip(' =')} = {shape}")
     body = None
     for f in _BODY_FIELDS:
         if (body := node.child_by_field_name(f)) is not None:
             break
     end = body.start_byte if body is not None else node.end_byte
-    return one_line(source[node.start_byte : end].decode("utf-8", "replace").rstrip(" {=\n"))
+    return one_line(_head(node, source, end).rstrip(" {=\n"))
 
 
-def _leading_comment(node: Node, source: bytes) -> str:
-    """The comments right above a definition (or above the export/decorator wrapping it)."""
+SHAPE_CHARS = 160  # of a type alias's right-hand side in its signature
+
+
+def _head(node: Node, source: bytes, end: int) -> str:
+    """node's source up to byte `end` with its comments cut out: on one line, the rest of
+    `void setLenient(boolean on) // deprecated` would read as part of the comment."""
+    cuts: list[tuple[int, int]] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.start_byte >= end:
+            continue
+        if n.type in _COMMENTS:
+            cuts.append((n.start_byte, n.end_byte))
+            continue
+        stack.extend(n.children)
+    out, at = [], node.start_byte
+    for a, z in sorted(cuts):
+        out.append(source[at:a])
+        at = z
+    out.append(source[at:end])
+    return b" ".join(out).decode("utf-8", "replace")
+
+
+def _leading_comment(node: Node, source: bytes, grammar: Grammar) -> str:
+    """The comments right above a definition (or above the export/decorator wrapping it),
+    through the attributes between them (`/// doc` then `#[derive(Debug)]` then the item)."""
     at = node
     while at.parent is not None and at.parent.type in (
         "export_statement",
@@ -282,20 +349,66 @@ def _leading_comment(node: Node, source: bytes) -> str:
     got: list[str] = []
     prev = at.prev_sibling
     line = at.start_point[0]
-    while prev is not None and prev.type in _COMMENTS and prev.end_point[0] >= line - 1:
-        got.append(_text(source, prev))
+    while prev is not None and prev.end_point[0] >= line - 1:
+        if prev.type in _COMMENTS and not _inner_doc(source, prev):
+            got.append(_text(source, prev).rstrip("\n"))
+        elif prev.type not in grammar.attributes:
+            break
         line = prev.start_point[0]
         prev = prev.prev_sibling
-    if not got:
-        return ""
-    return first_paragraph(_strip_comment("\n".join(reversed(got))))[:MAX_DOC]
+    return _doc_of("\n".join(reversed(got)))
 
 
-def _module_doc(root: Node, source: bytes) -> str:
-    first = root.children[0] if root.children else None
-    if first is None or first.type not in _COMMENTS:
-        return ""
-    return first_paragraph(_strip_comment(_text(source, first)))[:MAX_DOC]
+def _inner_doc(source: bytes, node: Node) -> bool:
+    """A Rust `//!` or `/*! */` comment: the doc of what holds it, not of the next item."""
+    return source[node.start_byte : node.start_byte + 3] in (b"//!", b"/*!")
+
+
+def _module_doc(language: str, root: Node, source: bytes) -> str:
+    """A file's doc: Go's package comment (right above `package x`, not the license header
+    at the top), Rust's inner docs (`//!`), else the file's first comment, or the one of its
+    leading comments that TSDoc/JSDoc tags as the file's (`@packageDocumentation`)."""
+    kids = root.children
+    if language == "go":
+        clause = next((c for c in kids if c.type == "package_clause"), None)
+        return _leading_comment(clause, source, GRAMMARS[language]) if clause else ""
+    leading = []
+    for c in kids:
+        if c.type in _COMMENTS:
+            leading.append(c)
+        elif c.type not in ("attribute_item", "inner_attribute_item"):
+            break
+    if language == "rust":
+        inner = [_text(source, c).rstrip("\n") for c in leading if _inner_doc(source, c)]
+        return _doc_of("\n".join(inner))
+    texts = [_text(source, c) for c in leading]
+    tagged = [t for t in texts if _FILE_TAG.search(t)]
+    return _doc_of((tagged or texts or [""])[0])
+
+
+# TSDoc/JSDoc tags that mark a comment as the file's own doc
+_FILE_TAG = re.compile(r"@(?:packageDocumentation|module|file|fileoverview|overview)\b")
+_BLOCK_TAG = re.compile(r"@[A-Za-z]")
+_TAG_WITH_PROSE = re.compile(r"@[\w-]+\s+\S+\s+\S")  # `@deprecated use x`, not `@module a`
+
+
+def _doc_of(comment: str) -> str:
+    """A doc comment's summary: its first paragraph of prose. Tag lines (`@module`,
+    `@param x the x`, `@returns`) are not prose: skipped before it, and one ends it; a doc
+    of tags alone keeps its first tag that says something (`@deprecated use send()`)."""
+    prose: list[str] = []
+    tags: list[str] = []
+    for s in _strip_comment(comment).splitlines():
+        if _BLOCK_TAG.match(s):
+            if prose:
+                break
+            if _TAG_WITH_PROSE.match(s):
+                tags.append(s)
+        elif s:
+            prose.append(s)
+        elif prose:
+            break  # the first paragraph
+    return collapse(" ".join(prose or tags[:1]))[:MAX_DOC]
 
 
 def _strip_comment(text: str) -> str:

@@ -1,0 +1,294 @@
+"""Each language read right: docs through Rust attributes, module docs (Go's package comment,
+Rust's `//!`, TSDoc's file comment), signatures without their comments, TypeScript type
+shapes, Rust tests inside source files; real sources through the readers and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import commit_all, first_sync, ncx, write
+
+from ncx.code.model import Symbol
+from ncx.code.rank import task_words
+from ncx.code.read import read_code
+
+RUST_SEARCHER = b"""//! Line buffers for the searcher.
+//! They grow on demand.
+
+use std::io;
+
+/// A line buffer that grows when a line is longer than its capacity.
+///
+/// Details the summary leaves out.
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "serde", derive(Serialize))]
+pub struct LineBuffer {
+    capacity: usize,
+}
+
+/** Make an empty buffer. */
+#[inline]
+pub fn new_buffer() -> LineBuffer {
+    LineBuffer { capacity: 0 }
+}
+
+impl LineBuffer {
+    /// Double the capacity,
+    /// at most once per call.
+    #[inline(always)]
+    #[cfg(not(windows))]
+    pub fn grow(&mut self) {
+        self.capacity *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_the_capacity() {
+        let mut b = new_buffer();
+        b.grow();
+    }
+}
+
+#[tokio::test]
+async fn reads_lines_async() {}
+"""
+
+
+def _by_qual(language: str, source: bytes) -> dict[str, Symbol]:
+    f = read_code(language, source)
+    assert not f.error
+    return {s.qualname: s for s in f.symbols}
+
+
+def test_rust_docs_are_kept_through_attributes_and_inner_docs_are_the_module_doc() -> None:
+    by = _by_qual("rust", RUST_SEARCHER)
+    docs = {q: s.doc for q, s in by.items()}
+    assert docs[""] == "Line buffers for the searcher. They grow on demand."
+    assert docs["LineBuffer"] == "A line buffer that grows when a line is longer than its capacity."
+    assert docs["new_buffer"] == "Make an empty buffer."
+    assert docs["LineBuffer.grow"] == "Double the capacity, at most once per call."
+
+
+def test_a_rust_doc_behind_derive_is_searched(repo: Path) -> None:
+    write(repo, "src/lines.rs", RUST_SEARCHER.decode())
+    write(repo, "src/main.rs", 'fn main() {\n    println!("hi");\n}\n')
+    commit_all(repo)
+    out = ncx("retrieve", "--kind", "code", "--json", "buffer longer than its capacity").stdout
+    best = json.loads(out.splitlines()[0])
+    assert (best["source_path"], best["symbol"]) == ("src/lines.rs", "LineBuffer")
+    assert "grows when a line is longer" in best["text"]
+
+
+GO_ROOT = b"""// Copyright 2013-2023 The Cobra Authors
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+
+// Package cobra is a commander providing a simple interface to create powerful
+// modern CLI interfaces.
+package cobra
+
+import "fmt"
+
+// Command is just that, a command for your application.
+type Command struct {
+	Use string
+}
+"""
+
+
+def test_a_go_files_module_doc_is_its_package_comment_not_the_license() -> None:
+    by = _by_qual("go", GO_ROOT)
+    assert by[""].doc == (
+        "Package cobra is a commander providing a simple interface to create powerful "
+        "modern CLI interfaces."
+    )
+    # a comment a blank line above `package` is no package comment
+    detached = GO_ROOT.replace(b"\npackage cobra", b"\n\npackage cobra")
+    assert _by_qual("go", detached)[""].doc == ""
+
+
+TS_ROUTER = b"""/**
+ * @module
+ * Routers match a request's path to its handlers.
+ */
+
+import type { Env } from "./types";
+
+/**
+ * @packageDocumentation
+ */
+
+/**
+ * Match a path against the routes.
+ * @param path the request's path
+ * @returns the handlers and their params
+ */
+export function match(path: string): Handler[] {
+  return [];
+}
+
+/** @deprecated use match() with a method instead */
+export function matchAny(path: string): Handler[] {
+  return match(path);
+}
+
+/** @internal */
+export const ROUTES = 1;
+"""
+
+
+def test_tsdoc_tags_are_not_shown_as_the_doc() -> None:
+    by = _by_qual("typescript", TS_ROUTER)
+    docs = {q: s.doc for q, s in by.items()}
+    assert docs[""] == "Routers match a request's path to its handlers."
+    assert docs["match"] == "Match a path against the routes."
+    assert docs["matchAny"] == "@deprecated use match() with a method instead"
+
+
+JAVA_READER = b"""package com.google.gson.stream;
+
+/** Reads a JSON encoded value as a stream of tokens. */
+public class JsonReader implements Closeable {
+  /** Configures this parser to be liberal in what it accepts. */
+  public final void setLenient(boolean lenient) // deprecated: use setStrictness
+  {
+    this.lenient = lenient;
+  }
+
+  public JsonReader(Reader in, /* the source */ int bufferSize, // in chars
+      boolean strict) {
+    this.in = in;
+  }
+}
+"""
+
+
+def test_a_java_signature_keeps_its_code_not_its_trailing_comment() -> None:
+    by = _by_qual("java", JAVA_READER)
+    lenient = by["JsonReader.setLenient"]
+    assert lenient.signature == "public final void setLenient(boolean lenient)"
+    assert lenient.doc == "Configures this parser to be liberal in what it accepts."
+    ctor = by["JsonReader.JsonReader"]
+    assert ctor.signature == ("public JsonReader(Reader in, int bufferSize, boolean strict)")
+
+
+TS_TYPES = b"""import type { Context } from "./context";
+
+/** What a handler returns. */
+export type HandlerResponse<O> = Response | TypedResponse<O> | Promise<Response | TypedResponse<O>>;
+
+export type Env = {
+  Bindings?: object; // the worker's bindings
+  Variables?: object;
+};
+
+type Handler<E extends Env = any> = (c: Context<E>, next: Next) => HandlerResponse<any>;
+
+type Huge = { a0: string; a1: string; a2: string; a3: string; a4: string; a5: string; a6: string; a7: string; a8: string; a9: string; b0: string; b1: string; b2: string; b3: string; b4: string; b5: string; b6: string };
+"""
+
+
+def test_a_typescript_type_alias_shows_its_shape() -> None:
+    by = _by_qual("typescript", TS_TYPES)
+    sigs = {q: s.signature for q, s in by.items()}
+    assert sigs["HandlerResponse"] == (
+        "type HandlerResponse<O> = Response | TypedResponse<O> | Promise<Response | TypedResponse<O>>"
+    )
+    assert sigs["Env"] == "type Env = { Bindings?: object; Variables?: object; }"
+    assert sigs["Handler"] == (
+        "type Handler<E extends Env = any> = (c: Context<E>, next: Next) => HandlerResponse<any>"
+    )
+    assert sigs["Huge"].startswith("type Huge = { a0: string;") and sigs["Huge"].endswith("…")
+    assert len(sigs["Huge"]) < 180  # a line or two, not the whole type
+
+
+def test_rust_tests_inside_source_files_are_tests() -> None:
+    tests = {q: s.test for q, s in _by_qual("rust", RUST_SEARCHER).items()}
+    assert tests == {
+        "": False,
+        "LineBuffer": False,
+        "new_buffer": False,
+        "LineBuffer.grow": False,
+        "tests": True,
+        "tests.grows_the_capacity": True,
+        "reads_lines_async": True,
+    }
+
+
+def test_a_rust_files_own_tests_rank_as_tests(repo: Path) -> None:
+    write(
+        repo,
+        "src/net.rs",
+        "/// Retry a request with exponential backoff until the timeout.\n"
+        "pub fn retry_request(timeout: Duration) -> Result<()> {\n    Ok(())\n}\n",
+    )
+    write(
+        repo,
+        "src/cli.rs",
+        "/// Parse the command line.\npub fn parse_args() -> Args {\n    Args::default()\n}\n\n"
+        "#[cfg(test)]\nmod tests {\n    use super::*;\n\n"
+        "    /// The retry backoff respects the request timeout.\n"
+        "    #[test]\n    fn retry_request_backoff_respects_the_timeout() {\n"
+        '        assert!(parse_args().retry, "retry with backoff until the timeout");\n    }\n}\n',
+    )
+    commit_all(repo)
+    out = ncx("retrieve", "--kind", "code", "--json", "retry request backoff timeout").stdout
+    files = list(dict.fromkeys(json.loads(x)["source_path"] for x in out.splitlines()))
+    assert files == ["src/net.rs", "src/cli.rs"]
+
+
+def test_retrieve_kind_code_json_prints_at_most_k_lines(repo: Path) -> None:
+    for i in range(4):  # each file with several definitions that match
+        write(
+            repo,
+            f"src/pool{i}.rs",
+            "".join(
+                f"/// Grow the connection pool by {j}.\npub fn grow_pool_{j}() {{}}\n\n"
+                for j in range(4)
+            ),
+        )
+    first_sync(repo)  # (a batch opens the docs index too)
+    for k in ("1", "3"):
+        out = ncx("retrieve", "--kind", "code", "--json", "--k", k, "grow the pool").stdout
+        rows = [json.loads(x) for x in out.splitlines()]
+        assert len(rows) == int(k)
+        assert len({r["source_path"] for r in rows}) == int(k)  # k files, each's best
+    batch = ncx(
+        "retrieve", "--kind", "code", "--batch", input='{"qid": 1, "query": "grow pool", "k": 2}\n'
+    ).stdout
+    assert len(json.loads(batch)["results"]) == 2
+
+
+def test_a_tasks_change_kind_is_not_taken_for_identifiers(repo: Path) -> None:
+    write(
+        repo,
+        "src/completions.ts",
+        "/** Completions whose list never changes. */\n"
+        "export class FixedCompletions {\n"
+        "  fixedStrings(): string[] { return this.fixed_strings; }\n}\n",
+    )
+    write(
+        repo,
+        "src/etag.ts",
+        "/** Compare two entity tags, weakly or strongly. */\n"
+        "export function etagMatches(a: string, b: string, weak: boolean): boolean {\n"
+        "  return a === b;\n}\n",
+    )
+    commit_all(repo)
+    for task in ("fix(etag): compare weak tags", "Fix weak tag comparison", "fix: weak tags"):
+        out = ncx("retrieve", "--kind", "code", "--json", task).stdout
+        files = [json.loads(x)["source_path"] for x in out.splitlines()]
+        assert files == ["src/etag.ts"], task  # "fix" named no file
+    assert task_words("chore(deps)!: bump tokio") == "deps bump tokio"
+    assert task_words("feat: add a router") == "add a router"
+    # only the opening change kind goes: a word that starts like one, or one later, stays
+    assert task_words("fixture loading is slow") == "fixture loading is slow"
+    assert task_words("fixed_strings drops the last") == "fixed_strings drops the last"
+    assert task_words("Add a fix for x") == "Add a fix for x"
+    assert task_words("fix") == "fix"
