@@ -481,3 +481,57 @@ def test_two_same_day_votes_on_two_branches_both_count(tree: Path) -> None:
     assert "usefulness: 0.7" in git(tree, "show", f"HEAD:.neocortex/memories/{mid}.md")
     assert git(tree, "status", "--porcelain") == ""
     ncx("check")
+
+
+# --- Issue 36 (E): a merge or pull that brings a rename runs sync on no gone path --------
+
+
+def test_a_merge_that_brings_a_rename_passes_the_post_merge_hook(tree: Path) -> None:
+    """R15: a branch renames the doc, main edits it; the merge is clean (the driver carries
+    the edit into the renamed chunk file), and the post-merge hook failed with "no such doc"
+    for the gone path, naming an `ncx sync` that found nothing to do."""
+    git(tree, "checkout", "-q", "-b", "feature")
+    git(tree, "mv", "docs/ops.md", "docs/operations.md")
+    assert commit(tree, "rename").returncode != 0
+    git(tree, "add", "-A")
+    assert commit(tree, "rename").returncode == 0
+    git(tree, "checkout", "-q", "main")
+    edit(tree, f"{SEC} Deploy.", "Deploy only from the release branch. " * 10)
+    git(tree, "add", "docs/ops.md")
+    assert commit(tree, "edit").returncode != 0
+    git(tree, "add", "-A")
+    assert commit(tree, "edit").returncode == 0
+    merged = run_git(tree, "merge", "--no-edit", "feature")
+    assert merged.returncode == 0, merged.stdout
+    assert "no such doc" not in merged.stdout and "Failed" not in merged.stdout, merged.stdout
+    assert "release branch" in (tree / ".neocortex/chunks/docs/operations.md").read_text()
+    assert git(tree, "status", "--porcelain") == ""
+    assert "nothing written" in ncx("sync").stderr
+    ncx("check")
+
+
+def test_a_teammate_with_ignorecase_pulls_a_case_only_rename(tree: Path, tmp_path: Path) -> None:
+    """R14: the author's case-only rename converges; a teammate whose clone has
+    core.ignorecase=true pulls it, and the post-merge hook failed with "no such doc"."""
+    origin = tmp_path / "origin.git"
+    git(tree, "clone", "-q", "--bare", str(tree), str(origin))
+    clones = []
+    for name in ("author", "mate"):
+        clone = tmp_path / name
+        git(tree, "clone", "-q", "-c", "core.ignorecase=true", str(origin), str(clone))
+        install(clone)
+        clones.append(clone)
+    author, mate = clones
+    ncx("sync", cwd=mate)  # the teammate has used ncx here before
+    git(author, "mv", "docs/ops.md", "docs/Ops.md")
+    out = commit(author, "case")
+    assert out.returncode != 0
+    run_named(author, out.stdout)
+    assert commit(author, "case").returncode == 0
+    git(author, "push", "-q", "origin", "main")
+    pulled = run_git(mate, "pull", "-q", "--no-rebase", "origin", "main")
+    assert pulled.returncode == 0, pulled.stdout
+    assert "no such doc" not in pulled.stdout and "Failed" not in pulled.stdout, pulled.stdout
+    assert git(mate, "status", "--porcelain") == ""
+    assert "nothing written" in ncx("sync", cwd=mate).stderr
+    ncx("check", cwd=mate)

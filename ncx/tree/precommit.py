@@ -351,8 +351,15 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     else:
         tracked = set(repo.tracked_files(root, sorted(scope.docs)))
         live_files = {doc_chunk_file(d) for d in tracked}
-        # A removed doc's chunk file is removed only when no live doc owns the same file.
-        gone = {d for d in scope.changed_docs - tracked if doc_chunk_file(d) not in live_files}
+        # A removed doc's chunk file is removed only when no live doc owns the same file,
+        # and a removed doc is named to sync only while its chunk file is here: a merge that
+        # brings a rename moved that file already (R15), and sync takes a path that names
+        # nothing for a typo (issue 36).
+        gone = {
+            d
+            for d in scope.changed_docs - tracked
+            if doc_chunk_file(d) not in live_files and _left_behind(root, d, live_files)
+        }
         paths = sorted(tracked | gone)
         if not paths and not scope.memories and not votes:
             return 0
@@ -397,6 +404,21 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     elif report.problems:
         say("ncx: fix the docs above, then run `ncx sync`")
     return 1 if report.changed or report.problems or pairs else 0
+
+
+def _left_behind(root: Path, doc: str, live_files: set[str]) -> bool:
+    """Whether a removed doc's chunk file is still in the working tree as a file of its own:
+    not moved away with a rename, and not a live doc's file under another case of its name
+    (a case-only rename on a case-insensitive file system, where both names are one file)."""
+    path = root / doc_chunk_file(doc)
+    if not os.path.isfile(path):
+        return False
+    lower = doc_chunk_file(doc).lower()
+    for live in live_files:
+        if live.lower() == lower and os.path.isfile(root / live):
+            if os.path.samefile(path, root / live):
+                return False
+    return True
 
 
 def _foreign_docs(root: Path, cfg: Config, docs: Sequence[str]) -> list[str]:
