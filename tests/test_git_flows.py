@@ -535,3 +535,65 @@ def test_a_teammate_with_ignorecase_pulls_a_case_only_rename(tree: Path, tmp_pat
     assert git(mate, "status", "--porcelain") == ""
     assert "nothing written" in ncx("sync", cwd=mate).stderr
     ncx("check", cwd=mate)
+
+
+# --- Issue 36 (D): two branches switch to two different models, then merge --------------
+
+
+def _take_ours(path: Path) -> None:
+    """Resolve git's conflict markers in `path` by hand, this side's lines kept."""
+    keep, side = [], None
+    for line in path.read_text().splitlines(keepends=True):
+        if line.startswith("<<<<<<< "):
+            side = "ours"
+        elif line.startswith("=======") and side == "ours":
+            side = "theirs"
+        elif line.startswith(">>>>>>> ") and side == "theirs":
+            side = None
+        elif side != "theirs":
+            keep.append(line)
+    path.write_text("".join(keep))
+
+
+def test_two_branches_that_switch_to_two_models_merge_without_a_loop(
+    tree: Path, other_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """f25b: both branches run `ncx model use`, each to another model; the merge leaves git's
+    markers in the memories (their derived `vec:` line). The sync hook called them a YAML
+    error and named only `git add -A .neocortex`, which changed nothing however often run."""
+    from conftest import build_tiny_model
+
+    third = build_tiny_model(tmp_path / "third-model", seed=2)
+    mid = ncx("memory", "add", "The deploy job retries three times before it pages").stdout.strip()
+    commit_all(tree, "memory")
+    monkeypatch.delenv("NCX_EMBEDDING_MODEL")  # the manifest's model, as in a real clone
+    git(tree, "checkout", "-q", "-b", "switch")
+    ncx("model", "use", str(other_model))
+    commit_all(tree, "switch to other")
+    git(tree, "checkout", "-q", "main")
+    ncx("model", "use", str(third))
+    commit_all(tree, "switch to third")
+    assert run_git(tree, "merge", "--no-edit", "switch").returncode != 0
+    md = tree / f".neocortex/memories/{mid}.md"
+    assert "<<<<<<< " in md.read_text()
+    git(tree, "checkout", "--theirs", ".neocortex/manifest.json")
+    git(tree, "add", "-A")
+    first = commit(tree, "merge")
+    assert first.returncode != 0
+    assert f"{mid}.md: has merge-conflict markers: resolve them by hand" in first.stdout, (
+        first.stdout
+    )
+    assert "frontmatter does not parse" not in first.stdout, first.stdout
+    # What ends it is named: the markers by hand, then one command.
+    ending = re.search(r"then `(ncx sync --reembed && git add [^`]*)`", first.stdout)
+    assert ending is not None, first.stdout
+    again = commit(tree, "merge")  # the loop: nothing changes until the markers go
+    assert again.returncode != 0 and ending.group(1) in again.stdout
+    _take_ours(md)
+    done = subprocess.run(ending.group(1), shell=True, cwd=tree, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    last = commit(tree, "merge")
+    assert last.returncode == 0, last.stdout
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")
+    assert "nothing written" in ncx("sync").stderr

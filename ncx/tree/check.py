@@ -90,7 +90,11 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
         try:
             meta, _ = read_unit(md)
         except NcxError as exc:
-            problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}"))
+            if has_markers(read_regular(md)):
+                # (a merge of two sides' `vec:` lines: markers, not a YAML error to fix)
+                problems.append(Problem(rel, _MARKED))
+            else:
+                problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}"))
             continue
         problems.extend(_memory_problems(md, rel, meta))
         problems.extend(_retrieval_problems(root, md, rel, "memory", dim))
@@ -156,8 +160,10 @@ def _why_stale(root: Path, rel: str, dim: int) -> str:
         data = read_regular(root / rel)
     except OSError:
         return f"stale: differs from what `ncx sync` would write; {fix}"
+    if has_markers(data) and rel.startswith(f"{NCX_DIR}/{MEMORIES}/"):
+        return _MARKED
     if has_markers(data):
-        return f"has merge-conflict markers; {fix} (a memory: resolve it by hand first)"
+        return f"has merge-conflict markers; {fix}"
     if rel.endswith(".npy"):  # a memory's is named by its .md (_unit_of)
         return f"is a vector of the older one-file-per-chunk format; {fix} (it removes it)"
     if not rel.startswith(f"{NCX_DIR}/{MEMORIES}/"):
@@ -173,6 +179,12 @@ def _why_stale(root: Path, rel: str, dim: int) -> str:
     except NcxError as exc:
         return f"{exc.message}; {exc.hint or 'fix or delete it'}"
     return f"stale: differs from what `ncx sync` would write; {fix}"
+
+
+_MARKED = (
+    "has merge-conflict markers: resolve them by hand, then `ncx sync` (`ncx sync --reembed` "
+    "after a merge of two branches that switched models)"
+)
 
 
 def _foreign_problems(

@@ -96,31 +96,61 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     verdict = verify(root, cfg, None if scope.everything else scope)
     if not verdict.findings:
         return 0
-    stale = verdict.stale_docs()
+    stale = sorted({f.doc for f in verdict.findings if f.doc is not None and f.syncable})
     # Docs the commit changes get their chunks from their staged text. Chunks staged
     # without their doc are not overwritten: the doc's unstaged edit is what they follow.
     fixable = [d for d in stale if d in scope.changed_docs or scope.everything]
+    # Another model's vectors (a merge of a branch that switched models) match their
+    # text's hash, so a plain sync keeps them: those docs are re-embedded, as the
+    # post-merge hook does (naming `git add` for them looped, issue 36 f25b).
+    foreign = sorted({f.doc for f in verdict.findings if f.doc is not None and f.reembed})
     memories = any(f.syncable and f.doc is None for f in verdict.findings)
     written: list[str] = []
     removed: list[str] = []
-    if fixable or memories:
+    said = set(verdict.marked)  # memories the verdict names (sync's word on them is the same)
+    if fixable or memories or foreign:
+        from ncx.tree.sync import secret_warnings
+
         # Absolute paths: sync reads user paths relative to the cwd (a subdirectory here).
-        paths = [str(root / d) for d in fixable] or [str(root / NCX_DIR / "memories")]
-        report = sync(root, cfg, paths=paths, staged=True)
-        written, removed = report.written, report.removed
+        runs = []
+        if fixable or memories:
+            paths = [str(root / d) for d in fixable] or [str(root / NCX_DIR / "memories")]
+            runs.append(sync(root, cfg, paths=paths, staged=True))
+        if foreign:
+            paths = [str(root / d) for d in foreign]
+            runs.append(sync(root, cfg, paths=paths, staged=True, reembed=True))
+        for report in runs:
+            written = sorted(set(written) | set(report.written))
+            removed = sorted(set(removed) | set(report.removed))
         summarise(
             [f"ncx: wrote {p}" for p in written] + [f"ncx: removed {p}" for p in removed], out
         )
-        for exc in report.problems:
-            say(exc.report())
-        from ncx.tree.sync import secret_warnings
-
-        for line in secret_warnings(report):
-            say(line)
+        for report in runs:
+            for exc in report.problems:
+                if exc.path not in said:
+                    said.add(exc.path or "")
+                    say(exc.report())
+            for line in secret_warnings(report):
+                say(line)
     # What sync just rewrote is not repeated; the rest (chunks staged without their doc,
     # broken docs, secrets in memories, unresolved conflicts) is printed as found.
-    rest = [f for f in verdict.findings if not (f.syncable and (f.doc in fixable or f.doc is None))]
+    rest = [
+        f
+        for f in verdict.findings
+        if not (f.syncable and (f.doc in fixable or f.doc is None))
+        and not (f.reembed and f.doc in foreign)
+    ]
     summarise([str(f) for f in rest], out)
+    if verdict.marked:
+        # Nothing a hook writes ends this: a commit retried as it is fails again. Named:
+        # the step by hand, then the one command (issue 36, f25b).
+        say(
+            f"ncx: {len(verdict.marked)} memory file(s) hold git's conflict markers; resolve "
+            f"them by hand (keep one side's lines), then `{verdict.after_markers} && git add "
+            f"-A {NCX_DIR}`, then commit again"
+        )
+        return 1
+    fixable = sorted(set(fixable) | set(foreign))
     if fixable or (memories and not rest):
         what = (
             f"{len(written) + len(removed)} file(s) written under {NCX_DIR}/ for the staged docs"

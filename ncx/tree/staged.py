@@ -60,6 +60,7 @@ class Finding:
     message: str
     doc: str | None = None  # the doc whose chunk files are wrong; None for memories
     syncable: bool = False  # `ncx sync` makes it right (stale units, not broken docs)
+    reembed: bool = False  # `ncx sync --reembed` makes it right (another model's vectors)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -85,6 +86,10 @@ class Verdict:
     findings: list[Finding] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)  # docs in the index that were checked
     units: int = 0  # chunk and memory files checked
+    # Memories holding git's conflict markers, and the command that ends it once they are
+    # resolved by hand (`ncx sync --reembed` where the merge mixes two models' vectors).
+    marked: list[str] = field(default_factory=list)
+    after_markers: str = "ncx sync"
 
     def stale_docs(self) -> list[str]:
         return sorted({f.doc for f in self.findings if f.doc is not None})
@@ -305,7 +310,7 @@ def _foreign_findings(
     except NcxError:
         return []  # a model that does not load is its own finding (_model_problem)
     return [
-        Finding(rel, foreign_message(doc), doc, False)
+        Finding(rel, foreign_message(doc), doc, False, reembed=True)
         for rel, doc in foreign_files(files, embedder, dim)
     ]
 
@@ -461,7 +466,40 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
         )
     for m in sorted(memories):
         _check_memory(m, index, blobs, npy_vec, verdict)
+    if verdict.marked:
+        # A memory's vector and `vec:` line are derived: when the sides of the merge had
+        # two models (f25b: both switched), the side kept by hand may hold either model's
+        # vector, so only a re-embed ends it; said here, so the hooks name one ending.
+        mixed = any(f.reembed for f in verdict.findings) or (
+            tree is None and _merge_mixes_models(root)
+        )
+        verdict.after_markers = "ncx sync --reembed" if mixed else "ncx sync"
+        verdict.findings.extend(
+            Finding(
+                p,
+                "has merge-conflict markers: resolve them by hand, then "
+                f"`{verdict.after_markers}` and stage it",
+            )
+            for p in verdict.marked
+        )
     return verdict
+
+
+def _merge_mixes_models(root: Path) -> bool:
+    """Whether the merge being concluded joins two sides whose manifests name two models."""
+    if not _merging(root):
+        return False
+    import json
+
+    models = []
+    for rev in ("HEAD", "MERGE_HEAD"):
+        raw = repo.git(root, "cat-file", "blob", f"{rev}:{_MANIFEST}", check=False)
+        try:
+            model = json.loads(raw or b"{}").get("model") or {}
+        except (ValueError, AttributeError):
+            return True  # not a manifest this ncx reads: take the safe ending
+        models.append((model.get("id"), model.get("sha256"), model.get("dim")))
+    return models[0] != models[1]
 
 
 def _siblings(root: Path, docs: Iterable[str], tree: str | None) -> list[str]:
@@ -600,12 +638,7 @@ def _check_memory(
     verdict.units += 1
     data = blobs.get(md.oid, b"")
     if has_markers(data):
-        add(
-            Finding(
-                md_path,
-                "has merge-conflict markers: resolve them by hand, then `ncx sync` and stage it",
-            )
-        )
+        verdict.marked.append(md_path)  # the finding, with its ending: `verify`
         return
     try:
         text = decode_source(data, path=md_path)
