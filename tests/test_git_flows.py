@@ -304,7 +304,9 @@ def test_init_in_an_autocrlf_clone_changes_nothing(tree: Path, tmp_path: Path) -
 # --- Item 5: a stale main, pushed by a clone without hooks -------------------------------
 
 
-def test_pre_push_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
+def stale_base(tree: Path, tmp_path: Path) -> None:
+    """A teammate without hooks pushes a doc edit with stale chunks to main; `tree` (with
+    pre-push installed too) fetches it and starts `feature` from it."""
     origin = tmp_path / "origin.git"
     git(tree, "clone", "-q", "--bare", str(tree), str(origin))
     git(tree, "remote", "add", "origin", str(origin))
@@ -322,15 +324,87 @@ def test_pre_push_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
     )
     git(tree, "fetch", "-q", "origin")
     git(tree, "checkout", "-q", "-b", "feature", "origin/main")
+
+
+# The one command pre-push names, which ends in the commit a push needs (issue 36).
+PUSH_FIX = re.compile(r"`(ncx sync [^`]*&& git commit -m 'ncx sync')`")
+
+
+def run_push_fix(root: Path, out: str) -> str:
+    found = PUSH_FIX.findall(out)
+    assert found, out
+    proc = subprocess.run(found[-1], shell=True, cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{found[-1]}\n{proc.stdout}{proc.stderr}"
+    return str(found[-1])
+
+
+def test_pre_push_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
+    stale_base(tree, tmp_path)
     write(tree, "src/app.py", "x = 1\n")
     git(tree, "add", "src/app.py")
-    assert commit(tree, "code").returncode == 0
+    assert commit(tree, "code").returncode == 0  # a code-only commit: no look at the base
     push = run_git(tree, "push", "origin", "feature")  # pre-push: the range is "code"
     assert push.returncode != 0, push.stdout
     assert f"{CHUNK}: " in push.stdout
-    ncx("sync")  # what the check says to do
-    commit_all(tree, "ncx sync")
+    run_push_fix(tree, push.stdout)  # the one command it names, commit included
+    assert git(tree, "status", "--porcelain") == ""
     assert run_git(tree, "push", "origin", "feature").returncode == 0
+
+
+def test_check_since_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
+    """f64: `check --since` trusted its base, so a teammate's hook-less doc edit there
+    passed it (and `review`), though `ncx status` said 1 stale."""
+    stale_base(tree, tmp_path)
+    write(tree, "src/app.py", "x = 1\n")
+    commit_all(tree, "code")
+    since = ncx("check", "--since", "origin/main", ok=False)
+    said = since.stdout + since.stderr
+    assert since.returncode == 1, said
+    assert f"{CHUNK}: " in said and "made without the ncx hooks" in said, said
+    assert "ncx sync docs/ops.md && git add" in said, said
+
+
+def test_a_doc_commit_on_a_stale_base_brings_it_in_step(tree: Path, tmp_path: Path) -> None:
+    """f64: the commit hooks passed a doc commit on a base whose other doc was stale."""
+    stale_base(tree, tmp_path)
+    write(tree, "docs/other.md", doc("Alerts"))
+    git(tree, "add", "docs/other.md")
+    first = commit(tree, "other doc")
+    assert first.returncode != 0
+    assert "docs/ops.md: its chunk files were stale before this commit" in first.stdout
+    assert f"ncx: wrote {CHUNK}" in first.stdout, first.stdout
+    run_named(tree, first.stdout)
+    done = commit(tree, "other doc")
+    assert done.returncode == 0, done.stdout
+    assert "release branch" in git(tree, "show", f"HEAD:{CHUNK}")
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")
+    assert run_git(tree, "push", "origin", "feature").returncode == 0
+
+
+def test_pre_push_names_the_commit_a_push_needs(tree: Path, tmp_path: Path) -> None:
+    """c17: a `--no-verify` doc commit on a branch; the push stopped naming `ncx sync`
+    and a `git add`, but not the commit a push needs."""
+    origin = tmp_path / "origin.git"
+    git(tree, "clone", "-q", "--bare", str(tree), str(origin))
+    git(tree, "remote", "add", "origin", str(origin))
+    subprocess.run(
+        [PRE_COMMIT, "install", "--hook-type", "pre-push"],
+        cwd=tree,
+        check=True,
+        capture_output=True,
+    )
+    git(tree, "checkout", "-q", "-b", "feature")
+    edit(tree, f"{SEC} Monitor.", "Monitor the queue depth, not the CPU. " * 10)
+    git(tree, "commit", "-q", "--no-verify", "-am", "doc, no hooks")
+    push = run_git(tree, "push", "origin", "feature")
+    assert push.returncode != 0, push.stdout
+    cmd = run_push_fix(tree, push.stdout)
+    assert cmd.startswith("ncx sync docs/ops.md && git add "), cmd
+    assert git(tree, "status", "--porcelain") == ""
+    assert "queue depth" in git(tree, "show", f"HEAD:{CHUNK}")
+    done = run_git(tree, "push", "origin", "feature")
+    assert done.returncode == 0, done.stdout
 
 
 # --- Item 6: `git am` of a doc-only patch ------------------------------------------------

@@ -18,7 +18,15 @@ from ncx import repo
 from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import MANIFEST, NCX_DIR, doc_chunk_file
-from ncx.tree.staged import Change, Finding, changes, scope_here, staged_changes
+from ncx.tree.staged import (
+    Change,
+    Finding,
+    Scope,
+    Verdict,
+    changes,
+    scope_here,
+    staged_changes,
+)
 
 Say = Callable[[str], None]
 # More lines than this and a hook prints the first few and a count instead of all of them.
@@ -94,12 +102,21 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     from ncx.tree.sync import sync
 
     verdict = verify(root, cfg, None if scope.everything else scope)
+    based = {} if scope.everything else _stale_base(root, cfg, scope, verdict)
     if not verdict.findings:
         return 0
     stale = sorted({f.doc for f in verdict.findings if f.doc is not None and f.syncable})
     # Docs the commit changes get their chunks from their staged text. Chunks staged
     # without their doc are not overwritten: the doc's unstaged edit is what they follow.
-    fixable = [d for d in stale if d in scope.changed_docs or scope.everything]
+    # A doc whose chunk files were stale in HEAD already (a commit without the hooks) is
+    # the commit's to fix: nothing else would before the push.
+    fixable = [d for d in stale if d in scope.changed_docs or scope.everything or d in based]
+    for d in sorted(set(fixable) & set(based)):
+        say(
+            f"ncx: {d}: its chunk files were stale before this commit (commit "
+            f"{based[d][:12]} changed it without them: made without the ncx hooks?); "
+            "this commit brings them in step"
+        )
     # Another model's vectors (a merge of a branch that switched models) match their
     # text's hash, so a plain sync keeps them: those docs are re-embedded, as the
     # post-merge hook does (naming `git add` for them looped, issue 36 f25b).
@@ -283,14 +300,17 @@ def hook_check(
             # A range check trusts its base, as each commit's hook trusted its parent; a
             # base pushed by a clone without hooks breaks that (issue 31 item 5). A push is
             # rare enough for the whole tree (sync's state file makes it ~1 s after a first
-            # run): what the range found and what the tree holds, each said once.
+            # run): what the range found and what the tree holds, each file said once.
             from ncx.tree.check import check_tree
 
-            seen = {str(f) for f in found}
-            found += [p for p in check_tree(root, cfg) if str(p) not in seen]
+            seen = {f.path for f in found if isinstance(f, Finding)}
+            found += [p for p in check_tree(root, cfg) if p.path not in seen]
         summarise([str(f) for f in found], out)
         if found:
             say(f"ncx: {len(found)} problem(s) in what {span[1][:12]} changed since {span[0][:12]}")
+            if (fix := _commit_fix(root, found)) is not None:
+                # A push needs a commit: named whole, one command (issue 36).
+                say(f"ncx: to make the chunk files follow the docs and commit them: `{fix}`")
         return 1 if found else 0
     if staged:
         scope = scope_here(root, staged_changes(root))
@@ -315,7 +335,26 @@ def hook_check(
     summarise([str(p) for p in findings], out)
     if findings:
         say(f"ncx: {len(findings)} problem(s) in {where}")
+        if pushing and (fix := _commit_fix(root, findings)) is not None:
+            # (a new branch's push: no remote side to take a range from)
+            say(f"ncx: to make the chunk files follow the docs and commit them: `{fix}`")
     return 1 if findings else 0
+
+
+def _commit_fix(root: Path, found: Sequence[Finding | object]) -> str | None:
+    """The one command that ends what `ncx sync` fixes among a range's (and the tree's)
+    findings, with the commit; None when sync fixes none of them."""
+    from ncx.tree.check import Problem
+    from ncx.tree.staged import sync_and_commit
+
+    docs = {f.doc for f in found if isinstance(f, Finding) and f.doc and f.syncable}
+    docs |= {p.doc for p in found if isinstance(p, Problem) and p.doc and p.syncable}
+    reembed = sorted({f.doc for f in found if isinstance(f, Finding) and f.doc and f.reembed})
+    # A stale unit with no doc to name (a memory): the whole tree.
+    whole = any(isinstance(p, Problem) and p.syncable and not p.doc for p in found)
+    if not (docs or reembed or whole):
+        return None
+    return sync_and_commit(sorted(docs), reembed=reembed, whole=whole, root=root)
 
 
 def _staged_in_working_tree(
@@ -434,6 +473,21 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     elif report.problems:
         say("ncx: fix the docs above, then run `ncx sync`")
     return 1 if report.changed or report.problems or pairs else 0
+
+
+def _stale_base(root: Path, cfg: Config, scope: Scope, verdict: Verdict) -> dict[str, str]:
+    """{doc: commit} for the docs outside `scope` that a recent commit changed without its
+    chunk files and whose staged chunk files do not follow them (ncx.tree.staged
+    .unsynced_docs); their findings are added to `verdict`. Only a commit that touches docs
+    asks (a code-only one never gets here): two git calls, and a verify of what they name."""
+    from ncx.tree.staged import noted, unsynced_docs, verify, with_docs
+
+    unsynced = {d: c for d, c in unsynced_docs(root).items() if d not in scope.docs}
+    if not unsynced:
+        return {}
+    found = noted(verify(root, cfg, with_docs(Scope(), unsynced)), unsynced)
+    verdict.findings.extend(found.findings)
+    return {f.doc: unsynced[f.doc] for f in found.findings if f.doc in unsynced and f.syncable}
 
 
 def _left_behind(root: Path, doc: str, live_files: set[str]) -> bool:
