@@ -671,3 +671,23 @@ def test_two_branches_that_switch_to_two_models_merge_without_a_loop(
     assert git(tree, "status", "--porcelain") == ""
     ncx("check")
     assert "nothing written" in ncx("sync").stderr
+
+
+# --- Issue 36 item 10: an undecodable doc fails the commit that stages it, no later one ---
+
+
+def test_an_undecodable_doc_fails_only_the_commit_that_stages_it(tree: Path) -> None:
+    (tree / "docs/undecodable.rst").write_bytes(b"Bad\n===\n\n\x82 should be undecodable\n")
+    git(tree, "add", "docs/undecodable.rst")
+    first = commit(tree, "bad doc")
+    assert first.returncode != 0
+    assert "docs/undecodable.rst: is not UTF-8" in first.stdout, first.stdout
+    git(tree, "commit", "-q", "--no-verify", "-m", "bad doc, on purpose (a test's input)")
+    assert ncx("sync").returncode == 0  # a run of the whole tree: listed, not failed
+    ncx("check")
+    write(tree, "docs/other.md", doc("Alerts"))
+    git(tree, "add", "docs/other.md")
+    assert commit(tree, "other doc").returncode != 0  # the sync hook's usual write
+    git(tree, "add", "-A")
+    done = commit(tree, "other doc")
+    assert done.returncode == 0, done.stdout

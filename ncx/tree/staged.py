@@ -217,12 +217,19 @@ def with_docs(scope: Scope, docs: Iterable[str]) -> Scope:
 
 
 def noted(verdict: Verdict, unsynced: Mapping[str, str]) -> Verdict:
-    """The verdict, each finding on an unsynced doc saying which commit left it so."""
-    for i, f in enumerate(verdict.findings):
+    """The verdict, each finding on an unsynced doc saying which commit left it so. What is
+    wrong with such a doc itself (bytes that are not text, bad frontmatter) is dropped: it
+    fails the run that changed the doc, not every later one (decisions.md §41)."""
+    kept = []
+    for f in verdict.findings:
+        if f.doc is None and f.path in unsynced:
+            continue
         if f.doc is not None and f.doc in unsynced:
             what, sep, fix = f.message.partition("; ")
             note = f" (commit {unsynced[f.doc][:12]} changed it alone: made without the ncx hooks?)"
-            verdict.findings[i] = replace(f, message=what + note + sep + fix)
+            f = replace(f, message=what + note + sep + fix)
+        kept.append(f)
+    verdict.findings = kept
     return verdict
 
 

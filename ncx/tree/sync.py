@@ -20,7 +20,7 @@ from typing import Any
 from ncx import repo
 from ncx.config import Config
 from ncx.embedder import Embedder, StaticEmbedder, check_tree_model, load_tree_model, model_mismatch
-from ncx.errors import BadSource, NcxError
+from ncx.errors import BadSource, NcxError, Unreadable
 from ncx.layout import (
     FORMAT_VERSION,
     chunk_file_paths,
@@ -440,6 +440,13 @@ def _sync(
     planned: list[tuple[str, Compared]] = []
     written_by: dict[str, str] = {}  # a planned chunk file -> its doc
     for (path, _data, _meta, rel_file, _incl), compared in zip(jobs, chunked, strict=True):
+        if isinstance(compared, Unreadable) and not paths and not staged:
+            # Bytes that are not text (sphinx's deliberately undecodable test doc): a run of
+            # the whole tree lists it as not indexed and passes; the run that changed it
+            # (the commit hook, `ncx sync` naming it) fails on it (decisions.md §41).
+            hint = f"; {compared.hint}" if compared.hint else ""
+            report.skipped.append((path, f"{compared.message}: not indexed{hint}"))
+            continue
         if isinstance(compared, NcxError):
             report.problems.append(compared)
             continue
