@@ -590,3 +590,13 @@ def test_an_undecodable_doc_is_skipped_by_a_full_sync_and_fails_a_run_naming_it(
     assert "docs/undecodable.rst" in {s["path"] for s in status["skipped"]}
     named = ncx("sync", "docs/undecodable.rst", ok=False)
     assert named.returncode == 1 and "docs/undecodable.rst: is not UTF-8" in named.stderr
+
+
+def test_the_fixture_rule_names_fixture_folders_and_nothing_else() -> None:
+    from ncx.sources import fixture_reason
+
+    fixtures = ["tests/roots/test-warnings/undecodable.rst", "Tests/Roots/x.md", "a/Fixtures/b.md"]
+    fixtures += ["test/fixture/c.md", "pkg/testdata/p.md", "src/__snapshots__/o.md"]
+    docs = ["docs/roots/x.md", "tests/README.md", "fixtures.md", "docs/testing.md", "README.md"]
+    assert [p for p in fixtures if fixture_reason(p) is None] == []
+    assert [p for p in docs if fixture_reason(p) is not None] == []
