@@ -40,6 +40,12 @@ class BadSource(NcxError):
     """A source document cannot be read as UTF-8 markdown."""
 
 
+class Unreadable(BadSource):
+    """A source's bytes are not text ncx can decode (not UTF-8, NUL bytes): a full sync
+    lists it as skipped; the run that changed it (the commit hook, a sync naming it) fails
+    (docs/decisions.md §43)."""
+
+
 class ModelMismatch(NcxError):
     """The tree was embedded by another model than the one loaded."""
 

@@ -25,6 +25,8 @@ class Manifest:
     extra: dict[str, Any] = field(default_factory=dict)  # unknown keys, kept on rewrite
     skip_formats: tuple[str, ...] = ()  # source formats switched off (ncx.sources names)
     index_logs: bool = False  # changelogs / release notes indexed too (ncx.sources.log_reason)
+    # docs in test fixture folders indexed too (ncx.sources.fixture_reason)
+    index_fixtures: bool = False
 
     def to_json(self) -> str:
         data: dict[str, Any] = dict(self.extra)
@@ -43,6 +45,7 @@ class Manifest:
                     # their manifest bytes.
                     **({"skip_formats": list(self.skip_formats)} if self.skip_formats else {}),
                     **({"index_logs": True} if self.index_logs else {}),
+                    **({"index_fixtures": True} if self.index_fixtures else {}),
                 },
             }
         )
@@ -100,6 +103,7 @@ def parse_manifest(raw: str, path: Path) -> Manifest:
         exclude = tuple(str(p) for p in data.get("sources", {}).get("exclude", []))
         skip = _skip_formats(data.get("sources", {}).get("skip_formats", []), path)
         index_logs = data.get("sources", {}).get("index_logs", False) is True
+        index_fixtures = data.get("sources", {}).get("index_fixtures", False) is True
     except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise NcxError(
             f"manifest is damaged ({exc})",
@@ -121,6 +125,7 @@ def parse_manifest(raw: str, path: Path) -> Manifest:
         extra=extra,
         skip_formats=skip,
         index_logs=index_logs,
+        index_fixtures=index_fixtures,
     )
 
 

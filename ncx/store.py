@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ncx.errors import BadFrontmatter, BadSource
+from ncx.errors import BadFrontmatter, BadSource, Unreadable
 
 # `vec: <id>` in a unit's frontmatter names the exact bytes of its .npy: the first 16 hex of
 # their git blob id, so a staged or committed vector is checked from `git ls-files -s` alone,
@@ -397,16 +397,16 @@ def decode_source(data: bytes, *, path: Path | str) -> str:
         try:
             text = data.decode(codec)  # (the codec takes the mark off)
         except UnicodeDecodeError:
-            raise BadSource(
+            raise Unreadable(
                 f"starts with a {codec.upper()} byte-order mark but is not valid {codec.upper()}",
                 path=path,
                 hint=f"re-save it as UTF-8 (e.g. `iconv -f {codec} -t utf-8`), or {exclude}",
             ) from None
         if "\x00" in text:
-            raise BadSource("holds NUL characters, not text", path=path, hint=f"{exclude}")
+            raise Unreadable("holds NUL characters, not text", path=path, hint=f"{exclude}")
         return _newlines(text)
     if b"\x00" in data:  # anywhere, not just the first 8 KB: a NUL poisons every consumer
-        raise BadSource(
+        raise Unreadable(
             "looks binary (NUL bytes), not markdown",
             path=path,
             hint=f"if it is text in another encoding, re-save it as UTF-8; else {exclude}",
@@ -415,7 +415,7 @@ def decode_source(data: bytes, *, path: Path | str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise BadSource(
+        raise Unreadable(
             f"is not UTF-8 (bad byte at line {line})",
             path=path,
             hint="re-save it as UTF-8 (e.g. `iconv -f cp1252 -t utf-8`)",

@@ -304,7 +304,9 @@ def test_init_in_an_autocrlf_clone_changes_nothing(tree: Path, tmp_path: Path) -
 # --- Item 5: a stale main, pushed by a clone without hooks -------------------------------
 
 
-def test_pre_push_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
+def stale_base(tree: Path, tmp_path: Path) -> None:
+    """A teammate without hooks pushes a doc edit with stale chunks to main; `tree` (with
+    pre-push installed too) fetches it and starts `feature` from it."""
     origin = tmp_path / "origin.git"
     git(tree, "clone", "-q", "--bare", str(tree), str(origin))
     git(tree, "remote", "add", "origin", str(origin))
@@ -322,15 +324,87 @@ def test_pre_push_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
     )
     git(tree, "fetch", "-q", "origin")
     git(tree, "checkout", "-q", "-b", "feature", "origin/main")
+
+
+# The one command pre-push names, which ends in the commit a push needs (issue 36).
+PUSH_FIX = re.compile(r"`(ncx sync [^`]*&& git commit -m 'ncx sync')`")
+
+
+def run_push_fix(root: Path, out: str) -> str:
+    found = PUSH_FIX.findall(out)
+    assert found, out
+    proc = subprocess.run(found[-1], shell=True, cwd=root, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{found[-1]}\n{proc.stdout}{proc.stderr}"
+    return str(found[-1])
+
+
+def test_pre_push_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
+    stale_base(tree, tmp_path)
     write(tree, "src/app.py", "x = 1\n")
     git(tree, "add", "src/app.py")
-    assert commit(tree, "code").returncode == 0
+    assert commit(tree, "code").returncode == 0  # a code-only commit: no look at the base
     push = run_git(tree, "push", "origin", "feature")  # pre-push: the range is "code"
     assert push.returncode != 0, push.stdout
     assert f"{CHUNK}: " in push.stdout
-    ncx("sync")  # what the check says to do
-    commit_all(tree, "ncx sync")
+    run_push_fix(tree, push.stdout)  # the one command it names, commit included
+    assert git(tree, "status", "--porcelain") == ""
     assert run_git(tree, "push", "origin", "feature").returncode == 0
+
+
+def test_check_since_sees_a_stale_base(tree: Path, tmp_path: Path) -> None:
+    """f64: `check --since` trusted its base, so a teammate's hook-less doc edit there
+    passed it (and `review`), though `ncx status` said 1 stale."""
+    stale_base(tree, tmp_path)
+    write(tree, "src/app.py", "x = 1\n")
+    commit_all(tree, "code")
+    since = ncx("check", "--since", "origin/main", ok=False)
+    said = since.stdout + since.stderr
+    assert since.returncode == 1, said
+    assert f"{CHUNK}: " in said and "made without the ncx hooks" in said, said
+    assert "ncx sync docs/ops.md && git add" in said, said
+
+
+def test_a_doc_commit_on_a_stale_base_brings_it_in_step(tree: Path, tmp_path: Path) -> None:
+    """f64: the commit hooks passed a doc commit on a base whose other doc was stale."""
+    stale_base(tree, tmp_path)
+    write(tree, "docs/other.md", doc("Alerts"))
+    git(tree, "add", "docs/other.md")
+    first = commit(tree, "other doc")
+    assert first.returncode != 0
+    assert "docs/ops.md: its chunk files were stale before this commit" in first.stdout
+    assert f"ncx: wrote {CHUNK}" in first.stdout, first.stdout
+    run_named(tree, first.stdout)
+    done = commit(tree, "other doc")
+    assert done.returncode == 0, done.stdout
+    assert "release branch" in git(tree, "show", f"HEAD:{CHUNK}")
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")
+    assert run_git(tree, "push", "origin", "feature").returncode == 0
+
+
+def test_pre_push_names_the_commit_a_push_needs(tree: Path, tmp_path: Path) -> None:
+    """c17: a `--no-verify` doc commit on a branch; the push stopped naming `ncx sync`
+    and a `git add`, but not the commit a push needs."""
+    origin = tmp_path / "origin.git"
+    git(tree, "clone", "-q", "--bare", str(tree), str(origin))
+    git(tree, "remote", "add", "origin", str(origin))
+    subprocess.run(
+        [PRE_COMMIT, "install", "--hook-type", "pre-push"],
+        cwd=tree,
+        check=True,
+        capture_output=True,
+    )
+    git(tree, "checkout", "-q", "-b", "feature")
+    edit(tree, f"{SEC} Monitor.", "Monitor the queue depth, not the CPU. " * 10)
+    git(tree, "commit", "-q", "--no-verify", "-am", "doc, no hooks")
+    push = run_git(tree, "push", "origin", "feature")
+    assert push.returncode != 0, push.stdout
+    cmd = run_push_fix(tree, push.stdout)
+    assert cmd.startswith("ncx sync docs/ops.md && git add "), cmd
+    assert git(tree, "status", "--porcelain") == ""
+    assert "queue depth" in git(tree, "show", f"HEAD:{CHUNK}")
+    done = run_git(tree, "push", "origin", "feature")
+    assert done.returncode == 0, done.stdout
 
 
 # --- Item 6: `git am` of a doc-only patch ------------------------------------------------
@@ -481,3 +555,139 @@ def test_two_same_day_votes_on_two_branches_both_count(tree: Path) -> None:
     assert "usefulness: 0.7" in git(tree, "show", f"HEAD:.neocortex/memories/{mid}.md")
     assert git(tree, "status", "--porcelain") == ""
     ncx("check")
+
+
+# --- Issue 36 (E): a merge or pull that brings a rename runs sync on no gone path --------
+
+
+def test_a_merge_that_brings_a_rename_passes_the_post_merge_hook(tree: Path) -> None:
+    """R15: a branch renames the doc, main edits it; the merge is clean (the driver carries
+    the edit into the renamed chunk file), and the post-merge hook failed with "no such doc"
+    for the gone path, naming an `ncx sync` that found nothing to do."""
+    git(tree, "checkout", "-q", "-b", "feature")
+    git(tree, "mv", "docs/ops.md", "docs/operations.md")
+    assert commit(tree, "rename").returncode != 0
+    git(tree, "add", "-A")
+    assert commit(tree, "rename").returncode == 0
+    git(tree, "checkout", "-q", "main")
+    edit(tree, f"{SEC} Deploy.", "Deploy only from the release branch. " * 10)
+    git(tree, "add", "docs/ops.md")
+    assert commit(tree, "edit").returncode != 0
+    git(tree, "add", "-A")
+    assert commit(tree, "edit").returncode == 0
+    merged = run_git(tree, "merge", "--no-edit", "feature")
+    assert merged.returncode == 0, merged.stdout
+    assert "no such doc" not in merged.stdout and "Failed" not in merged.stdout, merged.stdout
+    assert "release branch" in (tree / ".neocortex/chunks/docs/operations.md").read_text()
+    assert git(tree, "status", "--porcelain") == ""
+    assert "nothing written" in ncx("sync").stderr
+    ncx("check")
+
+
+def test_a_teammate_with_ignorecase_pulls_a_case_only_rename(tree: Path, tmp_path: Path) -> None:
+    """R14: the author's case-only rename converges; a teammate whose clone has
+    core.ignorecase=true pulls it, and the post-merge hook failed with "no such doc"."""
+    origin = tmp_path / "origin.git"
+    git(tree, "clone", "-q", "--bare", str(tree), str(origin))
+    clones = []
+    for name in ("author", "mate"):
+        clone = tmp_path / name
+        git(tree, "clone", "-q", "-c", "core.ignorecase=true", str(origin), str(clone))
+        install(clone)
+        clones.append(clone)
+    author, mate = clones
+    ncx("sync", cwd=mate)  # the teammate has used ncx here before
+    git(author, "mv", "docs/ops.md", "docs/Ops.md")
+    out = commit(author, "case")
+    assert out.returncode != 0
+    run_named(author, out.stdout)
+    assert commit(author, "case").returncode == 0
+    git(author, "push", "-q", "origin", "main")
+    pulled = run_git(mate, "pull", "-q", "--no-rebase", "origin", "main")
+    assert pulled.returncode == 0, pulled.stdout
+    assert "no such doc" not in pulled.stdout and "Failed" not in pulled.stdout, pulled.stdout
+    assert git(mate, "status", "--porcelain") == ""
+    assert "nothing written" in ncx("sync", cwd=mate).stderr
+    ncx("check", cwd=mate)
+
+
+# --- Issue 36 (D): two branches switch to two different models, then merge --------------
+
+
+def _take_ours(path: Path) -> None:
+    """Resolve git's conflict markers in `path` by hand, this side's lines kept."""
+    keep, side = [], None
+    for line in path.read_text().splitlines(keepends=True):
+        if line.startswith("<<<<<<< "):
+            side = "ours"
+        elif line.startswith("=======") and side == "ours":
+            side = "theirs"
+        elif line.startswith(">>>>>>> ") and side == "theirs":
+            side = None
+        elif side != "theirs":
+            keep.append(line)
+    path.write_text("".join(keep))
+
+
+def test_two_branches_that_switch_to_two_models_merge_without_a_loop(
+    tree: Path, other_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """f25b: both branches run `ncx model use`, each to another model; the merge leaves git's
+    markers in the memories (their derived `vec:` line). The sync hook called them a YAML
+    error and named only `git add -A .neocortex`, which changed nothing however often run."""
+    from conftest import build_tiny_model
+
+    third = build_tiny_model(tmp_path / "third-model", seed=2)
+    mid = ncx("memory", "add", "The deploy job retries three times before it pages").stdout.strip()
+    commit_all(tree, "memory")
+    monkeypatch.delenv("NCX_EMBEDDING_MODEL")  # the manifest's model, as in a real clone
+    git(tree, "checkout", "-q", "-b", "switch")
+    ncx("model", "use", str(other_model))
+    commit_all(tree, "switch to other")
+    git(tree, "checkout", "-q", "main")
+    ncx("model", "use", str(third))
+    commit_all(tree, "switch to third")
+    assert run_git(tree, "merge", "--no-edit", "switch").returncode != 0
+    md = tree / f".neocortex/memories/{mid}.md"
+    assert "<<<<<<< " in md.read_text()
+    git(tree, "checkout", "--theirs", ".neocortex/manifest.json")
+    git(tree, "add", "-A")
+    first = commit(tree, "merge")
+    assert first.returncode != 0
+    assert f"{mid}.md: has merge-conflict markers: resolve them by hand" in first.stdout, (
+        first.stdout
+    )
+    assert "frontmatter does not parse" not in first.stdout, first.stdout
+    # What ends it is named: the markers by hand, then one command.
+    ending = re.search(r"then `(ncx sync --reembed && git add [^`]*)`", first.stdout)
+    assert ending is not None, first.stdout
+    again = commit(tree, "merge")  # the loop: nothing changes until the markers go
+    assert again.returncode != 0 and ending.group(1) in again.stdout
+    _take_ours(md)
+    done = subprocess.run(ending.group(1), shell=True, cwd=tree, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    last = commit(tree, "merge")
+    assert last.returncode == 0, last.stdout
+    assert git(tree, "status", "--porcelain") == ""
+    ncx("check")
+    assert "nothing written" in ncx("sync").stderr
+
+
+# --- Issue 36 item 10: an undecodable doc fails the commit that stages it, no later one ---
+
+
+def test_an_undecodable_doc_fails_only_the_commit_that_stages_it(tree: Path) -> None:
+    (tree / "docs/undecodable.rst").write_bytes(b"Bad\n===\n\n\x82 should be undecodable\n")
+    git(tree, "add", "docs/undecodable.rst")
+    first = commit(tree, "bad doc")
+    assert first.returncode != 0
+    assert "docs/undecodable.rst: is not UTF-8" in first.stdout, first.stdout
+    git(tree, "commit", "-q", "--no-verify", "-m", "bad doc, on purpose (a test's input)")
+    assert ncx("sync").returncode == 0  # a run of the whole tree: listed, not failed
+    ncx("check")
+    write(tree, "docs/other.md", doc("Alerts"))
+    git(tree, "add", "docs/other.md")
+    assert commit(tree, "other doc").returncode != 0  # the sync hook's usual write
+    git(tree, "add", "-A")
+    done = commit(tree, "other doc")
+    assert done.returncode == 0, done.stdout

@@ -10,6 +10,7 @@ plus a map from each view line to the line of the file as stored.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -93,6 +94,7 @@ def list_sources(
         and not is_inside_ncx(p)
         and not is_excluded(p, manifest.exclude)
         and (manifest.index_logs or log_reason(p) is None)
+        and (manifest.index_fixtures or fixture_reason(p) is None)
     ]
 
 
@@ -112,6 +114,32 @@ def log_reason(path: str) -> str | None:
     """Why a doc is not indexed by default: a changelog or release notes (issue 28: 16 of a
     flask frame's items were CHANGES.rst entries)."""
     return LOG_REASON if _LOG_NAME.search(path) else None
+
+
+# A test suite's inputs, not the project's docs (issue 36 item 10: sphinx's tests/roots/ holds
+# 600 fixture docs, one of them undecodable on purpose). A folder named like a fixture folder
+# at any depth, or `roots` right inside a test folder (docs/decisions.md §43).
+_FIXTURE_DIR = re.compile(
+    r"(?:^|/)(?:(?i:fixtures?|__fixtures__|__snapshots__|testdata|test[-_]data)"
+    r"|(?i:(?:tests?|testing)/roots))/"
+)
+FIXTURE_REASON = (
+    "inside a test fixture folder: a test's input, not the project's docs "
+    '(index them with `"index_fixtures": true` under sources in .neocortex/manifest.json)'
+)
+
+
+def fixture_reason(path: str) -> str | None:
+    """Why a doc is not indexed by default: it is a test's fixture (`tests/roots/`,
+    `tests/fixtures/`, `testdata/`...)."""
+    # Asked per folder, remembered: the regex per path was 2.7 ms per 1,000 docs of every
+    # no-op sync; a tree's docs sit in far fewer folders.
+    return _fixture_folder(path.rpartition("/")[0] + "/")
+
+
+@functools.lru_cache(maxsize=65536)
+def _fixture_folder(folder: str) -> str | None:
+    return FIXTURE_REASON if _FIXTURE_DIR.search(folder) else None
 
 
 def is_excluded(path: str, patterns: Iterable[str]) -> bool:

@@ -38,6 +38,8 @@ from ncx.tree.sync import sync
 class Problem:
     path: str
     message: str
+    syncable: bool = False  # a plain `ncx sync` makes it right (a stale unit)
+    doc: str | None = None  # the doc a stale chunk file follows, where one is found
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -90,7 +92,11 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
         try:
             meta, _ = read_unit(md)
         except NcxError as exc:
-            problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}"))
+            if has_markers(read_regular(md)):
+                # (a merge of two sides' `vec:` lines: markers, not a YAML error to fix)
+                problems.append(Problem(rel, _MARKED))
+            else:
+                problems.append(Problem(rel, f"{exc.message}; {exc.hint or 'fix or delete it'}"))
             continue
         problems.extend(_memory_problems(md, rel, meta))
         problems.extend(_retrieval_problems(root, md, rel, "memory", dim))
@@ -108,11 +114,24 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
     for err in report.problems:
         problems.append(Problem(err.path or "?", f"{err.message}; {err.hint or ''}".rstrip("; ")))
     for path in stale:
-        problems.append(Problem(path, _why_stale(root, path, dim)))
+        why = _why_stale(root, path, dim)
+        problems.append(Problem(path, why, why == _STALE, _doc_of(root, path)))
         if not path.startswith(f"{NCX_DIR}/{MEMORIES}/"):
             with contextlib.suppress(OSError):
                 problems.extend(chunk_secret_problems(path, read_regular(root / path)))
     return problems
+
+
+def _doc_of(root: Path, rel: str) -> str | None:
+    """The doc in the working tree whose chunk file `rel` is, when exactly one is (so a
+    fix can name it); None for a memory or a chunk file no doc owns."""
+    from ncx.layout import doc_chunk_file
+    from ncx.tree.staged import docs_of_chunk_file
+
+    found = [
+        d for d in docs_of_chunk_file(rel) if os.path.isfile(root / d) and doc_chunk_file(d) == rel
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def chunk_secret_problems(rel: str, data: bytes) -> list[Problem]:
@@ -155,9 +174,11 @@ def _why_stale(root: Path, rel: str, dim: int) -> str:
     try:
         data = read_regular(root / rel)
     except OSError:
-        return f"stale: differs from what `ncx sync` would write; {fix}"
+        return _STALE
+    if has_markers(data) and rel.startswith(f"{NCX_DIR}/{MEMORIES}/"):
+        return _MARKED
     if has_markers(data):
-        return f"has merge-conflict markers; {fix} (a memory: resolve it by hand first)"
+        return f"has merge-conflict markers; {fix}"
     if rel.endswith(".npy"):  # a memory's is named by its .md (_unit_of)
         return f"is a vector of the older one-file-per-chunk format; {fix} (it removes it)"
     if not rel.startswith(f"{NCX_DIR}/{MEMORIES}/"):
@@ -167,12 +188,19 @@ def _why_stale(root: Path, rel: str, dim: int) -> str:
             return f"{exc.message}; {exc.hint or fix}"
         if found:
             return "; ".join(found) + f"; {fix}"
-        return f"stale: differs from what `ncx sync` would write; {fix}"
+        return _STALE
     try:
         read_unit(root / rel)
     except NcxError as exc:
         return f"{exc.message}; {exc.hint or 'fix or delete it'}"
-    return f"stale: differs from what `ncx sync` would write; {fix}"
+    return _STALE
+
+
+_STALE = "stale: differs from what `ncx sync` would write; run `ncx sync`"
+_MARKED = (
+    "has merge-conflict markers: resolve them by hand, then `ncx sync` (`ncx sync --reembed` "
+    "after a merge of two branches that switched models)"
+)
 
 
 def _foreign_problems(

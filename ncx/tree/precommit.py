@@ -18,7 +18,15 @@ from ncx import repo
 from ncx.config import Config
 from ncx.errors import NcxError
 from ncx.layout import MANIFEST, NCX_DIR, doc_chunk_file
-from ncx.tree.staged import Change, Finding, changes, scope_here, staged_changes
+from ncx.tree.staged import (
+    Change,
+    Finding,
+    Scope,
+    Verdict,
+    changes,
+    scope_here,
+    staged_changes,
+)
 
 Say = Callable[[str], None]
 # More lines than this and a hook prints the first few and a count instead of all of them.
@@ -94,33 +102,72 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
     from ncx.tree.sync import sync
 
     verdict = verify(root, cfg, None if scope.everything else scope)
+    based = {} if scope.everything else _stale_base(root, cfg, scope, verdict)
     if not verdict.findings:
         return 0
-    stale = verdict.stale_docs()
+    stale = sorted({f.doc for f in verdict.findings if f.doc is not None and f.syncable})
     # Docs the commit changes get their chunks from their staged text. Chunks staged
     # without their doc are not overwritten: the doc's unstaged edit is what they follow.
-    fixable = [d for d in stale if d in scope.changed_docs or scope.everything]
+    # A doc whose chunk files were stale in HEAD already (a commit without the hooks) is
+    # the commit's to fix: nothing else would before the push.
+    fixable = [d for d in stale if d in scope.changed_docs or scope.everything or d in based]
+    for d in sorted(set(fixable) & set(based)):
+        say(
+            f"ncx: {d}: its chunk files were stale before this commit (commit "
+            f"{based[d][:12]} changed it without them: made without the ncx hooks?); "
+            "this commit brings them in step"
+        )
+    # Another model's vectors (a merge of a branch that switched models) match their
+    # text's hash, so a plain sync keeps them: those docs are re-embedded, as the
+    # post-merge hook does (naming `git add` for them looped, issue 36 f25b).
+    foreign = sorted({f.doc for f in verdict.findings if f.doc is not None and f.reembed})
     memories = any(f.syncable and f.doc is None for f in verdict.findings)
     written: list[str] = []
     removed: list[str] = []
-    if fixable or memories:
+    said = set(verdict.marked)  # memories the verdict names (sync's word on them is the same)
+    if fixable or memories or foreign:
+        from ncx.tree.sync import secret_warnings
+
         # Absolute paths: sync reads user paths relative to the cwd (a subdirectory here).
-        paths = [str(root / d) for d in fixable] or [str(root / NCX_DIR / "memories")]
-        report = sync(root, cfg, paths=paths, staged=True)
-        written, removed = report.written, report.removed
+        runs = []
+        if fixable or memories:
+            paths = [str(root / d) for d in fixable] or [str(root / NCX_DIR / "memories")]
+            runs.append(sync(root, cfg, paths=paths, staged=True))
+        if foreign:
+            paths = [str(root / d) for d in foreign]
+            runs.append(sync(root, cfg, paths=paths, staged=True, reembed=True))
+        for report in runs:
+            written = sorted(set(written) | set(report.written))
+            removed = sorted(set(removed) | set(report.removed))
         summarise(
             [f"ncx: wrote {p}" for p in written] + [f"ncx: removed {p}" for p in removed], out
         )
-        for exc in report.problems:
-            say(exc.report())
-        from ncx.tree.sync import secret_warnings
-
-        for line in secret_warnings(report):
-            say(line)
+        for report in runs:
+            for exc in report.problems:
+                if exc.path not in said:
+                    said.add(exc.path or "")
+                    say(exc.report())
+            for line in secret_warnings(report):
+                say(line)
     # What sync just rewrote is not repeated; the rest (chunks staged without their doc,
     # broken docs, secrets in memories, unresolved conflicts) is printed as found.
-    rest = [f for f in verdict.findings if not (f.syncable and (f.doc in fixable or f.doc is None))]
+    rest = [
+        f
+        for f in verdict.findings
+        if not (f.syncable and (f.doc in fixable or f.doc is None))
+        and not (f.reembed and f.doc in foreign)
+    ]
     summarise([str(f) for f in rest], out)
+    if verdict.marked:
+        # Nothing a hook writes ends this: a commit retried as it is fails again. Named:
+        # the step by hand, then the one command (issue 36, f25b).
+        say(
+            f"ncx: {len(verdict.marked)} memory file(s) hold git's conflict markers; resolve "
+            f"them by hand (keep one side's lines), then `{verdict.after_markers} && git add "
+            f"-A {NCX_DIR}`, then commit again"
+        )
+        return 1
+    fixable = sorted(set(fixable) | set(foreign))
     if fixable or (memories and not rest):
         what = (
             f"{len(written) + len(removed)} file(s) written under {NCX_DIR}/ for the staged docs"
@@ -253,14 +300,17 @@ def hook_check(
             # A range check trusts its base, as each commit's hook trusted its parent; a
             # base pushed by a clone without hooks breaks that (issue 31 item 5). A push is
             # rare enough for the whole tree (sync's state file makes it ~1 s after a first
-            # run): what the range found and what the tree holds, each said once.
+            # run): what the range found and what the tree holds, each file said once.
             from ncx.tree.check import check_tree
 
-            seen = {str(f) for f in found}
-            found += [p for p in check_tree(root, cfg) if str(p) not in seen]
+            seen = {f.path for f in found if isinstance(f, Finding)}
+            found += [p for p in check_tree(root, cfg) if p.path not in seen]
         summarise([str(f) for f in found], out)
         if found:
             say(f"ncx: {len(found)} problem(s) in what {span[1][:12]} changed since {span[0][:12]}")
+            if (fix := _commit_fix(root, found)) is not None:
+                # A push needs a commit: named whole, one command (issue 36).
+                say(f"ncx: to make the chunk files follow the docs and commit them: `{fix}`")
         return 1 if found else 0
     if staged:
         scope = scope_here(root, staged_changes(root))
@@ -285,7 +335,26 @@ def hook_check(
     summarise([str(p) for p in findings], out)
     if findings:
         say(f"ncx: {len(findings)} problem(s) in {where}")
+        if pushing and (fix := _commit_fix(root, findings)) is not None:
+            # (a new branch's push: no remote side to take a range from)
+            say(f"ncx: to make the chunk files follow the docs and commit them: `{fix}`")
     return 1 if findings else 0
+
+
+def _commit_fix(root: Path, found: Sequence[Finding | object]) -> str | None:
+    """The one command that ends what `ncx sync` fixes among a range's (and the tree's)
+    findings, with the commit; None when sync fixes none of them."""
+    from ncx.tree.check import Problem
+    from ncx.tree.staged import sync_and_commit
+
+    docs = {f.doc for f in found if isinstance(f, Finding) and f.doc and f.syncable}
+    docs |= {p.doc for p in found if isinstance(p, Problem) and p.doc and p.syncable}
+    reembed = sorted({f.doc for f in found if isinstance(f, Finding) and f.doc and f.reembed})
+    # A stale unit with no doc to name (a memory): the whole tree.
+    whole = any(isinstance(p, Problem) and p.syncable and not p.doc for p in found)
+    if not (docs or reembed or whole):
+        return None
+    return sync_and_commit(sorted(docs), reembed=reembed, whole=whole, root=root)
 
 
 def _staged_in_working_tree(
@@ -351,8 +420,15 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     else:
         tracked = set(repo.tracked_files(root, sorted(scope.docs)))
         live_files = {doc_chunk_file(d) for d in tracked}
-        # A removed doc's chunk file is removed only when no live doc owns the same file.
-        gone = {d for d in scope.changed_docs - tracked if doc_chunk_file(d) not in live_files}
+        # A removed doc's chunk file is removed only when no live doc owns the same file,
+        # and a removed doc is named to sync only while its chunk file is here: a merge that
+        # brings a rename moved that file already (R15), and sync takes a path that names
+        # nothing for a typo (issue 36).
+        gone = {
+            d
+            for d in scope.changed_docs - tracked
+            if doc_chunk_file(d) not in live_files and _left_behind(root, d, live_files)
+        }
         paths = sorted(tracked | gone)
         if not paths and not scope.memories and not votes:
             return 0
@@ -397,6 +473,36 @@ def hook_after(root: Path, cfg: Config, say: Say, out: Say, *, base: str, what: 
     elif report.problems:
         say("ncx: fix the docs above, then run `ncx sync`")
     return 1 if report.changed or report.problems or pairs else 0
+
+
+def _stale_base(root: Path, cfg: Config, scope: Scope, verdict: Verdict) -> dict[str, str]:
+    """{doc: commit} for the docs outside `scope` that a recent commit changed without its
+    chunk files and whose staged chunk files do not follow them (ncx.tree.staged
+    .unsynced_docs); their findings are added to `verdict`. Only a commit that touches docs
+    asks (a code-only one never gets here): two git calls, and a verify of what they name."""
+    from ncx.tree.staged import noted, unsynced_docs, verify, with_docs
+
+    unsynced = {d: c for d, c in unsynced_docs(root).items() if d not in scope.docs}
+    if not unsynced:
+        return {}
+    found = noted(verify(root, cfg, with_docs(Scope(), unsynced)), unsynced)
+    verdict.findings.extend(found.findings)
+    return {f.doc: unsynced[f.doc] for f in found.findings if f.doc in unsynced and f.syncable}
+
+
+def _left_behind(root: Path, doc: str, live_files: set[str]) -> bool:
+    """Whether a removed doc's chunk file is still in the working tree as a file of its own:
+    not moved away with a rename, and not a live doc's file under another case of its name
+    (a case-only rename on a case-insensitive file system, where both names are one file)."""
+    path = root / doc_chunk_file(doc)
+    if not os.path.isfile(path):
+        return False
+    lower = doc_chunk_file(doc).lower()
+    for live in live_files:
+        if live.lower() == lower and os.path.isfile(root / live):
+            if os.path.samefile(path, root / live):
+                return False
+    return True
 
 
 def _foreign_docs(root: Path, cfg: Config, docs: Sequence[str]) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,7 @@ class Finding:
     message: str
     doc: str | None = None  # the doc whose chunk files are wrong; None for memories
     syncable: bool = False  # `ncx sync` makes it right (stale units, not broken docs)
+    reembed: bool = False  # `ncx sync --reembed` makes it right (another model's vectors)
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -85,6 +86,10 @@ class Verdict:
     findings: list[Finding] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)  # docs in the index that were checked
     units: int = 0  # chunk and memory files checked
+    # Memories holding git's conflict markers, and the command that ends it once they are
+    # resolved by hand (`ncx sync --reembed` where the merge mixes two models' vectors).
+    marked: list[str] = field(default_factory=list)
+    after_markers: str = "ncx sync"
 
     def stale_docs(self) -> list[str]:
         return sorted({f.doc for f in self.findings if f.doc is not None})
@@ -131,13 +136,101 @@ def verify_range(root: Path, cfg: Config, base: str, head: str = "HEAD") -> Verd
             "fetch-depth: 0), or check the whole tree with `ncx check`",
         )
     scope = scope_here(root, changes(root, f"{base}...{head}"))
-    if scope.empty or not repo.git(
+    if not repo.git(
         root, "rev-parse", "--verify", "--quiet", f"{head}:{NCX_DIR}/{MANIFEST}", check=False
     ):
-        # Nothing of ncx changed, or `head` is from before ncx was set up (no manifest in
-        # it): nothing to judge.
-        return Verdict()
-    return verify(root, cfg, None if scope.everything else scope, tree=head)
+        return Verdict()  # `head` is from before ncx was set up: nothing to judge
+    if scope.everything:
+        return verify(root, cfg, None, tree=head)
+    # The base is trusted, but a commit in it made without the hooks (a teammate's doc
+    # edit, pushed as it was) is not what any hook judged: the docs recent commits changed
+    # without their chunk files are judged too (issue 36, f64).
+    unsynced = {d: c for d, c in unsynced_docs(root, head).items() if d not in scope.docs}
+    if scope.empty and not unsynced:
+        return Verdict()  # nothing of ncx changed
+    scope = with_docs(scope, unsynced)
+    return noted(verify(root, cfg, scope, tree=head), unsynced)
+
+
+# How far back the hooks and `check --since` look for a commit that changed a doc without
+# its chunk file (docs/decisions.md §42): the last commits of HEAD's history, not counting
+# merges. Older ones are left to pre-push's whole-tree check and CI's `ncx check`.
+UNSYNCED_WINDOW = 100
+
+
+def unsynced_docs(root: Path, rev: str = "HEAD") -> dict[str, str]:
+    """{doc: the newest commit that changed it} for the docs that one of the last
+    UNSYNCED_WINDOW commits of `rev` changed without changing its chunk file: candidates
+    for a stale base (a clone without the hooks), judged by `verify`. Two git calls,
+    O(window), whatever the tree's size."""
+    from ncx import suffixes
+
+    revs = repo.git(
+        root, "rev-list", "--no-merges", f"--max-count={UNSYNCED_WINDOW}", rev, check=False
+    )
+    if not revs.strip():
+        return {}
+    specs = [*suffixes.pathspecs(*suffixes.BY_FORMAT), f"{NCX_DIR}/{CHUNKS}/", _MANIFEST]
+    raw = repo.git(
+        root,
+        "diff-tree",
+        "--stdin",
+        "--root",
+        "-r",
+        "--name-only",
+        "-z",
+        "--",
+        *specs,
+        input=revs,
+        check=False,
+    )
+    found: dict[str, str] = {}
+    commit, paths = "", set[str]()
+
+    def close() -> None:
+        for p in sorted(paths):
+            if not is_inside_ncx(p) and doc_chunk_file(p) not in paths:
+                found.setdefault(p, commit)  # (newest first: rev-list's order)
+
+    for part in raw.decode("utf-8", "surrogateescape").split("\0"):
+        if _COMMIT_ID.fullmatch(part):
+            close()
+            if _MANIFEST in paths:
+                # The tree was set up or rebuilt whole here (`ncx init`, a model switch):
+                # older commits are not the base's story (a project's history before
+                # ncx changed every doc without chunk files).
+                return found
+            commit, paths = part, set()
+        elif part:
+            paths.add(part)
+    close()
+    return found
+
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def with_docs(scope: Scope, docs: Iterable[str]) -> Scope:
+    """`scope` with these docs in it, each judged as one the change made."""
+    more = frozenset(docs)
+    return replace(scope, docs=scope.docs | more, changed_docs=scope.changed_docs | more)
+
+
+def noted(verdict: Verdict, unsynced: Mapping[str, str]) -> Verdict:
+    """The verdict, each finding on an unsynced doc saying which commit left it so. What is
+    wrong with such a doc itself (bytes that are not text, bad frontmatter) is dropped: it
+    fails the run that changed the doc, not every later one (decisions.md §43)."""
+    kept = []
+    for f in verdict.findings:
+        if f.doc is None and f.path in unsynced:
+            continue
+        if f.doc is not None and f.doc in unsynced:
+            what, sep, fix = f.message.partition("; ")
+            note = f" (commit {unsynced[f.doc][:12]} changed it alone: made without the ncx hooks?)"
+            f = replace(f, message=what + note + sep + fix)
+        kept.append(f)
+    verdict.findings = kept
+    return verdict
 
 
 def scope_of(
@@ -192,6 +285,13 @@ def scope_here(root: Path, found: Iterable[Change]) -> Scope:
     from ncx.tree.includefiles import load_included_by
 
     return scope_of(found, load_included_by(root))
+
+
+def docs_of_chunk_file(rel: str) -> list[str]:
+    """The docs whose chunk file `rel` (under .neocortex/chunks/, a `.md`) may be."""
+    if not (rel.startswith(_CHUNKS) and rel.endswith(".md")):
+        return []
+    return _docs_of_folder(rel[len(_CHUNKS) : -3])
 
 
 def _docs_of_folder(folder: str) -> list[str]:
@@ -305,7 +405,7 @@ def _foreign_findings(
     except NcxError:
         return []  # a model that does not load is its own finding (_model_problem)
     return [
-        Finding(rel, foreign_message(doc), doc, False)
+        Finding(rel, foreign_message(doc), doc, False, reembed=True)
         for rel, doc in foreign_files(files, embedder, dim)
     ]
 
@@ -416,7 +516,7 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
         if expected is None:
             continue  # the doc itself is broken: reported; its chunks are left as they are
         verdict.units += len(expected)
-        how = _how(d, d in changed)
+        how = _how(d, d in changed, tree)
         entry = index.get(rel)
         if entry is None:
             if expected:
@@ -461,7 +561,40 @@ def verify(root: Path, cfg: Config, scope: Scope | None, *, tree: str | None = N
         )
     for m in sorted(memories):
         _check_memory(m, index, blobs, npy_vec, verdict)
+    if verdict.marked:
+        # A memory's vector and `vec:` line are derived: when the sides of the merge had
+        # two models (f25b: both switched), the side kept by hand may hold either model's
+        # vector, so only a re-embed ends it; said here, so the hooks name one ending.
+        mixed = any(f.reembed for f in verdict.findings) or (
+            tree is None and _merge_mixes_models(root)
+        )
+        verdict.after_markers = "ncx sync --reembed" if mixed else "ncx sync"
+        verdict.findings.extend(
+            Finding(
+                p,
+                "has merge-conflict markers: resolve them by hand, then "
+                f"`{verdict.after_markers}` and stage it",
+            )
+            for p in verdict.marked
+        )
     return verdict
+
+
+def _merge_mixes_models(root: Path) -> bool:
+    """Whether the merge being concluded joins two sides whose manifests name two models."""
+    if not _merging(root):
+        return False
+    import json
+
+    models = []
+    for rev in ("HEAD", "MERGE_HEAD"):
+        raw = repo.git(root, "cat-file", "blob", f"{rev}:{_MANIFEST}", check=False)
+        try:
+            model = json.loads(raw or b"{}").get("model") or {}
+        except (ValueError, AttributeError):
+            return True  # not a manifest this ncx reads: take the safe ending
+        models.append((model.get("id"), model.get("sha256"), model.get("dim")))
+    return models[0] != models[1]
 
 
 def _siblings(root: Path, docs: Iterable[str], tree: str | None) -> list[str]:
@@ -538,13 +671,45 @@ def _manifest_at(root: Path, tree: str) -> Manifest:
     return parse_manifest(raw.decode("utf-8", "replace"), root / _MANIFEST)
 
 
-def _how(doc: str, changed: bool) -> str:
+def _how(doc: str, changed: bool, tree: str | None = None) -> str:
+    if tree is not None:
+        # A commit's (a range's, pre-push's) chunk files: what ends it is a commit, named
+        # whole, so a push has one command to run (issue 36).
+        return f"run `{sync_and_commit([doc])}`"
     if changed:
         return f"run `ncx sync {doc}`, then stage the doc and .neocortex: `git add {doc} {NCX_DIR}`"
     return (
         f"the commit changes {doc}'s chunk files but not {doc}: stage the doc too "
         f"(`git add {doc}`), or `ncx sync {doc}` and `git add {doc} {NCX_DIR}`"
     )
+
+
+def sync_and_commit(
+    docs: Sequence[str],
+    *,
+    reembed: Sequence[str] = (),
+    whole: bool = False,
+    root: Path | None = None,
+) -> str:
+    """The one command that makes `.neocortex/` follow these docs and commits it (for a
+    push or a branch: a committed tree is what they judge). `whole`: every doc (`ncx sync`
+    of the tree, `git add -A .neocortex`). With `root`, a doc that is gone from the working
+    tree is not named to `git add` (git refuses a path that matches nothing)."""
+    import shlex
+
+    steps = []
+    plain = [] if whole else [d for d in docs if d not in set(reembed)]
+    if whole:
+        steps.append("ncx sync")
+    elif plain:
+        steps.append("ncx sync " + " ".join(shlex.quote(d) for d in plain))
+    if reembed:
+        steps.append("ncx sync --reembed " + " ".join(shlex.quote(d) for d in reembed))
+    named = sorted(d for d in set(plain) | set(reembed) if root is None or (root / d).exists())
+    quoted = " ".join(shlex.quote(d) for d in named)
+    short = not whole and 0 < len(named) <= 5 and len(quoted) <= 120
+    steps.append(f"git add -- {quoted} {NCX_DIR}" if short else f"git add -A {NCX_DIR}")
+    return " && ".join([*steps, "git commit -m 'ncx sync'"])
 
 
 def _gone_doc(rel: str, changed: frozenset[str]) -> str:
@@ -600,12 +765,7 @@ def _check_memory(
     verdict.units += 1
     data = blobs.get(md.oid, b"")
     if has_markers(data):
-        add(
-            Finding(
-                md_path,
-                "has merge-conflict markers: resolve them by hand, then `ncx sync` and stage it",
-            )
-        )
+        verdict.marked.append(md_path)  # the finding, with its ending: `verify`
         return
     try:
         text = decode_source(data, path=md_path)

@@ -20,7 +20,7 @@ from typing import Any
 from ncx import repo
 from ncx.config import Config
 from ncx.embedder import Embedder, StaticEmbedder, check_tree_model, load_tree_model, model_mismatch
-from ncx.errors import BadSource, NcxError
+from ncx.errors import BadSource, NcxError, Unreadable
 from ncx.layout import (
     FORMAT_VERSION,
     chunk_file_paths,
@@ -37,6 +37,7 @@ from ncx.sources import format_of, list_sources
 from ncx.store import (
     blob_vec,
     dump_frontmatter,
+    has_markers,
     is_temp,
     lf,
     read_chunk_file,
@@ -439,6 +440,13 @@ def _sync(
     planned: list[tuple[str, Compared]] = []
     written_by: dict[str, str] = {}  # a planned chunk file -> its doc
     for (path, _data, _meta, rel_file, _incl), compared in zip(jobs, chunked, strict=True):
+        if isinstance(compared, Unreadable) and not paths and not staged:
+            # Bytes that are not text (sphinx's deliberately undecodable test doc): a run of
+            # the whole tree lists it as not indexed and passes; the run that changed it
+            # (the commit hook, `ncx sync` naming it) fails on it (decisions.md §43).
+            hint = f"; {compared.hint}" if compared.hint else ""
+            report.skipped.append((path, f"{compared.message}: not indexed{hint}"))
+            continue
         if isinstance(compared, NcxError):
             report.problems.append(compared)
             continue
@@ -771,17 +779,13 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
         try:
             meta, body = read_unit(md)
         except NcxError as exc:
-            report.problems.append(exc)
+            # Markers in the frontmatter (a merge of two sides' `vec:` lines) break its
+            # YAML: said as what they are, not as a YAML error to fix (issue 36, f25b).
+            report.problems.append(_marked(root, md) if _has_markers(md) else exc)
             continue
         if "\n<<<<<<< " in "\n" + body or "\n>>>>>>> " in "\n" + body:
             # Embedding both sides of a merge would serve a learning nobody wrote.
-            report.problems.append(
-                NcxError(
-                    "holds merge-conflict markers; not re-embedded",
-                    path=md.relative_to(root).as_posix(),
-                    hint="resolve the merge in the file, then run `ncx sync`",
-                )
-            )
+            report.problems.append(_marked(root, md))
             continue
         digest = memory_hash(body)
         vector = read_or_none(md.with_suffix(".npy"))
@@ -806,6 +810,20 @@ def _plan_memories(out: _Out, *, force: bool) -> list[_Pending]:
         if not npy.with_suffix(".md").exists():
             out.remove(npy)
     return pending
+
+
+def _has_markers(md: Path) -> bool:
+    data = read_or_none(md)
+    return data is not None and has_markers(data)
+
+
+def _marked(root: Path, md: Path) -> NcxError:
+    return NcxError(
+        "has merge-conflict markers: resolve them by hand; not re-embedded",
+        path=md.relative_to(root).as_posix(),
+        hint="keep one side's lines, then run `ncx sync` (`ncx sync --reembed` after a merge "
+        "of two branches that switched models)",
+    )
 
 
 def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
