@@ -34,11 +34,14 @@ AT_LISTING = "code/at-listing"  # a commit's own list, in a folder `--at REV` ma
 
 def listing(root: Path) -> list[Source]:
     """The tracked source files, sorted by path, with the blob id of their current content."""
-    from ncx.paths import cache_folder
+    from ncx.paths import read_cache
 
-    fixed = cache_folder(root) / AT_LISTING
-    if fixed.is_file():  # a commit's files (ncx.eval.at): its blobs, no work tree to ask
-        return _sources(fixed.read_bytes(), root, work_tree=False)
+    try:
+        fixed = read_cache(root, AT_LISTING)  # (a link in its place is no listing)
+    except OSError:
+        fixed = None
+    if fixed is not None:  # a commit's files (ncx.eval.at): its blobs, no work tree to ask
+        return _sources(fixed, root, work_tree=False)
     return _sources(repo.git(root, "ls-files", "-s", "-z", "--", *PATHSPECS), root, work_tree=True)
 
 
