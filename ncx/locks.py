@@ -47,7 +47,9 @@ def exclusive(root: Path, name: str = "memories") -> Iterator[None]:
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        f = open(folder / f"{name}.lock", "a+b")  # noqa: SIM115 - closed in finally
+        from ncx.store import open_lock
+
+        f = open_lock(folder / f"{name}.lock")  # (a link in its place: replaced, not followed)
     except OSError:
         yield  # a read-only or odd tree: work unlocked rather than refuse to work
         return

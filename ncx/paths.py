@@ -208,14 +208,89 @@ def check_write(root: Path, path: Path) -> None:
         )
 
 
-def cache_folder(root: Path) -> Path:
-    """`.neocortex/cache/`, refused (UnsafePath) when it resolves outside `.neocortex/`: git
-    ignores `cache/` only as a folder, so a committed link named `cache` would otherwise have
-    the index, the sync state and the lock files written (a `.lock` truncated) wherever it
-    points."""
-    folder = root / NCX_DIR / "cache"
-    check_write(root, folder / "index.npz")
-    return folder
+CACHE_LINK_HINT = (
+    "delete it (`rm -r PATH`, and `git rm -r --cached PATH` if git tracks it, then commit): "
+    "the cache is untracked and derived, and ncx makes its folders itself"
+)
+
+
+def cache_folder(root: Path, sub: str = "") -> Path:
+    """`.neocortex/cache/` or the folder `sub` below it (`code`, `at`, `at/<tree>`), refused
+    (UnsafePath) when it or any folder on its way is a symlink or not a folder (as
+    check_write refuses a linked `.neocortex/`). git ignores the cache's files, but a link
+    committed with `git add -f` is checked out in every clone: `cache -> x`, `cache/code -> x`
+    or `cache/at -> x` would otherwise have the code index, a lock file or a whole commit's
+    files written wherever it points. A folder not there yet is fine: ncx makes it real."""
+    check_write(root, root / NCX_DIR / "x")
+    rel = f"{NCX_DIR}/cache/{sub}/x" if sub else f"{NCX_DIR}/cache/x"
+    parts = PurePosixPath(rel).parts[:-1]
+    here = root
+    for part in parts:
+        here = here / part
+        if os.path.islink(here) or (os.path.lexists(here) and not os.path.isdir(here)):
+            what = "a symlink" if os.path.islink(here) else "not a folder"
+            shown = here.relative_to(root).as_posix()
+            raise UnsafePath(
+                f"is {what}; ncx writes its cache only into real folders it makes",
+                path=here,
+                hint=CACHE_LINK_HINT.replace("PATH", shown),
+            )
+        if not os.path.lexists(here):
+            break
+    return root / NCX_DIR / "cache" / sub if sub else root / NCX_DIR / "cache"
+
+
+def cache_file(root: Path, rel: str) -> Path:
+    """The cache file `rel` (`index.npz`, `code/index.npz`), every folder on its way checked
+    by cache_folder. The file itself may be anything: it is read with read_cache and written
+    by rename (write_atomic), and neither follows a link in its place."""
+    folder, _, name = rel.rpartition("/")
+    return cache_folder(root, folder) / name
+
+
+def read_cache(root: Path, rel: str) -> bytes:
+    """The bytes of cache file `rel`: its folders checked (cache_folder), the file opened
+    without following a link (a committed `cache/x.json -> /dev/zero` or `-> ~/.ssh/id_rsa`
+    reads as missing, an OSError, and the next write replaces it) and only when regular
+    (never waiting on a FIFO)."""
+    from ncx.store import read_regular
+
+    return read_regular(cache_file(root, rel), follow=False)
+
+
+def read_repo_file(root: Path, path: Path | str, *, limit: int, what: str) -> bytes:
+    """The bytes of a file a user or a commit names inside the repository (a questions file),
+    by the docs' rule: inside the repository, not a symlink that leaves it, leads into
+    `.git/` or to a git-ignored file, a regular file (never a FIFO or a device, which would
+    block or never end) and at most `limit` bytes, refused by its size before it is read.
+    FileNotFoundError when it is missing; UnsafePath or BadSource naming it otherwise."""
+    from ncx.errors import BadSource
+    from ncx.store import NotRegular, open_regular
+
+    rel = lexical_rel(root, os.fspath(path))
+    if rel == "." or (why := rel_problem(rel)) is not None:
+        raise UnsafePath(why or "is the repository itself", path=path, hint=f"give {what}")
+    bad = read_problem(root, rel, ignored_targets(root, [rel]))
+    if bad is not None:
+        linked = Links(root).has_link(rel)
+        fix = f"give {what} itself, not a link to it" if linked else f"give {what}: a plain file"
+        raise UnsafePath(bad, path=path, hint=fix)
+    try:
+        with open_regular(root / rel) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > limit:
+                raise BadSource(
+                    f"is {size:,} bytes, over the {limit:,}-byte limit",
+                    path=path,
+                    hint=f"keep {what} under {limit:,} bytes",
+                )
+            return f.read(limit + 1)  # (a file growing as it is read stops here)
+    except NotRegular:
+        raise BadSource(
+            "is not a regular file (a FIFO or a device?)",
+            path=path,
+            hint=f"give {what}: a plain file",
+        ) from None
 
 
 _MEM_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")

@@ -434,12 +434,16 @@ class NotRegular(OSError):
     """A path that is a FIFO, socket, device or folder where a file was expected."""
 
 
-def open_regular(path: Path | str) -> BinaryIO:
+def open_regular(path: Path | str, *, follow: bool = True) -> BinaryIO:
     """A regular file opened for reading; NotRegular for anything else. Opened without
     blocking and checked on the open descriptor: a tracked doc, or a unit file under
     .neocortex/, replaced by a FIFO (between a stat and the open, too) must never hang
-    sync, check or retrieve waiting for a writer."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    sync, check or retrieve waiting for a writer. `follow=False`: a symlink in its place is
+    an OSError (ELOOP), not its target (files ncx writes itself, such as the cache's)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket?)", str(path))
@@ -449,10 +453,31 @@ def open_regular(path: Path | str) -> BinaryIO:
         raise
 
 
-def read_regular(path: Path | str) -> bytes:
+def read_regular(path: Path | str, *, follow: bool = True) -> bytes:
     """The bytes of a regular file (open_regular)."""
-    with open_regular(path) as f:
+    with open_regular(path, follow=follow) as f:
         return f.read()
+
+
+def open_lock(path: Path | str) -> BinaryIO:
+    """A lock file (to flock) opened for writing, made when missing and never truncated. A
+    symlink in its place (a committed `.neocortex/cache/.lock -> ~/.bashrc`) is removed and
+    a real file made: opening it through the link made its target (or truncated it)."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        os.unlink(path)
+        fd = os.open(path, flags, 0o666)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket?)", str(path))
+        return os.fdopen(fd, "r+b")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_unit(path: Path) -> tuple[dict[str, Any], str]:
@@ -555,10 +580,11 @@ def stale_temp(path: Path) -> bool:
     return False
 
 
-def write_if_changed(path: Path, data: bytes, *, mode: int = 0o666) -> bool:
-    """Atomically write `data` unless the file already holds exactly these bytes."""
+def write_if_changed(path: Path, data: bytes, *, mode: int = 0o666, follow: bool = True) -> bool:
+    """Atomically write `data` unless the file already holds exactly these bytes (`follow=False`:
+    a link in its place is replaced, its target never read)."""
     try:
-        if read_regular(path) == data:  # (a FIFO in its place is replaced, not waited on)
+        if read_regular(path, follow=follow) == data:  # (a FIFO is replaced, not waited on)
             return False
     except OSError:
         pass

@@ -336,5 +336,5 @@ def test_suggest_proposes_headings_and_memories_that_pass(repo: Path) -> None:
 def test_a_bad_questions_file_names_the_question_and_the_fix(repo: Path) -> None:
     _tree(repo, "questions:\n  - id: a\n    expect:\n      - doc: x.md\n")
     bad = ncx("eval", ok=False)
-    assert bad.returncode == 1 and "question 1: `ask:`" in bad.stderr
+    assert bad.returncode == 1 and "question 1 (a): `ask:`" in bad.stderr
     assert "docs/formats.md" in bad.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -67,9 +68,13 @@ def eval_command(
     from ncx.eval.spec import EVALS_PATH, load_evals
 
     path = file if file is not None else root / EVALS_PATH
-    if if_present and not path.is_file():
-        return
-    evals = load_evals(path)
+    if if_present and not os.path.lexists(path):
+        return  # (a link, a FIFO in its place is there: load_evals names what is wrong)
+    evals = load_evals(root, path)
+    if since is not None:
+        from ncx.eval.at import resolve
+
+        resolve(root, since, "--since")  # a bad BASE is named before the questions are asked
     now = evaluate_worktree(root, cfg, evals)
     base = ask_commit(root, cfg, evals, since) if since is not None else None
     if as_json:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ncx.code.model import CodeFile, Symbol
 from ncx.code.scope import READ_REASONS
 from ncx.code.store import Source, code_listing, listing
-from ncx.paths import cache_folder
+from ncx.paths import cache_file
 from ncx.query.lexical import add_saturated, path_words, terms
 from ncx.store import open_regular
 
@@ -236,7 +236,6 @@ class CodeScope:
 def code_scope(root: Path) -> CodeScope:
     """The listing's left-out files, and those the saved index left out when it read them
     (too large, minified) where it is the index of this listing. Parses nothing."""
-    import zipfile
 
     import numpy as np
 
@@ -245,21 +244,21 @@ def code_scope(root: Path) -> CodeScope:
     left = dict(got.left_out)
     built = False
     try:
-        with open_regular(cache_folder(root) / INDEX_FILE) as f, np.load(f) as z:
+        with open_regular(cache_file(root, INDEX_FILE), follow=False) as f, np.load(f) as z:
             meta = json.loads(z["meta"].tobytes())
         if meta.get("key") == key:
             built = True
             for path, note in zip(meta["files"], meta["notes"], strict=True):
                 if note:
                     left[path] = note
-    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+    except _CORRUPT:
         pass  # no index, or one of another listing: the read reasons are not known yet
     reasons = sorted(left.items())
     return CodeScope(len(got.sources) - (len(left) - len(got.left_out)), reasons, built)
 
 
 def has_code_index(root: Path) -> bool:
-    return (cache_folder(root) / INDEX_FILE).is_file()
+    return cache_file(root, INDEX_FILE).is_file()
 
 
 def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) -> CodeIndex:
@@ -270,8 +269,8 @@ def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) ->
     branch parses nothing."""
     sources = listing(root)
     key = _key(sources)
-    folder = cache_folder(root)  # a committed link named cache/ is refused, not followed
-    got = _try_load(folder / INDEX_FILE, key)
+    index = cache_file(root, INDEX_FILE)  # a committed link at cache/ or cache/code/: refused
+    got = _try_load(index, key)
     if got is not None:
         return got
     from ncx.locks import exclusive
@@ -279,15 +278,16 @@ def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) ->
     # one build at a time: a second process (the prompt hook's background build beside a
     # session-start's) waits for the first and loads what it wrote
     with exclusive(root, "code-index"):
-        got = _try_load(folder / INDEX_FILE, key)
+        got = _try_load(index, key)
         return got if got is not None else _update(root, sources, key, on_read)
 
 
 def _update(
     root: Path, sources: list[Source], key: str, on_read: Callable[[int], None] | None
 ) -> CodeIndex:
-    folder = cache_folder(root)  # a committed link named cache/ is refused, not followed
-    kept = [b for b in (_load_blocks(folder / SPARE_FILE), _load_blocks(folder / INDEX_FILE)) if b]
+    # a committed link at cache/ or cache/code/ is refused, not written through
+    index, spare_file = cache_file(root, INDEX_FILE), cache_file(root, SPARE_FILE)
+    kept = [b for b in (_load_blocks(spare_file), _load_blocks(index)) if b]
     have = {(p, blob) for b in kept for p, blob in zip(b.files, b.blobs, strict=True)}
     fresh = [s for s in sources if (s.path, s.blob) not in have]
     if on_read is not None and len(fresh) >= PARALLEL_AT:
@@ -295,11 +295,11 @@ def _update(
     parts = [*kept, read_blocks(root, fresh)]
     blocks = merge(sources, parts)
     idx = index_of(blocks)
-    _save(folder / INDEX_FILE, key, blocks, idx)
+    _save(index, key, blocks, idx)
     current = {(s.path, s.blob) for s in sources}
     spare = [Source(p, blob, "") for p, blob in sorted(have - current)][: max(64, len(sources))]
     if spare:
-        _save(folder / SPARE_FILE, "", merge(spare, parts), None)
+        _save(spare_file, "", merge(spare, parts), None)
     return idx
 
 
@@ -678,7 +678,8 @@ def _try_load(path: Path, key: str) -> CodeIndex | None:
     import numpy as np
 
     try:
-        with open_regular(path) as f, np.load(f) as z:  # (a FIFO in its place: never waited on)
+        # (a FIFO in its place is never waited on, a link never followed)
+        with open_regular(path, follow=False) as f, np.load(f) as z:
             meta = json.loads(z["meta"].tobytes())
             if meta.get("key") != key or not key:
                 return None
@@ -712,7 +713,7 @@ def _load_blocks(path: Path) -> Blocks | None:
     import numpy as np
 
     try:
-        with open_regular(path) as f, np.load(f) as z:
+        with open_regular(path, follow=False) as f, np.load(f) as z:
             meta = json.loads(z["meta"].tobytes())
             if meta.get("version") != INDEX_VERSION:
                 return None  # blocks of another reader or field layout: read the files again

@@ -66,11 +66,14 @@ def listing(root: Path) -> list[Source]:
 
 def code_listing(root: Path) -> CodeListing:
     """The project's source files and the tracked ones left out, each with its reason."""
-    from ncx.paths import cache_folder
+    from ncx.paths import read_cache
 
-    fixed = cache_folder(root) / AT_LISTING
-    if fixed.is_file():  # a commit's files (ncx.eval.at): its blobs, no work tree to ask
-        return _sources(fixed.read_bytes(), root, work_tree=False)
+    try:
+        fixed = read_cache(root, AT_LISTING)  # (a link in its place is no listing)
+    except OSError:
+        fixed = None
+    if fixed is not None:  # a commit's files (ncx.eval.at): its blobs, no work tree to ask
+        return _sources(fixed, root, work_tree=False)
     out = repo.git(root, "ls-files", "-s", "--debug", "-z", "--", *PATHSPECS, _ATTR_SPEC)
     return _sources(out, root, work_tree=True)
 

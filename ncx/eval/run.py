@@ -294,7 +294,7 @@ def ask_commit(root: Path, cfg: Config, evals: Evals, rev: str) -> Report:
     from ncx.layout import manifest_path
     from ncx.query.context import git_state
 
-    commit = materialise(root, rev)
+    commit = materialise(root, rev, option="--since")
     at = f"commit {commit.sha[:12]}"
     if not manifest_path(commit.root).is_file():
         return Report(

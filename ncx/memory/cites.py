@@ -120,12 +120,23 @@ _MEMO: dict[str, dict[str, str]] = {}  # blob id -> symbol hashes, for this proc
 MEMO_DIR = "cites"  # under cache/: one small JSON per file version parsed
 
 
+def memo_folder(root: Path) -> Path | None:
+    """`cache/cites/`, or None (no memo on disk) where a link stands on its way: an
+    accelerator is skipped, never written through (ncx.paths.cache_folder)."""
+    from ncx.paths import UnsafePath, cache_folder
+
+    try:
+        return cache_folder(root, MEMO_DIR)
+    except UnsafePath:
+        return None
+
+
 def symbol_hashes(path: str, data: bytes, memo: Path | None = None) -> dict[str, str]:
     """qualname -> hash of every definition of a source file (the first of a name wins).
 
     Parsing is most of a check's cost (7 ms a starlette module: 170 ms a query over 27
     memories), so the result is kept by the file's blob id, in this process and, given the
-    cache folder `memo`, on disk: a file version is parsed once per clone."""
+    folder `memo` (memo_folder), on disk: a file version is parsed once per clone."""
     import json
 
     from ncx.code.langs import MAX_CODE_BYTES, language_of
@@ -137,10 +148,12 @@ def symbol_hashes(path: str, data: bytes, memo: Path | None = None) -> dict[str,
     key = f"{git_blob_id(data)}-{language}"
     if key in _MEMO:
         return _MEMO[key]
-    file = memo / MEMO_DIR / f"{key}.json" if memo is not None else None
+    file = memo / f"{key}.json" if memo is not None else None
     if file is not None:
+        from ncx.store import read_regular
+
         try:
-            got = json.loads(file.read_bytes())
+            got = json.loads(read_regular(file, follow=False))
         except (OSError, ValueError):
             got = None
         if isinstance(got, dict):
@@ -209,9 +222,7 @@ def current(root: Path, read: Reader, cite: Cite) -> str | None:
     if data is None:
         return None
     if cite.symbol:
-        from ncx.layout import cache_dir
-
-        return symbol_hash(cite.path, data, cite.symbol, cache_dir(root))
+        return symbol_hash(cite.path, data, cite.symbol, memo_folder(root))
     return file_hash(data)
 
 
@@ -242,7 +253,7 @@ def record(root: Path, text: str, related_docs: Sequence[str]) -> list[Cite]:
     """What `text` and `related_docs` cite, hashed as the work tree has it now: sorted,
     at most MAX_CITES. Only tracked files count (a scratch file is no evidence)."""
     from ncx import repo
-    from ncx.layout import NCX_DIR, cache_dir
+    from ncx.layout import NCX_DIR
 
     tracked = {p for p in repo.tracked_files(root) if not p.startswith(NCX_DIR + "/")}
     read = work_tree_reader(root)
@@ -256,7 +267,7 @@ def record(root: Path, text: str, related_docs: Sequence[str]) -> list[Cite]:
     defined = _definitions(root, text, set(named))
     for path, qual in defined:
         data = read(path)
-        h = symbol_hash(path, data, qual, cache_dir(root)) if data is not None else None
+        h = symbol_hash(path, data, qual, memo_folder(root)) if data is not None else None
         if h is not None:
             out.add(Cite(path, symbol=qual, hash=h))
     located = {p for p, _ in defined}
@@ -309,7 +320,6 @@ def _definitions(root: Path, text: str, named_files: set[str]) -> list[tuple[str
 def _named_definitions(root: Path, text: str, named_files: set[str]) -> list[tuple[str, str]]:
     """The definitions of the named files whose name (or dotted tail) `text` writes."""
     from ncx.code.rank import IDENTIFIER
-    from ncx.layout import cache_dir
 
     # as ncx.code.links reads a text: names written as code, or identifiers no word looks like
     quoted = {m.strip().removesuffix("()") for m in re.findall(r"`([^`\n]{2,120})`", text)}
@@ -318,7 +328,7 @@ def _named_definitions(root: Path, text: str, named_files: set[str]) -> list[tup
     out = []
     for path in sorted(named_files):
         data = read(path)
-        for qual in symbol_hashes(path, data, cache_dir(root)) if data is not None else {}:
+        for qual in symbol_hashes(path, data, memo_folder(root)) if data is not None else {}:
             if qual in words or qual.rsplit(".", 1)[-1] in words:
                 out.append((path, qual))
     return out

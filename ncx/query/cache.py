@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 from ncx.errors import NcxError
 from ncx.layout import cache_dir, chunks_dir, manifest_path, memories_dir
 from ncx.memory.file import body_sections, memory_embed_text
-from ncx.paths import cache_folder
+from ncx.paths import UnsafePath, cache_file, cache_folder
 from ncx.query.docmeta import SIDECAR_KEYS, meta_text
 from ncx.query.lexical import (
     FIELDS,
@@ -44,6 +44,7 @@ from ncx.store import (
     decode_source,
     inline_vec,
     is_temp,
+    open_lock,
     open_regular,
     parse_frontmatter,
     read_chunk_file,
@@ -265,10 +266,10 @@ def unit_body(root: Path, unit: Unit) -> str:
 def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> Index:
     """The current cache, rebuilt first if stale, missing or corrupt (with `stale_ok`, an
     out-of-date cache is returned as it is; only a missing or corrupt one is rebuilt)."""
-    path = cache_folder(root) / _FILE
-    if path.is_dir() or path.is_symlink():
+    path = cache_file(root, _FILE)
+    if path.is_dir() and not path.is_symlink():  # (a link in its place: read as none, replaced)
         raise NcxError(
-            "is not the cache file ncx writes (a folder or a link)",
+            "is not the cache file ncx writes (a folder)",
             path=path,
             hint="delete it (the cache is derived and rebuilt on the next query)",
         )
@@ -282,7 +283,7 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
         from ncx.manifest import load_manifest
 
         load_manifest(root)
-    with _lock(cache_dir(root)) as writable:
+    with _lock(cache_folder(root)) as writable:
         if not rebuild and writable:  # another process may have rebuilt it while we waited
             idx = _try_load(root, path)
             if idx is not None:
@@ -298,9 +299,13 @@ def _save(path: Path, members: dict[str, Any]) -> None:
     build, never this one its answer."""
     import numpy as np
 
+    # A new name, made exclusively: a link committed at a predictable temp name is never
+    # opened through (it could truncate the file it points to).
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     try:
-        with open(tmp, "wb") as f:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        with open(tmp, "xb") as f:
             np.savez(f, **members)
         os.replace(tmp, path)
     except OSError:
@@ -315,7 +320,7 @@ def _lock(folder: Path) -> Iterator[bool]:
     takes no lock: the cache is built in memory for this process and not saved."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        f = open(folder / ".lock", "w")  # noqa: SIM115 - closed below
+        f = open_lock(folder / ".lock")  # (a link in its place is replaced, never followed)
     except OSError:
         yield False
         return
@@ -336,8 +341,11 @@ def building(root: Path) -> bool:
     except ImportError:
         return False
     try:
-        fd = os.open(cache_dir(root) / ".lock", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+        lock = cache_file(root, ".lock")
+        fd = os.open(
+            lock, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+        )
+    except (OSError, UnsafePath):
         return False  # no lock file: nobody has built here yet
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -362,7 +370,11 @@ def has_cache(root: Path) -> bool:
     another version of ncx (or with other ranking settings) counts as none, since it cannot
     be served as it is (after an upgrade, a build as slow as a fresh clone's). An out-of-date
     one is brought up to date incrementally, which is cheap. Reads the small head member only."""
-    return (cache_dir(root) / _FILE).is_file() and _head_ok(root, check_tree=False)
+    try:
+        path = cache_file(root, _FILE)
+    except UnsafePath:
+        return False  # (the build that follows names the link)
+    return path.is_file() and _head_ok(root, check_tree=False)
 
 
 def quick_index(root: Path, query: str) -> Index | None:
@@ -530,7 +542,7 @@ def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
     import numpy as np
 
     try:
-        z = np.load(open_regular(path), allow_pickle=False)  # (a FIFO: never waited on)
+        z = np.load(open_regular(path, follow=False), allow_pickle=False)  # (nor a FIFO)
         if not _head_fits(root, _json(z, "head"), check_tree=check):
             return None  # the units are not even decoded
         units = _stored_units(z)
@@ -599,7 +611,7 @@ def _head_ok(root: Path, *, check_tree: bool) -> bool:
     import numpy as np
 
     try:
-        z = np.load(open_regular(cache_dir(root) / _FILE), allow_pickle=False)
+        z = np.load(open_regular(cache_file(root, _FILE), follow=False), allow_pickle=False)
         return _head_fits(root, _json(z, "head"), check_tree=check_tree)
     except Exception:  # missing, torn or foreign
         return False
@@ -670,7 +682,7 @@ def _previous(path: Path) -> _Previous | None:
     import numpy as np
 
     try:
-        z = np.load(open_regular(path), allow_pickle=False)
+        z = np.load(open_regular(path, follow=False), allow_pickle=False)
         head = _json(z, "head")
         if head.get("version") != CACHE_VERSION:
             return None

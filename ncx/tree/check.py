@@ -55,7 +55,7 @@ def check_tree(root: Path, cfg: Config) -> list[Problem]:
     """
     manifest = load_manifest(root)
     dim = int(manifest.model.get("dim", 0))
-    problems = _model_problems(cfg, manifest.model)
+    problems = [*_model_problems(cfg, manifest.model), *tracked_cache_problems(root)]
     if (older := older_format(manifest)) is not None:
         return [*problems, Problem(f"{NCX_DIR}/{MANIFEST}", older)]
     report = sync(root, cfg, dry_run=True)
@@ -132,6 +132,24 @@ def _doc_of(root: Path, rel: str) -> str | None:
         d for d in docs_of_chunk_file(rel) if os.path.isfile(root / d) and doc_chunk_file(d) == rel
     ]
     return found[0] if len(found) == 1 else None
+
+
+def tracked_cache_problems(root: Path) -> list[Problem]:
+    """Files git tracks under `.neocortex/cache/` (forced in with `git add -f`): the cache is
+    derived and untracked, and what is committed there is checked out in every clone, a link
+    included (ncx refuses to write through one: ncx.paths.cache_folder)."""
+    from ncx import repo
+
+    cache = f"{NCX_DIR}/cache"
+    tracked = repo.tracked_files(root, [f":(literal){cache}"])
+    fix = f"run `git rm -r --cached {cache}` and commit (ncx rebuilds the cache itself)"
+    out = [
+        Problem(p, f"is tracked by git, but {cache}/ is ncx's untracked cache; {fix}")
+        for p in tracked[:10]
+    ]
+    if len(tracked) > 10:
+        out.append(Problem(f"{cache}/", f"{len(tracked) - 10} more tracked files; {fix}"))
+    return out
 
 
 def chunk_secret_problems(rel: str, data: bytes) -> list[Problem]:
@@ -267,10 +285,10 @@ _JUDGED = "attribution.json"  # in cache/: chunk files sampled as the manifest m
 
 
 def _judged(root: Path, key: str) -> dict[str, list[int] | str]:
-    from ncx.paths import UnsafePath, cache_folder
+    from ncx.paths import UnsafePath, read_cache
 
     try:
-        got = json.loads((cache_folder(root) / _JUDGED).read_text(encoding="utf-8"))
+        got = json.loads(read_cache(root, _JUDGED))
     except (OSError, ValueError, UnsafePath):
         return {}
     if not isinstance(got, dict) or got.get("model") != key:
@@ -282,15 +300,15 @@ def _judged(root: Path, key: str) -> dict[str, list[int] | str]:
 
 
 def _save_judged(root: Path, key: str, files: dict[str, list[int] | str]) -> None:
-    from ncx.paths import UnsafePath, cache_folder
+    from ncx.paths import UnsafePath, cache_file
     from ncx.store import write_if_changed
 
     data = json.dumps({"model": key, "files": files}, sort_keys=True).encode()
     with contextlib.suppress(OSError, UnsafePath):  # an accelerator: a read-only tree judges all
-        folder = cache_folder(root)
-        if folder.parent.is_dir():
-            folder.mkdir(exist_ok=True)
-            write_if_changed(folder / _JUDGED, data)
+        path = cache_file(root, _JUDGED)
+        if path.parent.parent.is_dir():
+            path.parent.mkdir(exist_ok=True)
+            write_if_changed(path, data, follow=False)
 
 
 def _model_problems(cfg: Config, model: dict[str, Any]) -> list[Problem]:

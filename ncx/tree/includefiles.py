@@ -295,12 +295,12 @@ MAP_KEYS = ("by", "head")
 def _write_map(root: Path, found: Mapping[str, list[str]], head: str) -> None:
     if not os.path.isfile(os.path.join(root, NCX_DIR, MANIFEST)):
         return  # no tree here (the hooks run before `ncx init`): nothing is written
-    from ncx.paths import UnsafePath, cache_folder
+    from ncx.paths import UnsafePath, cache_file
     from ncx.store import write_if_changed
 
     data = json.dumps({"by": found, "head": head}, sort_keys=True).encode()
     try:
-        write_if_changed(cache_folder(root) / INCLUDED_BY, data)
+        write_if_changed(cache_file(root, INCLUDED_BY), data, follow=False)
     except (OSError, UnsafePath, NcxError):
         pass  # the cache is an accelerator: a sync without it still reads every changed doc
 
@@ -308,12 +308,11 @@ def _write_map(root: Path, found: Mapping[str, list[str]], head: str) -> None:
 def _read_map(root: Path | str) -> tuple[str, dict[str, list[str]]] | None:
     """(the commit it was made at, the recorded map), or None when there is none to trust
     (no file, or not one this ncx wrote)."""
-    from ncx.store import open_regular  # (a FIFO here must not hang `ncx sync PATH`)
+    from ncx.paths import UnsafePath, read_cache
 
-    try:
-        with open_regular(os.path.join(root, NCX_DIR, "cache", INCLUDED_BY)) as f:
-            found = json.loads(f.read())
-    except (OSError, ValueError):
+    try:  # (a FIFO here must not hang `ncx sync PATH`, nor a link lead elsewhere)
+        found = json.loads(read_cache(Path(root), INCLUDED_BY))
+    except (OSError, ValueError, UnsafePath):
         return None
     if not isinstance(found, dict) or not isinstance(found.get("by"), dict):
         return None

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ncx import repo
-from ncx.layout import NCX_DIR, cache_dir
+from ncx.layout import NCX_DIR
 from ncx.manifest import Manifest
-from ncx.paths import UnsafePath, cache_folder
+from ncx.paths import UnsafePath, cache_file, read_cache
 from ncx.sources import (
     FORMATS,
     READER_VERSION,
@@ -194,8 +194,8 @@ def _code_fingerprint() -> str:
 def load_state(root: Path, manifest: Manifest) -> dict[str, Any]:
     fresh: dict[str, Any] = {"key": state_key(manifest), "docs": {}}
     try:
-        state = json.loads(read_regular(cache_dir(root) / _STATE))
-    except (OSError, ValueError):
+        state = json.loads(read_cache(root, _STATE))
+    except (OSError, ValueError, UnsafePath):
         return fresh
     if not isinstance(state, dict) or state.get("key") != fresh["key"]:
         return fresh
@@ -340,6 +340,7 @@ def save_state(root: Path, manifest: Manifest, state: dict[str, Any], changed: b
         return  # (the file on disk is this very state)
     state["key"] = state_key(manifest)
     try:
-        write_if_changed(cache_folder(root) / _STATE, json.dumps(state, sort_keys=True).encode())
+        data = json.dumps(state, sort_keys=True).encode()
+        write_if_changed(cache_file(root, _STATE), data, follow=False)
     except (OSError, UnsafePath):
         pass  # the cache is an optimisation; a read-only tree still syncs correctly

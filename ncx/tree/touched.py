@@ -63,7 +63,8 @@ def _included(paths: list[str]) -> bool:
     from ncx.store import open_regular  # (a FIFO here must not hang the hook)
 
     try:
-        with open_regular(NCX_PREFIX + "cache/included-by.json") as f:
+        # (not through a link: the full path checks the cache's folders, ncx.paths.read_cache)
+        with open_regular(NCX_PREFIX + "cache/included-by.json", follow=False) as f:
             found = json.loads(f.read())
     except (OSError, ValueError):
         # (no tree, no map to find: a repo whose hooks run before `ncx init` commits code fast)
