@@ -398,16 +398,29 @@ def test_agent_hooks_run(installed: Installed, project: Path) -> None:
 
 
 def mcp_exchange(
-    command: list[str], cwd: Path, env: dict[str, str], messages: list[dict[str, Any]]
+    command: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    messages: list[Any],
+    *,
+    wait_for: frozenset[Any] = frozenset(),
+    timeout: float = 120,
 ) -> dict[Any, dict[str, Any]]:
     """Send `messages` to an MCP server over stdio, one line each, and read its replies until
-    each request (a message with an id) has one; then close its stdin. {id: reply}."""
+    each request (a message with a string or integer id) and each id of `wait_for` has one;
+    then close its stdin. {id: reply}; the server is killed after `timeout` seconds."""
+    import threading
+
     proc = subprocess.Popen(
         command, cwd=cwd, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
-    wanted = {m["id"] for m in messages if "id" in m}
+    killer = threading.Timer(timeout, proc.kill)
+    killer.start()
+    wanted = set(wait_for) | {
+        m["id"] for m in messages if isinstance(m, dict) and type(m.get("id")) in (str, int)
+    }
     replies: dict[Any, dict[str, Any]] = {}
     try:
         for m in messages:
@@ -420,8 +433,13 @@ def mcp_exchange(
             reply = json.loads(line)
             replies[reply.get("id")] = reply
     finally:
-        proc.stdin.close()
+        killer.cancel()
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
         proc.wait(timeout=60)
+    assert wanted <= replies.keys(), (wanted, replies)
     return replies
 
 
