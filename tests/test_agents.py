@@ -20,6 +20,13 @@ from ncx.tokens import count_tokens
 
 # how the committed agent files start ncx: through the launcher, never a machine's path
 HOOK_EXE = '"${CLAUDE_PROJECT_DIR:-.}"/.neocortex/bin/ncx'
+
+
+def hook_command(event: str) -> str:
+    """A hook command as ncx writes it: where the launcher is missing, nothing, exit 0."""
+    return f"[ -x {HOOK_EXE} ] && {HOOK_EXE} agent-hook {event} || true"
+
+
 MCP_EXE = "${CLAUDE_PROJECT_DIR:-.}/.neocortex/bin/ncx"
 
 USER_CLAUDE = "# Shop\n\nHouse rules: run `make test` before pushing.\n"
@@ -164,9 +171,9 @@ def test_claude_install_keeps_user_content_and_is_idempotent(repo: Path) -> None
     assert settings["hooks"]["PreToolUse"] == USER_SETTINGS["hooks"]["PreToolUse"]
     prompt_groups = settings["hooks"]["UserPromptSubmit"]
     assert prompt_groups[0] == USER_SETTINGS["hooks"]["UserPromptSubmit"][0]
-    assert prompt_groups[1]["hooks"][0]["command"] == f"{HOOK_EXE} agent-hook prompt"
+    assert prompt_groups[1]["hooks"][0]["command"] == hook_command("prompt")
     start = settings["hooks"]["SessionStart"][0]["hooks"][0]
-    assert start["command"] == f"{HOOK_EXE} agent-hook session-start" and start["timeout"] > 3
+    assert start["command"] == hook_command("session-start") and start["timeout"] > 3
 
     servers = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
     assert servers == {"db": {"command": "db-mcp"}, "ncx": {"command": MCP_EXE, "args": ["mcp"]}}
@@ -209,7 +216,7 @@ def test_existing_ncx_hooks_are_replaced_not_duplicated(repo: Path) -> None:
     assert len(groups) == 2 and groups[1]["hooks"][0]["command"] == "echo after"
     # ncx's group keeps its place; a machine's executable gives way to the launcher (its
     # choice of ncx goes in NCX_BIN, which the launcher reads)
-    assert groups[0]["hooks"][0]["command"] == f"{HOOK_EXE} agent-hook prompt"
+    assert groups[0]["hooks"][0]["command"] == hook_command("prompt")
 
 
 @pytest.mark.parametrize(
@@ -628,7 +635,7 @@ def test_an_earlier_machine_path_is_replaced_by_the_launcher_everywhere(repo: Pa
     apply_plan(repo, plan_install(repo, ("claude", "cursor", "codex")))
     settings = json.loads((repo / ".claude/settings.json").read_text())
     groups = settings["hooks"]["UserPromptSubmit"]
-    assert len(groups) == 1 and groups[0]["hooks"][0]["command"] == f"{HOOK_EXE} agent-hook prompt"
+    assert len(groups) == 1 and groups[0]["hooks"][0]["command"] == hook_command("prompt")
     entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["ncx"]
     assert entry == {"command": MCP_EXE, "args": ["mcp"]}
     assert plan_install(repo, ("claude", "cursor", "codex")).changes == ()

@@ -51,15 +51,6 @@ def test_agent_hook_is_listed_in_help() -> None:
     assert "agent-hook" in out.stdout
 
 
-def test_mcp_refuses_a_root_that_is_not_a_repository(tmp_path: Path) -> None:
-    out = ncx_proc("mcp", "--root", str(tmp_path / "nonexistent"), ok=False, input="")
-    assert out.returncode == 1 and "nonexistent" in out.stderr and "--root" in out.stderr
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    out = ncx_proc("mcp", "--root", str(plain), ok=False, input="")
-    assert out.returncode == 1 and "not inside a git repository" in out.stderr
-
-
 def test_sync_of_a_path_that_names_nothing_fails(tree: Path) -> None:
     out = ncx("sync", "docs/nosuch.rst", ok=False)
     assert out.returncode == 1

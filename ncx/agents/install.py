@@ -82,6 +82,61 @@ def resolve_agents(names: Sequence[str]) -> tuple[str, ...]:
 
 WORKFLOWS = ("ncx-review.yml", "ncx-review-comment.yml")
 
+# The launcher's last line: the digest of the lines above it, so that `ncx init --agent` tells
+# a copy it wrote (any version: replaced by the current one) from one a teammate edited (kept,
+# and said: a committed tweak is not lost without a word).
+_DIGEST_LINE = "# ncx init --agent wrote this launcher; sha256 of the lines above: "
+# the launcher ncx wrote before it carried a digest (its sha256, whole text)
+_FIRST_LAUNCHERS = frozenset({"d581258bbf1a590676c89d15ad3466f438043d3650f76f4c6c7a7481c00bfdd5"})
+
+
+def _sha256(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def launcher_text() -> str:
+    """templates/ncx-launcher.sh with its digest line."""
+    body = template_text("ncx-launcher.sh")
+    return f"{body}{_DIGEST_LINE}{_sha256(body)}\n"
+
+
+def is_ncx_launcher(text: str) -> bool:
+    """Whether `text` is a launcher as some ncx wrote it (not edited since)."""
+    text = text.replace("\r\n", "\n")  # a checkout with autocrlf: the same launcher
+    if _sha256(text) in _FIRST_LAUNCHERS:
+        return True
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    return last.startswith(_DIGEST_LINE) and last[len(_DIGEST_LINE) :] == _sha256(body + "\n")
+
+
+def installing_ncx() -> Path | None:
+    """The ncx console script running now (`.venv/bin/ncx init`), or None (`python -m ncx`,
+    ncx called in process): what this clone's launcher should start on this machine."""
+    if not sys.argv or Path(sys.argv[0]).name != "ncx":
+        return None
+    running = Path(sys.argv[0])
+    return running.resolve() if running.is_file() else None
+
+
+def remember_ncx(root: Path) -> str | None:
+    """Record the running ncx in this clone's own git config (`ncx.bin`, never committed):
+    the launcher's first choice after NCX_BIN, so hooks that an ncx installed off PATH (a
+    project's venv) wrote start that ncx on this machine. Returns the path recorded, if any."""
+    from ncx import repo
+
+    exe = installing_ncx()
+    if exe is None:
+        return None
+    try:
+        have = repo.git(root, "config", "--local", "--get", "ncx.bin", check=False)
+        if have.decode("utf-8", "replace").strip() != str(exe):
+            repo.git(root, "config", "--local", "ncx.bin", str(exe))
+    except (NcxError, OSError):
+        return None  # a read-only .git: the launcher then looks on PATH, as without it
+    return str(exe)
+
 
 def ncx_command() -> list[str]:
     """The running ncx as a command: what NCX_BIN should name when the launcher finds no
@@ -122,11 +177,13 @@ def imports_agents_md(text: str | None) -> bool:
     return text is not None and any(ln.strip() == "@AGENTS.md" for ln in text.splitlines())
 
 
-def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -> Plan:
+def plan_install(
+    root: Path, agents: Sequence[str], *, workflow: bool = False, force: bool = False
+) -> Plan:
     """Every file change installing `agents` needs; reads files, writes nothing.
 
     Every file starts ncx through the committed launcher (LAUNCHER), never through a path
-    of this machine."""
+    of this machine. A launcher edited by hand is kept (and said) unless `force`."""
     changes: list[Change] = []
     notes: list[str] = []
     block = template_text("agents-block.md")
@@ -139,7 +196,14 @@ def plan_install(root: Path, agents: Sequence[str], *, workflow: bool = False) -
             changes.append(Change(rel, before, after, executable))
 
     if agents:
-        add(LAUNCHER, lambda t: template_text("ncx-launcher.sh"), executable=True)
+        current_launcher = _read(root, LAUNCHER)
+        if current_launcher is None or force or is_ncx_launcher(current_launcher):
+            add(LAUNCHER, lambda t: launcher_text(), executable=True)
+        elif current_launcher != launcher_text():
+            notes.append(
+                f"kept {LAUNCHER}: it is not a copy ncx wrote (edited by hand?); "
+                "`--dry-run --force` shows ncx's version as a diff, `--force` writes it"
+            )
     if "claude" in agents:
         claude_md = _read(root, "CLAUDE.md")
         # one block where Claude reads it: in AGENTS.md when CLAUDE.md imports that file
@@ -381,7 +445,7 @@ def _ncx_exe(command: Any, *, subcommand: str | None = None) -> str | None:
     if not isinstance(command, str):
         return None
     try:
-        argv = shlex.split(command)
+        argv = _unguarded(shlex.split(command))
     except ValueError:
         return None
     if argv and Path(argv[0]).name == "ncx":
@@ -393,6 +457,16 @@ def _ncx_exe(command: Any, *, subcommand: str | None = None) -> str | None:
     if subcommand is not None and argv[n : n + 1] != [subcommand]:
         return None
     return shlex.join(argv[:n])
+
+
+def _unguarded(argv: list[str]) -> list[str]:
+    """`[ -x L ] && L ARGS || true` (ncx's hook commands: where the launcher is missing, a
+    checkout of a branch without ncx, the hook does nothing and exits 0) -> `L ARGS`."""
+    if len(argv) > 5 and argv[:2] == ["[", "-x"] and argv[3:5] == ["]", "&&"]:
+        argv = argv[5:]
+        if argv[-2:] == ["||", "true"]:
+            argv = argv[:-2]
+    return argv
 
 
 def _is_ours(hook: Any) -> bool:

@@ -297,11 +297,96 @@ def serve_stdio(server: Any) -> None:
     """Run `server` over stdio, answering what is not a JSON-RPC message.
 
     The SDK's stdio transport drops such a line without a word, so a client that sent it
-    waits forever; JSON-RPC 2.0 wants an error with id null: -32700 for text that is not
-    JSON, -32600 for JSON that is not a request, notification or response."""
+    waits forever; JSON-RPC 2.0 wants an error: -32700 for text that is not JSON, -32600 for
+    JSON that is not a request, notification or response (`screen` says which)."""
     import anyio
 
     anyio.run(_serve_stdio, server)
+
+
+def screen(line: str) -> Any:
+    """The error reply a stdin line gets instead of reaching the SDK, or None (it goes on).
+
+    What the SDK would misread: a request whose `params` is not an object (its error went out
+    with id null, so the client waited on its own id forever); an id that is null, an object,
+    a float or a boolean (MCP: a string or an integer; the SDK read the message as a
+    notification and answered nothing); a batch (MCP has none: one message a line)."""
+    import json
+
+    from mcp import types
+    from pydantic import ValidationError
+
+    def error(code: int, message: str, ident: Any = None) -> Any:
+        data = types.ErrorData(code=code, message=message)
+        return types.JSONRPCError(jsonrpc="2.0", id=ident, error=data)
+
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return error(types.PARSE_ERROR, "Parse error: not JSON")
+    if isinstance(data, list):
+        return error(
+            types.INVALID_REQUEST,
+            "Invalid Request: a batch (JSON array); MCP has no batches: send one message a line",
+        )
+    if not isinstance(data, dict):
+        return error(types.INVALID_REQUEST, "Invalid Request: not a JSON object")
+    ident = data.get("id")
+    good_id = isinstance(ident, str | int) and not isinstance(ident, bool)
+    if "method" in data and "id" in data and not good_id:
+        return error(
+            types.INVALID_REQUEST, "Invalid Request: the id must be a string or an integer"
+        )
+    try:
+        types.jsonrpc_message_adapter.validate_python(data, by_name=False)
+    except ValidationError:
+        params_ok = isinstance(data.get("params", {}), dict)
+        return error(
+            types.INVALID_REQUEST,
+            "Invalid Request: not a JSON-RPC 2.0 request, notification or response"
+            + ("" if params_ok else " (params must be an object)"),
+            ident if good_id and "method" in data else None,
+        )
+    return None
+
+
+class _ScreenedLines:
+    """The lines of `lines` that `screen` passes; each other one is answered through `reject`."""
+
+    def __init__(self, lines: Any, reject: Any) -> None:
+        self._lines, self._reject = lines, reject
+
+    def __aiter__(self) -> Any:
+        return self._pass()
+
+    async def _pass(self) -> Any:
+        async for line in self._lines:
+            reply = screen(line)
+            if reply is None:
+                yield line
+            else:
+                await self._reject(reply)
+
+
+def _claimed_stdin() -> Any:
+    """stdin for the transport, from a private copy of fd 0; fd 0 itself then reads
+    /dev/null, so no tool or child process can consume the client's bytes (what the SDK does
+    when it opens stdin itself)."""
+    import io
+    import os
+    import sys
+
+    import anyio
+
+    try:
+        wire = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        raw: Any = os.fdopen(wire, "rb")
+    except OSError:
+        raw = sys.stdin.buffer
+    return anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
 
 
 async def _serve_stdio(server: Any) -> None:
@@ -311,29 +396,32 @@ async def _serve_stdio(server: Any) -> None:
     from mcp.shared.message import SessionMessage
 
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves too
-    async with stdio_server() as (read_stream, write_stream):
+    rejected, to_answer = anyio.create_memory_object_stream[Any](16)
+    stdin = _ScreenedLines(_claimed_stdin(), rejected.send)
+    async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type,unused-ignore]
         send, receive = anyio.create_memory_object_stream[Any](0)
 
+        async def answer() -> None:
+            async with to_answer:
+                async for reply in to_answer:
+                    await write_stream.send(SessionMessage(reply))
+
         async def forward() -> None:
-            async with send:
+            async with send, rejected:
                 async for item in read_stream:
                     if not isinstance(item, Exception):
                         await send.send(item)
                         continue
-                    not_json = any(
-                        e.get("type") == "json_invalid"
-                        for e in getattr(item, "errors", lambda: [])()
-                    )
+                    # `screen` passed it and the SDK did not: answered all the same
                     error = types.ErrorData(
-                        code=types.PARSE_ERROR if not_json else types.INVALID_REQUEST,
-                        message="Parse error: not JSON"
-                        if not_json
-                        else "Invalid Request: not a JSON-RPC 2.0 request, notification or "
+                        code=types.INVALID_REQUEST,
+                        message="Invalid Request: not a JSON-RPC 2.0 request, notification or "
                         "response",
                     )
                     reply = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
                     await write_stream.send(SessionMessage(reply))
 
         async with anyio.create_task_group() as tasks:
+            tasks.start_soon(answer)
             tasks.start_soon(forward)
             await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())

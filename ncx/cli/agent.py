@@ -116,8 +116,24 @@ def _fail_open(
         if text:
             # What a hook prints goes to the agent, and often to the user's terminal too: a
             # prompt or a doc holding `ESC ] 52` must not reach either as a control.
-            sys.stdout.write(strip_controls(text))
+            _emit(strip_controls(text))
+
+
+def _emit(text: str) -> None:
+    """Print a hook's text. A closed stdout (`>&-`) or one nobody reads any more (the agent
+    gave up on the hook) is no error: the hook still exits 0, without a traceback."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.write(text)
             sys.stdout.flush()
+    except (OSError, ValueError):
+        # What is left in the buffer is flushed again at exit: into /dev/null, quietly.
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+        except OSError:
+            pass
 
 
 def _stdin() -> str:
@@ -239,29 +255,23 @@ def mcp(
 
     # Cursor expands ${workspaceFolder} in mcp.json; a client that does not passes it verbatim.
     where = root if root is not None and "${" not in str(root) else None
-    if where is not None:
-        # A --root the config names is a typo or a moved checkout: refused now, where the
-        # client's log shows it, rather than a server whose every tool answers an error.
-        if not where.is_dir():
-            raise NcxError(
-                "--root is not a folder",
-                path=where,
-                hint="give the repository's path in the MCP config's \"--root\" argument",
-            )
-        find_root(where)
+    # No repository to serve (a --root that is a typo or a moved checkout, a cwd outside any
+    # repository): dying here shows the client only a closed pipe, so the server starts and
+    # answers every tool with this error and how to point it at a repository (README).
+    problem: NcxError | None = None
+    fix = (
+        "give the repository's path in the MCP config's \"--root\" argument"
+        if where is not None
+        else "start the MCP server inside the repository: set the server's cwd, or add "
+        '"--root", "<repo path>" to its args in the MCP config'
+    )
     try:
+        if where is not None and not where.is_dir():
+            raise NcxError("--root is not a folder", path=where)
         tree_root = find_root(where) if where is not None else _root()
-        problem: NcxError | None = None
     except NcxError as exc:
-        # Dying here shows the client only a closed pipe; serve, and answer every tool with
-        # this error and how to point the server at a repository.
-        problem = NcxError(
-            exc.message,
-            path=exc.path,
-            hint="start the MCP server inside the repository: set the server's cwd, or add "
-            '"--root", "<repo path>" to its args in the MCP config',
-        )
+        problem = NcxError(exc.message, path=exc.path, hint=fix)
         tree_root = where or Path.cwd()
-        _say(f"ncx: warning: {exc}")
+        _say(f"ncx: warning: {problem}\n  hint: {fix}")
     _say(f"ncx: MCP server for {tree_root} on stdio")
     serve_stdio(build_server(tree_root, _config(), problem=problem))

@@ -71,6 +71,13 @@ def init(
         bool,
         typer.Option("--dry-run", help="With --agent: print the changes as a diff; write nothing."),
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="With --agent: also replace a launcher (.neocortex/bin/ncx) edited by hand.",
+        ),
+    ] = False,
 ) -> None:
     """Create .neocortex/ in this git repository (safe to re-run).
 
@@ -93,8 +100,11 @@ def init(
         tree = init_tree(
             root, _config(), model=model, exclude=exclude or [], skip_formats=skip_format or []
         ).written
+        from ncx.agents.install import remember_ncx
+
+        remember_ncx(root)  # this clone's launcher starts this ncx (git config ncx.bin)
     if agents:
-        _install_agents(root, agents, dry_run=dry_run, quiet=quiet, tree=tree)
+        _install_agents(root, agents, dry_run=dry_run, quiet=quiet, tree=tree, force=force)
     elif not quiet and not dry_run:
         for path in tree:
             print(f"wrote {path}")
@@ -106,7 +116,13 @@ def init(
 
 
 def _install_agents(
-    root: Path, agents: tuple[str, ...], *, dry_run: bool, quiet: bool, tree: list[str]
+    root: Path,
+    agents: tuple[str, ...],
+    *,
+    dry_run: bool,
+    quiet: bool,
+    tree: list[str],
+    force: bool = False,
 ) -> None:
     from ncx.agents.install import (
         apply_plan,
@@ -117,7 +133,7 @@ def _install_agents(
     )
     from ncx.layout import LAUNCHER
 
-    plan = plan_install(root, agents, workflow=len(agents) == 3)
+    plan = plan_install(root, agents, workflow=len(agents) == 3, force=force)
     if dry_run:
         for change in plan.changes:
             sys.stdout.write(diff_text(change))
