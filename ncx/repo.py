@@ -202,25 +202,32 @@ def _grep_lines(proc: subprocess.Popen[bytes]) -> Iterator[tuple[str, int, str]]
             yield path, int(line), text
 
 
-def read_staged(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
-    """The staged (index) content of each path, in one `git cat-file --batch` call."""
-    wanted = list(paths)
+def cat_file_batch(root: Path, names: Iterable[str]) -> dict[str, bytes]:
+    """The content of each object name (`:path` for the staged copy, a blob id, `rev:path`),
+    in one `git cat-file --batch` call; a name git does not find is left out."""
+    wanted = list(names)
     if not wanted:
         return {}
-    req = "".join(f":{p}\n" for p in wanted).encode("utf-8", "surrogateescape")
+    req = "".join(f"{n}\n" for n in wanted).encode("utf-8", "surrogateescape")
     out = git(root, "cat-file", "--batch", input=req)
     result: dict[str, bytes] = {}
     pos = 0
-    for p in wanted:
+    for n in wanted:
         nl = out.index(b"\n", pos)
         header = out[pos:nl].split()
         pos = nl + 1
-        if len(header) == 2 and header[1] == b"missing":
+        if len(header) != 3:  # "<name> missing" / "<name> ambiguous": no content follows
             continue
         size = int(header[2])
-        result[p] = out[pos : pos + size]
+        result[n] = out[pos : pos + size]
         pos += size + 1
     return result
+
+
+def read_staged(root: Path, paths: Iterable[str]) -> dict[str, bytes]:
+    """The staged (index) content of each path, in one `git cat-file --batch` call."""
+    got = cat_file_batch(root, (f":{p}" for p in paths))
+    return {name[1:]: data for name, data in got.items()}
 
 
 def staged_sizes(root: Path, paths: Iterable[str]) -> dict[str, int]:

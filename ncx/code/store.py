@@ -212,21 +212,7 @@ def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
         parts = line.split()
         if len(parts) == 3 and parts[1] == b"blob" and int(parts[2]) <= MAX_CODE_BYTES:
             small.append(b)
-    if not small:
-        return {}
-    out = repo.git(root, "cat-file", "--batch", input="".join(f"{b}\n" for b in small).encode())
-    got: dict[str, bytes] = {}
-    pos = 0
-    for b in small:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        pos = nl + 1
-        if len(header) != 3:
-            continue
-        size = int(header[2])
-        got[b] = out[pos : pos + size]
-        pos += size + 1
-    return got
+    return repo.cat_file_batch(root, small)
 
 
 def source_bytes(root: Path, path: str) -> bytes | None:

@@ -352,22 +352,7 @@ def _ls_files(
 
 
 def _read_blobs(root: Path, oids: Iterable[str]) -> dict[str, bytes]:
-    wanted = sorted(set(oids))
-    if not wanted:
-        return {}
-    out = repo.git(root, "cat-file", "--batch", input="".join(o + "\n" for o in wanted).encode())
-    blobs: dict[str, bytes] = {}
-    pos = 0
-    for oid in wanted:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        pos = nl + 1
-        if len(header) < 3:
-            continue
-        size = int(header[2])
-        blobs[oid] = out[pos : pos + size]
-        pos += size + 1
-    return blobs
+    return repo.cat_file_batch(root, sorted(set(oids)))
 
 
 _MANIFEST = f"{NCX_DIR}/{MANIFEST}"
