@@ -178,7 +178,9 @@ def main() -> None:
 
 
 def _history(hist: dict[str, list[float]], state: Any, frame: Any, gold: list[str]) -> None:
-    """What the frame's Current State shows of history, and whether it bears on the task."""
+    """What the frame's Current State shows of history, and whether it bears on the task,
+    beside the repository's last five commits (what it showed before)."""
+    from ncx import repo
     from ncx.tokens import count_tokens
 
     zones = frame.as_json()["zones"]
@@ -186,20 +188,24 @@ def _history(hist: dict[str, list[float]], state: Any, frame: Any, gold: list[st
     lead = code or [
         it["source_path"] for z in zones if z["name"] == "relevant" for it in z["items"]
     ]
-    lines = state.lines(lead)
-    g = set(gold)
     shown = state.touching(lead)
-    hist["tok"].append(count_tokens("\n".join(lines)))
-    last5 = [
-        *state.head,
-        "- recent commits:",
-        *(f"  - {c.sha} {c.subject}" for c in state.commits[:5]),
-    ]
-    hist["tok_last5"].append(count_tokens("\n".join(last5)))
+    g = set(gold)
+    hist["tok"].append(count_tokens("\n".join(state.lines(lead))))
     hist["any"].append(float(len(shown)))
     hist["bears"].append(float(any(c.files & g for c in shown)))
-    hist["bears_last5"].append(float(any(c.files & g for c in state.commits[:5])))
-
-
-if __name__ == "__main__":
-    main()
+    log = repo.git(
+        Path(state.root),
+        "log",
+        "-5",
+        "--first-parent",
+        "-m",
+        "--format=%x1e%h %s",
+        "--name-only",
+        state.rev,
+        "--",
+    ).decode("utf-8", "replace")
+    last5 = [r.split("\n", 1) for r in log.split("\x1e")[1:]]
+    lines = [*state.head, "- recent commits:", *(f"  - {head}" for head, _ in last5)]
+    hist["tok_last5"].append(count_tokens("\n".join(lines)))
+    touched = {f for _, names in last5 for f in names.split()}
+    hist["bears_last5"].append(float(bool(touched & g)))
