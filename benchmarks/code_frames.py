@@ -209,3 +209,7 @@ def _history(hist: dict[str, list[float]], state: Any, frame: Any, gold: list[st
     hist["tok_last5"].append(count_tokens("\n".join(lines)))
     touched = {f for _, names in last5 for f in names.split()}
     hist["bears_last5"].append(float(bool(touched & g)))
+
+
+if __name__ == "__main__":
+    main()
