@@ -13,6 +13,12 @@ the default budget and at --budget 2500. Scored as code_tasks.py scores a frame:
   R       frame R: share of gold files cited by any item
   R@1     `retrieve --kind code`'s first file is gold (what `first` is held against)
 
+With --history MIRRORS (the `fetch` tool's folder: MIRRORS/owner+name/repo), each frame's
+Current State is read from the task's upstream parent in its repository's mirror (its history,
+nothing later), and a second table says what that history costs and whether it bears on the
+task: the state's tokens, and how often a commit it shows touched a gold file, beside the
+repository's last five commits (what Current State showed before it named the frame's files).
+
 The numbers to quote come from code_tasks.py through the CLI (benchmarks/code_bench.py);
 this script is the fast loop for sweeping constants (`--set MODULE.NAME=VALUE`).
 
@@ -92,12 +98,14 @@ def main() -> None:
     ap.add_argument("--show", default="", help="print the frame of this task id (markdown)")
     ap.add_argument("--json", type=Path, help="write per-task rows here")
     ap.add_argument("--limit", type=int, default=0, help="N tasks of each set, evenly spread")
+    ap.add_argument("--history", type=Path, help="mirrors folder: Current State from history")
     a = ap.parse_args()
     set_constants(a.set)
     from ncx.code.search import CodeSearcher
     from ncx.config import load_config
-    from ncx.query.context import FrameRequest, build_frame, git_state
+    from ncx.query.context import FrameRequest, build_frame
     from ncx.query.search import Searcher
+    from ncx.query.state import GitState, git_state
     from ncx.query.task import body_of, from_text
 
     budgets = [int(b) for b in a.budgets.split(",")]
@@ -106,24 +114,33 @@ def main() -> None:
     print("| set | budget | n | tok | gold share | code prec | first code | frame R | R@1 |")
     print("|---|---|---|---|---|---|---|---|---|")
     rows: list[dict[str, Any]] = []
+    hist_rows: list[tuple[str, dict[str, list[float]]]] = []
     for name in a.sets.split(","):
         tasks = trees(a.work, name, a.limit)
         agg: dict[int, dict[str, list[float]]] = {b: {k: [] for k in keys} for b in budgets}
         r1: list[float] = []
-        open_at: dict[Path, tuple[Searcher, CodeSearcher, list[str]]] = {}
+        open_at: dict[Path, tuple[Searcher, CodeSearcher, GitState]] = {}
+        hist: dict[str, list[float]] = {
+            k: [] for k in ("tok", "tok_last5", "bears", "bears_last5", "any")
+        }
         for t, tree in tasks:
             if tree not in open_at:
                 open_at.clear()  # one tree's caches in memory at a time
                 open_at[tree] = (Searcher.open(tree, cfg), CodeSearcher(tree), git_state(tree))
             s, code, state = open_at[tree]
+            if a.history:
+                mirror = a.history / t["repo"].replace("/", "+") / "repo"
+                state = git_state(mirror, t["meta"]["upstream_parent"])
             task, crit = from_text(t["task"])
             files = list(dict.fromkeys(h.path for h in code.search(t["task"])))
             r1.append(float(bool(files) and files[0] in t["gold"]))
             for b in budgets:
                 extra = {"body": body_of(t["task"])} if TASK_BODY else {}
                 req = FrameRequest(task=task, criteria=crit, budget=b, **extra)
-                f = build_frame(tree, cfg, req, s, git_lines=state)
+                f = build_frame(tree, cfg, req, s, git=state)
                 m = score(f.as_json(), t["gold"])
+                if a.history and b == budgets[0]:
+                    _history(hist, state, f, t["gold"])
                 for k, v in m.items():
                     agg[b][k].append(v)
                 rows.append({"set": name, "id": t["id"], "budget": b, **m})
@@ -141,8 +158,57 @@ def main() -> None:
                 f"{sum(r1) / len(r1):.3f} |",
                 flush=True,
             )
+        if a.history:
+            hist_rows.append((name, hist))
+    if a.history:
+        print(
+            "\n| set | n | state tokens | shown commits | frames whose state shows a commit to a"
+            " gold file | the last five commits: tokens, a gold file |"
+        )
+        print("|---|---|---|---|---|---|")
+        for name, h in hist_rows:
+            n = len(h["tok"])
+            print(
+                f"| {name} | {n} | {sum(h['tok']) / n:.0f} | {sum(h['any']) / n:.2f} | "
+                f"{sum(h['bears']) / n:.3f} | {sum(h['tok_last5']) / n:.0f}, "
+                f"{sum(h['bears_last5']) / n:.3f} |"
+            )
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1))
+
+
+def _history(hist: dict[str, list[float]], state: Any, frame: Any, gold: list[str]) -> None:
+    """What the frame's Current State shows of history, and whether it bears on the task,
+    beside the repository's last five commits (what it showed before)."""
+    from ncx import repo
+    from ncx.tokens import count_tokens
+
+    zones = frame.as_json()["zones"]
+    code = [it["source_path"] for z in zones if z["name"] == "code" for it in z["items"]]
+    lead = code or [
+        it["source_path"] for z in zones if z["name"] == "relevant" for it in z["items"]
+    ]
+    shown = state.touching(lead)
+    g = set(gold)
+    hist["tok"].append(count_tokens("\n".join(state.lines(lead))))
+    hist["any"].append(float(len(shown)))
+    hist["bears"].append(float(any(c.files & g for c in shown)))
+    log = repo.git(
+        Path(state.root),
+        "log",
+        "-5",
+        "--first-parent",
+        "-m",
+        "--format=%x1e%h %s",
+        "--name-only",
+        state.rev,
+        "--",
+    ).decode("utf-8", "replace")
+    last5 = [r.split("\n", 1) for r in log.split("\x1e")[1:]]
+    lines = [*state.head, "- recent commits:", *(f"  - {head}" for head, _ in last5)]
+    hist["tok_last5"].append(count_tokens("\n".join(lines)))
+    touched = {f for _, names in last5 for f in names.split()}
+    hist["bears_last5"].append(float(bool(touched & g)))
 
 
 if __name__ == "__main__":

@@ -115,3 +115,23 @@ def test_a_code_task_frame_is_the_code_and_says_why_the_docs_stayed_out(repo) ->
     assert "## Code to Open" in frame and "prepared_request = req.copy()" in frame
     assert "docs/history.md" not in frame and "## Background" not in frame
     assert "under the evidence floor the code sets" in proc.stderr
+    # per item, why it is in or out
+    explain = proc.stderr.splitlines()
+    lead = next(ln for ln in explain if "pkg/redirects.py:resolve_redirects" in ln)
+    assert lead.split()[0] == "placed" and "(the best match: quoted with its body)" in lead
+    held = next(ln for ln in explain[2:] if "docs/history.md" in ln)  # (past the stop line)
+    assert held.split()[:2] == ["below", "floor"]
+    assert "(evidence " in held and "under the floor" in held
+
+
+def test_the_plan_says_why_each_section_is_quoted_or_held_back() -> None:
+    from ncx.query import assembler
+
+    def item(i: int, score: float) -> Item:
+        text = f"Section {i} says something different about topic {i}. " * 8
+        return Item(f"d.md#s{i}", "chunk", "d.md", 1, 2, (f"S{i}",), None, score, text)
+
+    p = assembler.plan([item(0, 1.0), item(1, 0.9), item(2, 0.5), item(3, 0.1)])
+    assert [it.why for it in p.whole] == ["the best match", "90% of the best score: quoted whole"]
+    assert [it.why for it in p.passages] == ["50% of the best score: a passage"]
+    assert [it.why for it in p.below] == ["10% of the best score, under 25%"]

@@ -95,8 +95,8 @@ def eval_command(
 def evaluate_worktree(root: Path, cfg: Config, evals: Evals) -> Report:
     from ncx import repo
     from ncx.eval.run import run_evals
-    from ncx.query.context import git_state
+    from ncx.query.state import git_state
 
     head = repo.head_info(root).head
     at = f"working tree at {head}" if head else "working tree"
-    return run_evals(root, cfg, evals, git_lines=git_state(root), at=at)
+    return run_evals(root, cfg, evals, git=git_state(root), at=at)

@@ -141,10 +141,10 @@ def assemble(
     named = ""
     if at is not None:
         from ncx.eval.at import materialise
-        from ncx.query.context import git_state
+        from ncx.query.state import git_state
 
         commit = materialise(root, at)
-        frame = build_frame(commit.root, cfg, req, git_lines=git_state(root, commit.sha))
+        frame = build_frame(commit.root, cfg, req, git=git_state(root, commit.sha))
         named = f" at {commit.sha[:12]} ({_frame_options(commit.root, cfg, req)})"
     else:
         frame = build_frame(root, cfg, req)
@@ -158,7 +158,8 @@ def assemble(
     if explain:
         _say(f"  stopped: {frame.stop}")
         for d in frame.decisions:
-            _say(f"  {d.outcome:<10} {d.zone:<10} {d.score:7.3f}  {d.id}")
+            why = f"  ({d.why})" if d.why else ""
+            _say(f"  {d.outcome:<14} {d.zone:<10} {d.score:7.3f}  {d.id}{why}")
 
 
 def _frame_options(root: Path, cfg: Config, req: FrameRequest) -> str:

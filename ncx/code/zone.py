@@ -48,22 +48,32 @@ def pick(hits: Sequence[CodeHit], shared: Callable[[CodeHit], int] | None = None
     """The hits the frame offers, in the order it quotes them: the lead, its file's further
     matches, then the further files whose evidence is close to the lead's. `shared(h)`: how
     many of the task's distinct terms h's file holds (None: not asked)."""
+    return [h for h, _ in picked(hits, shared)]
+
+
+def picked(
+    hits: Sequence[CodeHit], shared: Callable[[CodeHit], int] | None = None
+) -> list[tuple[CodeHit, str]]:
+    """`pick`'s hits, each with why it is in (what `--explain` says)."""
     if not hits:
         return []
     lead = hits[0]
     top = lead.file_score or 1.0
     ties = [h for h in hits[1:] if h.path == lead.path and h.score > 0][:TIES]
-    out = [lead, *ties]
+    out = [(lead, "the best match: quoted with its body")]
+    out += [(h, "a further match in the lead's file") for h in ties]
     files = [lead.path]
     for h in hits:
         if h.path in files or len(files) >= MAX_FILES:
             continue
         if h.file_score < FILE_GAP * top:
             continue
-        if shared is not None and shared(h) < MIN_SHARED:
+        held = shared(h) if shared is not None else None
+        if held is not None and held < MIN_SHARED:
             continue
         files.append(h.path)
-        out.append(h)
+        terms = f", {held} of the task's terms" if held is not None else ""
+        out.append((h, f"a further file: {h.file_score / top:.0%} of the lead file's score{terms}"))
     return out
 
 

@@ -22,6 +22,7 @@ from ncx.eval.spec import Evals, Expect, Question
 if TYPE_CHECKING:
     from ncx.query.rank import Hit
     from ncx.query.search import Searcher
+    from ncx.query.state import GitState
 
 RETRIEVE_K = 50  # how deep a rank is reported; past it an answer is "not in the results"
 
@@ -122,11 +123,9 @@ def matches(
 PARALLEL_FROM = 24  # questions: below this, starting workers costs more than it saves
 
 
-def run_evals(
-    knowledge: Path, cfg: Config, evals: Evals, *, git_lines: list[str], at: str
-) -> Report:
+def run_evals(knowledge: Path, cfg: Config, evals: Evals, *, git: GitState, at: str) -> Report:
     """Ask every question of `evals` of the tree at `knowledge` (a checkout, or a commit
-    materialised by ncx.eval.at); `git_lines` are its frames' git state.
+    materialised by ncx.eval.at); `git` is its frames' git state.
 
     A question costs three searches and a frame (~0.1-0.2 s on a 34,000-chunk tree): many
     are asked in worker processes, one contiguous share each (one cache load per worker),
@@ -138,17 +137,17 @@ def run_evals(
     questions = evals.questions
     n = min(workers(), len(questions) // (PARALLEL_FROM // 2) or 1)
     if len(questions) < PARALLEL_FROM or n < 2:
-        return Report(at, tuple(_ask_all(knowledge, cfg, git_lines, questions)))
+        return Report(at, tuple(_ask_all(knowledge, cfg, git, questions)))
     load_index(knowledge)  # built once here, not by every worker at the same time
     size = -(-len(questions) // n)
     shares = [questions[i : i + size] for i in range(0, len(questions), size)]
-    ask = functools.partial(_ask_all, knowledge, cfg, git_lines)
+    ask = functools.partial(_ask_all, knowledge, cfg, git)
     done = ordered_map(ask, shares, at_least=2, chunksize=1)
     return Report(at, tuple(r for share in done for r in share))
 
 
 def _ask_all(
-    knowledge: Path, cfg: Config, git_lines: list[str], questions: Sequence[Question]
+    knowledge: Path, cfg: Config, git: GitState, questions: Sequence[Question]
 ) -> list[Result]:
     from ncx.query.context import FrameRequest, build_frame
     from ncx.query.search import Searcher
@@ -162,7 +161,7 @@ def _ask_all(
             cfg,
             FrameRequest(task=q.ask, budget=cfg.token_budget),
             searcher,
-            git_lines=git_lines,
+            git=git,
         )
         placed = [p for zone in frame.zones.values() for p in zone]
         found = []
@@ -292,7 +291,7 @@ def ask_commit(root: Path, cfg: Config, evals: Evals, rev: str) -> Report:
     with its own model; a commit before `ncx init` answers none of them."""
     from ncx.eval.at import materialise
     from ncx.layout import manifest_path
-    from ncx.query.context import git_state
+    from ncx.query.state import git_state
 
     commit = materialise(root, rev, option="--since")
     at = f"commit {commit.sha[:12]}"
@@ -304,4 +303,4 @@ def ask_commit(root: Path, cfg: Config, evals: Evals, rev: str) -> Report:
             ),
         )
     cfg = dataclasses.replace(cfg, model=None)  # its manifest's model, not one this run names
-    return run_evals(commit.root, cfg, evals, git_lines=git_state(root, commit.sha), at=at)
+    return run_evals(commit.root, cfg, evals, git=git_state(root, commit.sha), at=at)

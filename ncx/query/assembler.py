@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ncx.sources.roles import render_rst_inline
@@ -91,6 +91,7 @@ class Item:
     # idf-weighted share of the task's terms the unit holds (Hit.confidence): with the score,
     # the evidence a zone's floor holds the item to (context.evidence_floor)
     confidence: float = 1.0
+    why: str = ""  # why it is offered, or held back (`--explain`)
 
     def citation(self, brief: bool = False) -> str:
         """`path:lines` — section trail — doc id; `brief`: the innermost heading only (a
@@ -129,6 +130,7 @@ class Decision:
     zone: str
     score: float
     outcome: str  # placed | trimmed | no room | too small after trim
+    why: str = ""  # the item's reason to be in the frame, or to stay out
 
 
 @dataclass(frozen=True)
@@ -255,25 +257,42 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
     below: tuple[Item, ...] = ()
     stop = f"every candidate ({len(knowledge)}) placed"
     seen: set[str] = set()  # near-duplicates (same words) never spend the budget twice
+
+    def share_of(it: Item) -> float:
+        return it.score / best if best > 0 else 0.0
+
     for i, it in enumerate(knowledge):
-        share = it.score / best if best > 0 else 0.0
+        share = share_of(it)
         key = " ".join(it.text.lower().split())
         if key in seen or it.id in seen:
             continue
         seen.add(key)
         if not whole or (share >= WHOLE_RATIO and len(whole) < WHOLE_MAX and not supported):
-            whole.append(it)
+            why = f"{share:.0%} of the best score: quoted whole" if whole else "the best match"
+            whole.append(replace(it, why=why))
             if it.follow is not None and it.follow.id not in seen:
-                whole.append(it.follow)
+                whole.append(replace(it.follow, why=f"completes {it.id}"))
                 seen |= {it.follow.id, " ".join(it.follow.text.lower().split())}
         elif share < PASSAGE_RATIO:
             stop = f"scores fell below {PASSAGE_RATIO:.0%} of the best ({share:.0%})"
-            below = (*below, *knowledge[i:])
+            below = (
+                *below,
+                *(
+                    replace(
+                        x, why=f"{share_of(x):.0%} of the best score, under {PASSAGE_RATIO:.0%}"
+                    )
+                    for x in knowledge[i:]
+                ),
+            )
             break
         elif share * it.confidence < PASSAGE_FLOOR:
-            below = (*below, it)  # a passage's evidence: its share times its confidence
+            # a passage's evidence: its share times its confidence
+            ev = share * it.confidence
+            below = (*below, replace(it, why=f"evidence {ev:.2f}, under {PASSAGE_FLOOR}"))
         else:
-            supported.append((i, it, share))
+            supported.append(
+                (i, replace(it, why=f"{share:.0%} of the best score: a passage"), share)
+            )
     # In rank order (or, with PASSAGE_PER_DOC, breadth first: that many passages per document,
     # its sections near the best score all, then the further sections of documents already
     # quoted, in rank order, while room is left).
@@ -291,15 +310,19 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
     if len(knowledge) > 1 and best > 0 and knowledge[1].score / best < CONCENTRATED:
         room //= 2
     for rank, it in [*first, *later]:
-        quote = it.passage or it
+        quote = replace(it.passage, why=it.why) if it.passage else it
         cost = count_tokens(quote.text) + count_tokens(quote.citation(brief=True)) + 6
         if spent + cost > room:
             stop = f"{len(chosen)} passages quoted ({room} tokens of passages)"
             break
         spent += cost
         chosen.append((rank, quote))
-    kept = {id(q) for _, q in chosen}
-    left = tuple(it for _, it, _ in supported if id(it.passage or it) not in kept)
+    kept = {rank for rank, _ in chosen}
+    left = tuple(
+        replace(it, why=f"{it.why}, past the passages' {room} tokens")
+        for rank, it, _ in supported
+        if rank not in kept
+    )
     passages = tuple(q for _, q in sorted(chosen, key=lambda rq: rq[0]))
     return Plan(tuple(whole), passages, left + below, stop)
 
@@ -317,17 +340,19 @@ def _short(knowledge: Sequence[Item]) -> Plan:
             continue
         seen.add(key)
         if taken < SHORT_WHOLE:
-            whole.append(it)
+            whole.append(replace(it, why="a vague task: the best match"))
             if it.follow is not None:  # its example, never quoted twice
-                whole.append(it.follow)
+                whole.append(replace(it.follow, why=f"completes {it.id}"))
                 seen |= {it.follow.id, " ".join(it.follow.text.lower().split())}
             taken += 1
         elif len(passages) < SHORT_PASSAGES:
-            passages.append(it.passage or it)
+            passages.append(replace(it.passage or it, why=f"a vague task: match {taken + 1}"))
             taken += 1
         else:
             stop = f"a vague task: the best {taken} matches only"
-            return Plan(tuple(whole), tuple(passages), tuple(knowledge[i:]), stop)
+            why = f"a vague task: past the best {taken}"
+            rest = tuple(replace(x, why=why) for x in knowledge[i:])
+            return Plan(tuple(whole), tuple(passages), rest, stop)
     return Plan(tuple(whole), tuple(passages), (), f"every candidate ({len(knowledge)}) placed")
 
 
@@ -365,21 +390,25 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     decisions = [d for d in decisions if not (d.zone == "relevant" and d.id in rest_ids)]
     background, _ = _pack(
         "background",
-        [*(it.passage or it for it in rest), *chosen.passages],
+        [*(replace(it.passage, why=it.why) if it.passage else it for it in rest), *chosen.passages],
         knowledge_room - used_r,
         decisions,
         item_cap=max(BACKGROUND_ITEM_TOKENS, 2 * PASSAGE_TOKENS + 10),
     )
-    decisions += [Decision(it.id, "background", it.score, "below evidence") for it in chosen.below]
-    decisions += [Decision(it.id, "relevant", it.score, "below floor") for it in inp.below]
+    decisions += [
+        Decision(it.id, "background", it.score, "below evidence", it.why) for it in chosen.below
+    ]
+    # (a section under the floor may still be quoted: as the one a placed section completes)
+    quoted = {p.item.id for p in (*relevant, *background)}
+    held = [it for it in inp.below if it.id not in quoted]
+    decisions += [Decision(it.id, "relevant", it.score, "below floor", it.why) for it in held]
     stop = chosen.stop
     if any(d.outcome == "no room" for d in decisions if d.zone in ("relevant", "background")):
         stop = f"the budget ({budget} tokens) was reached"
-    if inp.below:  # docs held to the code lead's evidence (context.evidence_floor)
-        nxt = inp.below[0]
+    if held:  # docs held to the code lead's evidence (context.evidence_floor)
         floor = (
-            f"{len(inp.below)} sections under the evidence floor the code sets "
-            f"(the next: {nxt.id}, confidence {nxt.confidence:.2f})"
+            f"{len(held)} sections under the evidence floor the code sets "
+            f"(the next: {held[0].id}: {held[0].why})"
         )
         stop = f"{stop}; {floor}" if inp.knowledge else floor
 
@@ -410,7 +439,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
             break
         zone, idx = victim
         p = zones[zone].pop(idx)
-        decisions.append(Decision(p.item.id, zone, p.item.score, "no room"))
+        decisions.append(Decision(p.item.id, zone, p.item.score, "no room", p.item.why))
         stop = f"the budget ({budget} tokens) was reached"
         body = _render(task_block, zones, state_block, tail, note)
     if count_tokens(body) + _ID_SLACK > budget:
@@ -632,14 +661,14 @@ def _pack(
             if text and used + head + n <= cap:
                 placed.append(Placed(it, zone, text, n, True))
                 used += head + n
-                decisions.append(Decision(it.id, zone, it.score, "trimmed"))
+                decisions.append(Decision(it.id, zone, it.score, "trimmed", it.why))
             else:
-                decisions.append(Decision(it.id, zone, it.score, "no room"))
+                decisions.append(Decision(it.id, zone, it.score, "no room", it.why))
             continue
         if used + head + full <= cap:
             placed.append(Placed(it, zone, it.text, full, False))
             used += head + full
-            decisions.append(Decision(it.id, zone, it.score, "placed"))
+            decisions.append(Decision(it.id, zone, it.score, "placed", it.why))
             continue
         room = cap - used - head
         text = trim_to_paragraphs(it.text, room) if room >= _MIN_ITEM_TOKENS else ""
@@ -648,9 +677,9 @@ def _pack(
             n = count_tokens(text)
             placed.append(Placed(it, zone, text, n, True))
             used += head + n
-            decisions.append(Decision(it.id, zone, it.score, "trimmed"))
+            decisions.append(Decision(it.id, zone, it.score, "trimmed", it.why))
         else:
-            decisions.append(Decision(it.id, zone, it.score, "no room"))
+            decisions.append(Decision(it.id, zone, it.score, "no room", it.why))
     return placed, used
 
 

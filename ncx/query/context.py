@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ncx import repo
 from ncx.config import DEFAULT_TOKEN_BUDGET, Config
-from ncx.errors import NcxError, UsageError
-from ncx.layout import NCX_DIR, ncx_command_name, ncx_dir
+from ncx.errors import UsageError
+from ncx.layout import ncx_command_name, ncx_dir
 from ncx.query import assembler
 from ncx.query.assembler import (
     Frame,
@@ -32,6 +31,7 @@ from ncx.query.assembler import (
 from ncx.query.lexical import terms as lexical_terms
 from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher, clip_query
+from ncx.query.state import GitState, git_state
 from ncx.tokens import count_tokens
 
 if TYPE_CHECKING:
@@ -77,10 +77,10 @@ def build_frame(
     req: FrameRequest,
     searcher: Searcher | None = None,
     *,
-    git_lines: list[str] | None = None,
+    git: GitState | None = None,
 ) -> Frame:
-    """The frame for `req` from the tree at `root`; `git_lines` replace git_state(root) (a
-    commit's own, for `--at`; computed once for many frames by `ncx eval`)."""
+    """The frame for `req` from the tree at `root`; `git` replaces git_state(root) (a
+    commit's own, for `--at`; read once for many frames by `ncx eval`)."""
     if req.budget < MIN_BUDGET:
         raise UsageError(
             f"a budget of {req.budget} tokens is too small for a frame",
@@ -115,6 +115,8 @@ def build_frame(
         root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
     )
     items, below = evidence_floor(items, code_ev)
+    # The files the frame points to first: its code's, else the best sections' docs.
+    lead = [it.source_path for it in code or items[: assembler.WHOLE_MAX]]
     inp = FrameInput(
         code=tuple(code),
         code_pending=pending,
@@ -124,7 +126,7 @@ def build_frame(
         below=tuple(below),
         learnings=tuple(_item(s, h) for h in memories),
         state=tuple(
-            (git_state(root) if git_lines is None else git_lines)
+            (git_state(root) if git is None else git).lines(lead)
             + _state_note(root, req.state_file)
         ),
         instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
@@ -156,7 +158,11 @@ def evidence_floor(items: list[Item], code_ev: float) -> tuple[list[Item], list[
     below: list[Item] = []
     for it in items:
         ev = it.score / best * it.confidence
-        (keep if ev >= floor else below).append(it)
+        if ev >= floor:
+            keep.append(it)
+        else:
+            why = f"evidence {ev:.2f}, under the floor {floor:.2f} the code lead sets"
+            below.append(dataclasses.replace(it, why=why))
     return keep, below
 
 
@@ -184,7 +190,7 @@ def code_items(
     from ncx.code import zone
     from ncx.code.search import CodeSearcher
     from ncx.code.text import shown_path
-    from ncx.code.zone import BRIEF, body_tokens, item_text, pick
+    from ncx.code.zone import BRIEF, body_tokens, item_text, picked
 
     code = CodeSearcher(root)
     if cfg.quick_cold and not code.ready_for_quick_answer():
@@ -194,14 +200,15 @@ def code_items(
         query, files=10, path_globs=path_globs, linked=linked, per_file=max(3, 1 + zone.TIES)
     )
     held = code.held_terms(query, list(dict.fromkeys(h.path for h in found)))
-    hits = pick(found, shared=lambda h: held.get(h.path, 0))
+    chosen = picked(found, shared=lambda h: held.get(h.path, 0))
+    hits = [h for h, _ in chosen]
     q_terms = frozenset(lexical_terms(query))
 
     def task_terms(line: str) -> frozenset[str]:
         return frozenset(lexical_terms(line)) & q_terms
 
     items = []
-    for i, h in enumerate(hits):
+    for i, (h, why) in enumerate(chosen):
         lines = _source_lines(root, h.path) if i == 0 else None
         shown = shown_path(h.path)  # a file's name never writes the frame's markdown
         items.append(
@@ -221,6 +228,7 @@ def code_items(
                     brief=i >= BRIEF,
                     task_terms=task_terms,
                 ),
+                why=why,
             )
         )
     # the lead's evidence on the scale docs are held to (search.interleave)
@@ -295,6 +303,7 @@ def _item(s: Searcher, h: Hit) -> Item:
         text=_quoted(s, h) if h.kind == "chunk" else _learning(s.text(h)) + _stale_note(s, h),
         meta=meta,
         confidence=h.confidence,
+        why=f"holds {h.confidence:.0%} of the task's terms" if h.kind == "memory" else "",
     )
 
 
@@ -415,38 +424,6 @@ def _learning(body: str) -> str:
     if sec.get("context"):
         text += "\n\n_Context:_ " + sec["context"]
     return text
-
-
-def git_state(root: Path, rev: str | None = None) -> list[str]:
-    """Branch, HEAD, recent commits and changed files: no dates, so frames stay reproducible.
-
-    With `rev`, what a clean checkout of that commit says (detached: branch `HEAD`)."""
-    try:
-        if rev is not None:
-            short = repo.git(root, "rev-parse", "--short", rev).decode().strip()
-            out = repo.git(root, "log", "-5", "--format=%h %s", rev, "--")
-            return [f"- branch `HEAD` at `{short}`", "- recent commits:"] + [
-                f"  - {ln}" for ln in out.decode("utf-8", "replace").splitlines()
-            ]
-        info = repo.head_info(root)
-        if not info.head:
-            return ["- git: no commits yet"]
-        lines = [f"- branch `{info.branch}` at `{info.head}`"]
-        log = repo.git(root, "log", "-5", "--format=%h %s").decode("utf-8", "replace").splitlines()
-        lines += ["- recent commits:"] + [f"  - {ln}" for ln in log]
-        # The work in progress, not ncx's own derived files (leaving them out also spares
-        # git the stat of every unit file: 0.25 -> 0.16 s on a 40,000-chunk tree).
-        status = repo.git(
-            root, "status", "--porcelain", "--untracked-files=normal", "--", ".", f":!{NCX_DIR}"
-        )
-        changed = [ln[3:] for ln in status.decode("utf-8", "replace").splitlines() if ln.strip()]
-        if changed:
-            shown = changed[:15]
-            more = f" (+{len(changed) - 15} more)" if len(changed) > 15 else ""
-            lines.append(f"- changed files{more}: " + ", ".join(f"`{c}`" for c in shown))
-        return lines
-    except NcxError:
-        return []
 
 
 _MAX_STATE_BYTES = 200_000  # a handoff note, not a document; the frame budget cuts it anyway

@@ -1,0 +1,103 @@
+"""The frame's Current State (issue 37): the recent commits that touched the files the frame
+points to, not the repository's last commits; the same at a commit (`--at`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import commit_all, first_sync, git, ncx, write
+
+from ncx.query.state import Commit, git_state, state_lines
+
+TASK = "the retry budget in refresh_token is spent too early"
+
+
+def _history(root: Path) -> None:
+    write(
+        root,
+        "auth.py",
+        'def refresh_token(budget):\n    """Refresh, retrying."""\n    return budget\n',
+    )
+    write(root, "ui.py", "def paint(canvas):\n    return canvas\n")
+    write(root, "docs/guide.md", "# Guide\n\nHow the pieces fit.\n")
+    first_sync(root)
+    write(
+        root,
+        "auth.py",
+        'def refresh_token(budget):\n    """Refresh, retrying."""\n    return budget - 1\n',
+    )
+    commit_all(root, "auth: spend one retry less")
+    for i in range(4):  # the repository's last commits: elsewhere
+        write(root, "ui.py", f"def paint(canvas):\n    return canvas * {i}\n")
+        commit_all(root, f"ui: repaint {i}")
+    write(
+        root, "auth.py", 'def refresh_token(budget):\n    """Refresh, retrying."""\n    return 0\n'
+    )
+    commit_all(root, "auth: no retries")
+
+
+def test_current_state_names_the_commits_that_touched_the_frames_code(repo: Path) -> None:
+    _history(repo)
+    md = ncx("assemble", "--task", TASK).stdout
+    state = md[md.index("## Current State") : md.index("## Instructions")]
+    assert "recent commits to `auth.py`:" in state
+    assert "auth: spend one retry less" in state
+    assert "ui: repaint" not in state  # history that does not bear on the task stays out
+    assert state.index("no retries") < state.index("spend one retry less")  # newest first
+    # the same frame at a commit: its own history, nothing later
+    at = ncx("assemble", "--task", TASK, "--at", "HEAD~1").stdout
+    assert "auth: spend one retry less" in at and "no retries" not in at
+
+
+def test_only_commits_to_the_frames_files_and_only_in_the_window(repo: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from ncx.query import state
+
+    write(repo, "auth.py", "x = 1\n")
+    commit_all(repo, "auth: start")
+    for i in range(3):
+        write(repo, "ui.py", f"y = {i}\n")
+        commit_all(repo, f"ui:\trepaint  {i}")
+    st = git_state(repo)
+    sha = git(repo, "log", "-1", "--format=%h", "--", "auth.py").strip()
+    assert st.lines(["auth.py"]) == [
+        *st.head,
+        "- recent commits to `auth.py`:",
+        f"  - {sha} auth: start",
+    ]
+    assert st.lines(["nothing.py"]) == st.lines([]) == list(st.head)
+    assert [c.subject for c in st.touching(["ui.py"])] == [f"ui: repaint {i}" for i in (2, 1, 0)]
+    monkeypatch.setattr(state, "WINDOW", 2)  # auth.py's commit is 3 back: out of the window
+    state._touching.cache_clear()
+    assert git_state(repo).lines(["auth.py"]) == list(st.head)
+    state._touching.cache_clear()
+
+
+def test_commits_touching_different_files_name_each_file() -> None:
+    commits = (
+        Commit("aaa", "both", frozenset({"a.py", "b.py"})),
+        Commit("bbb", "only b", frozenset({"b.py"})),
+        Commit("ccc", "x" * 200, frozenset({"a.py"})),
+    )
+    lines = state_lines(["- branch `main` at `abc`"], commits, ["a.py", "b.py"])
+    assert lines[1] == "- recent commits to these files:"
+    assert lines[2] == "  - aaa both (`a.py`, `b.py`)"
+    assert lines[3] == "  - bbb only b (`b.py`)"
+    assert lines[4].endswith("… (`a.py`)") and len(lines[4]) < 110  # a subject is cut
+    assert state_lines(["h"], (), ["a.py"]) == ["h"]
+
+
+def test_a_merge_counts_for_the_files_it_brought_in(repo: Path) -> None:
+    write(repo, "a.py", "x = 1\n")
+    commit_all(repo, "start")
+    git(repo, "checkout", "-q", "-b", "side")
+    write(repo, "b.py", "y = 2\n")
+    commit_all(repo, "side adds b")
+    git(repo, "checkout", "-q", "main")
+    write(repo, "a.py", "x = 3\n")
+    commit_all(repo, "main edit")
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "side")
+    st = git_state(repo)
+    (merge,) = st.touching(["b.py"])  # the side branch's own commit is not on the line
+    assert merge.subject.startswith("Merge branch 'side'") and merge.files == {"b.py"}
+    assert [c.subject for c in st.touching(["a.py"])] == ["main edit", "start"]
+    assert git_state(repo / "nowhere").touching(["a.py"]) == ()  # not a repository
