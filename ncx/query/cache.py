@@ -14,8 +14,7 @@ import hashlib
 import io
 import json
 import os
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -29,8 +28,6 @@ from ncx.query.lexical import (
     FIELDS,
     LexIndex,
     Postings,
-    _pieces,
-    _raw,
     index_of,
     patched,
     path_words,
@@ -39,6 +36,7 @@ from ncx.query.lexical import (
     terms,
 )
 from ncx.query.lines import attach_lines
+from ncx.slow import slow
 from ncx.sources.roles import without_link_targets
 from ncx.store import (
     decode_source,
@@ -192,7 +190,7 @@ def _unit_of(row: dict[str, Any]) -> Unit:
 
 @dataclass(frozen=True)
 class Index:
-    units: Sequence[Unit]  # one per row of the arrays (Units for a cache; a list when quick)
+    units: Sequence[Unit]  # one per row of the arrays (Units for a cache)
     # (n, dim), unit rows (zero rows for units with no vector), laid out column by column:
     # a query's cosines then read memory in order (10,916 units: 0.5 ms, not 1.1 ms).
     vectors: NDArray[np.float32]
@@ -200,9 +198,6 @@ class Index:
     group: NDArray[np.int32]  # units of the same source doc share a group; memories are alone
     root: Path
     memo: dict[Any, Any] = field(default_factory=dict)  # per-process derived values (masks)
-    # Built by quick_index for one query from the units that hold its words, not the whole
-    # tree: good for that query, and only until the real cache exists.
-    quick: bool = False
 
     def column(self, name: str) -> list[Any]:
         """One field (a name in COLUMNS) of every unit."""
@@ -225,15 +220,6 @@ class Index:
             last = self.memo["cosines"] = (key, self.vectors @ q)
         out: NDArray[np.float32] = last[1].copy()
         return out
-
-    def locate(self, rows: Sequence[int]) -> None:
-        """Find the line ranges of these chunks, if the index was built without them (a
-        quick index: only the units a query returns need them)."""
-        if self.quick:
-            done: set[int] = self.memo.setdefault("located", set())
-            todo = [i for i in rows if i not in done and self.units[i].kind == "chunk"]
-            done.update(todo)
-            attach_lines(self.root, [self.units[i] for i in todo], [])
 
     def body(self, i: int) -> str:
         """The unit's markdown body, read from its file (only top results need it)."""
@@ -288,7 +274,11 @@ def load_index(root: Path, *, rebuild: bool = False, stale_ok: bool = False) -> 
             idx = _try_load(root, path)
             if idx is not None:
                 return idx
-        members, idx = _build(root, None if rebuild else _previous(path))
+        prev = None if rebuild else _previous(path)
+        # A fresh clone's first query pays for this (no quick answer: docs/decisions.md §44).
+        what = "updating the search cache" if prev else "building the search cache (once a clone)"
+        with slow(what):
+            members, idx = _build(root, prev)
         if writable:
             _save(path, members)
     return idx
@@ -328,7 +318,13 @@ def _lock(folder: Path) -> Iterator[bool]:
         try:
             import fcntl
 
-            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                # Another query (or a hook's warm) is building: wait for it and load what it
+                # wrote (load_index), rather than build the same cache twice.
+                with slow("waiting for the search cache another ncx process is building"):
+                    fcntl.flock(f, fcntl.LOCK_EX)
         except ImportError:  # Windows: no flock; the atomic rename still protects readers
             pass
         yield True
@@ -358,13 +354,6 @@ def building(root: Path) -> bool:
     return False
 
 
-# A tree this large (units) gets a quick answer instead of a cold build in the user's face:
-# below it, a cold build takes a few seconds at most.
-QUICK_FROM = 5_000
-QUICK_UNITS = 400  # units a quick answer reads: the ones holding the query's words most
-QUICK_TERMS = 24  # query terms a quick answer looks for
-
-
 def has_cache(root: Path) -> bool:
     """Whether a cache this ncx can use exists: a fresh clone has none, and one written by
     another version of ncx (or with other ranking settings) counts as none, since it cannot
@@ -375,167 +364,6 @@ def has_cache(root: Path) -> bool:
     except UnsafePath:
         return False  # (the build that follows names the link)
     return path.is_file() and _head_ok(root, check_tree=False)
-
-
-def quick_index(root: Path, query: str) -> Index | None:
-    """An index of the few units that hold the query's words, for a tree with no cache yet.
-
-    A cold build reads and tokenises every unit (seconds to a minute on a large tree). Here
-    `git grep` (C, multi-threaded) finds, per query word, the lines of the unit files that
-    hold it, and a second `git grep` the blocks of each doc's chunk file; the best
-    QUICK_UNITS units by BM25 over those counts are parsed like a cold build would, and each
-    query term gets its idf from the whole tree's counts, so scores are on the full tree's
-    scale. Units that share no word with the query are not seen (their dense match is lost):
-    the caller builds the real cache next. None when the tree is small or has no such unit.
-    """
-    import math
-    from bisect import bisect_right
-
-    from ncx.repo import grep_hits
-
-    specs = _unit_specs(root)
-    # A pasted page as a prompt: its first terms stand for it (each pattern costs grep time).
-    patterns = dict(list(query_patterns(query).items())[:QUICK_TERMS])
-    if not patterns:
-        return None
-    blocks_of = unit_blocks(root, specs)  # its grep runs beside the terms' greps
-    hits = grep_hits(root, list(patterns.values()), specs)
-    blocks = blocks_of()
-    n = sum(len(b) for b in blocks.values())
-    if n < QUICK_FROM:
-        return None
-    counts: list[dict[tuple[str, int], int]] = []
-    for by_file in hits:
-        tf: dict[tuple[str, int], int] = {}
-        for f, lines in by_file.items():
-            ends = blocks.get(f)
-            if not ends:
-                continue
-            for line in lines:
-                unit = (f, min(bisect_right(ends, line - 1), len(ends) - 1))
-                tf[unit] = tf.get(unit, 0) + 1
-        counts.append(tf)
-    # Lucene's idf, as lexical.build_index_from_terms has it, over the whole tree's counts.
-    idf = {
-        t: math.log(1 + (n - len(c) + 0.5) / (len(c) + 0.5))
-        for t, c in zip(patterns, counts, strict=True)
-    }
-    score: dict[tuple[str, int], float] = {}
-    for t, c in zip(patterns, counts, strict=True):
-        for u, tf_ in c.items():
-            score[u] = score.get(u, 0.0) + idf[t] * tf_ / (tf_ + 1.2)
-    best = sorted(score, key=lambda u: (-score[u], u))[:QUICK_UNITS]
-    if not best:
-        return None
-    from ncx.manifest import load_manifest
-
-    dim = int(load_manifest(root).model.get("dim", 0))
-    mem = memories_dir(root).relative_to(root).as_posix() + "/"
-    picked: dict[str, list[int]] = {}
-    for f, i in sorted(best):
-        picked.setdefault(f, []).append(i)
-    found: list[_Parsed] = []
-    for f, which in picked.items():
-        kind = "memory" if f.startswith(mem) else "chunk"
-        job = (kind, [str(root / f)])
-        # Line ranges (reading and rendering each source) are found later, for the units
-        # a query returns (Index.locate): most of the 400 are never shown.
-        which_blocks = None if kind == "memory" else which
-        for parsed in _parse_job(str(root), dim, job, which_blocks, lines=False):
-            if parsed is not None:
-                found.append(parsed)
-    units = [unit for unit, _, _ in found]
-    lex = index_of(postings(_unit_terms([(unit, stored) for unit, stored, _ in found])))
-    for t in patterns:
-        col = lex.vocab.get(t)
-        if col is not None:
-            lex.idf[col] = idf[t]
-    import numpy as np
-
-    vectors = np.zeros((dim, len(units)), dtype=np.float32)  # (dim, n): see Index.vectors
-    for i, (_, _, vec) in enumerate(found):
-        if vec is not None:
-            vectors[:, i] = vec
-    return Index(units, vectors.T, lex, _groups(units), root, quick=True)
-
-
-def committed_units(root: Path) -> int:
-    """How many units the work tree's unit files hold (one `git grep`, no file read)."""
-    return sum(len(b) for b in unit_blocks(root, _unit_specs(root))().values())
-
-
-_LINES = re.compile(r"lines: [0-9]{1,9}\r?\Z")
-
-
-def unit_blocks(root: Path, specs: list[str]) -> Callable[[], dict[str, list[int]]]:
-    """Start finding {unit file: the last line of each of its units} for the files `specs`
-    name; the returned call gives it. From `git grep`: a memory is one unit; a chunk file's
-    blocks end `lines` lines after the closing fence that follows their `lines:` key (a
-    `lines:` line inside a block's text falls within that block and is passed over)."""
-    from ncx.repo import grep_fixed, tracked_files, untracked_files
-
-    mem = memories_dir(root).relative_to(root).as_posix() + "/"
-    chunk_specs = [s for s in specs if not s.startswith(mem)]
-    # A fixed string greps 4x faster than the anchored regex; the exact line is checked here.
-    found = grep_fixed(root, "lines: ", chunk_specs) if chunk_specs else dict
-
-    def result() -> dict[str, list[int]]:
-        out: dict[str, list[int]] = {}
-        mem_specs = [s for s in specs if s.startswith(mem)]
-        if mem_specs:  # a memory added since the clone is found by the grep as well
-            for f in tracked_files(root, mem_specs) + untracked_files(root, mem_specs):
-                out[f] = [1 << 30]
-        for f, lines in found().items():
-            ends: list[int] = []
-            for line, text in lines:
-                if (ends and line <= ends[-1]) or not _LINES.match(text):
-                    continue
-                ends.append(line + 2 + int(text[len("lines: ") :].rstrip("\r")))
-            out[f] = ends
-        return out
-
-    return result
-
-
-def _unit_specs(root: Path) -> list[str]:
-    """git pathspecs of the unit files: chunk files and memory .md files, in folders ncx owns."""
-    out = []
-    for d in (chunks_dir(root), memories_dir(root)):
-        if d.is_dir() and _owned(root, d):
-            out.append(d.relative_to(root).as_posix() + "/*.md")  # `*` spans folders here
-    return out
-
-
-def query_patterns(query: str) -> dict[str, tuple[str, bool]]:
-    """{index term: (what `git grep` looks for, whole word or not)} of a query's terms.
-
-    Terms are stems ("configur", "polici"); a file holds one when it holds a word starting
-    with the stem's common prefix with the word ("configur" for configure/configuring,
-    "polic" for policy/policies, "retr" for retries/retry). A prefix counts a few files too
-    many (a lower idf, the safe side); a shorter one would match half the tree, so a word
-    that shares fewer than four letters with its stem is looked for whole.
-    """
-    out: dict[str, tuple[str, bool]] = {}
-    for raw in dict.fromkeys(_raw().findall(query)):
-        for piece in _pieces(raw):
-            word = piece.lower()
-            found = terms(word)
-            if len(found) != 1:
-                # A run of a script without spaces is its character pairs: each is looked for
-                # as the text has it. Else a stopword, or a one-letter piece.
-                for t in () if word.isascii() else found:
-                    if t in word:
-                        out.setdefault(t, (t, False))
-                continue
-            term = found[0]
-            same = 0
-            while same < min(len(word), len(term)) and word[same] == term[same]:
-                same += 1
-            if term.endswith("i"):
-                same = min(same, len(term) - 1)  # Snowball's y -> i: "retri" is retry's stem too
-            prefix = word[:same]
-            out.setdefault(term, (prefix, False) if len(prefix) >= 4 else (word, True))
-    return out
 
 
 def _try_load(root: Path, path: Path, *, check: bool = True) -> Index | None:
