@@ -18,7 +18,7 @@ import pytest
 from conftest import NCX_CMD, commit_all, git, ncx, read_only, write
 
 from ncx.config import load_config
-from ncx.query import cache
+from ncx.query import cache, units
 from ncx.query.search import Searcher
 from ncx.repo import grep_fixed, grep_hits
 
@@ -264,9 +264,9 @@ def test_a_chunks_body_is_read_at_its_offset_or_found_again(cloned: Path) -> Non
 def test_a_stale_offset_never_serves_a_neighbours_text() -> None:
     """`docs/ops.md#ops` is not `docs/ops.md#ops--deploy`: a block read at an old offset is
     taken only when its id line names exactly this unit (plain or YAML-quoted)."""
-    assert cache._names(b"---\nid: docs/ops.md#ops\n", "docs/ops.md#ops")
-    assert not cache._names(b"---\nid: docs/ops.md#ops--deploy\n", "docs/ops.md#ops")
-    assert cache._names(b"---\nid: 'docs/a: b.md#it''s'\n", "docs/a: b.md#it's")
+    assert units._names(b"---\nid: docs/ops.md#ops\n", "docs/ops.md#ops")
+    assert not units._names(b"---\nid: docs/ops.md#ops--deploy\n", "docs/ops.md#ops")
+    assert units._names(b"---\nid: 'docs/a: b.md#it''s'\n", "docs/a: b.md#it's")
 
 
 def test_a_searcher_on_a_clone_answers_a_query_in_chinese(

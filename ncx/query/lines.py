@@ -1,6 +1,7 @@
 """lines: where each chunk stands in its source now, found by its text (chunk files hold no
 line numbers: they would churn on every edit above them), and a source's frontmatter values
-as index text, read on the way. Used by the cache (ncx.query.cache) when it builds or patches.
+as index text, read on the way. Used by the cache's build (ncx.query.build) when it builds
+or patches.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from ncx.query.docmeta import doc_date, meta_text
 from ncx.store import parse_frontmatter, read_regular, source_text
 
 if TYPE_CHECKING:
-    from ncx.query.cache import Unit
+    from ncx.query.units import Unit
     from ncx.sources.includes import Fetch
 
 
@@ -191,6 +192,6 @@ def _newlines(text: str) -> Iterator[int]:
 
 
 def _body(root: Path, unit: Unit) -> str:
-    from ncx.query.cache import unit_body
+    from ncx.query.units import unit_body
 
     return unit_body(root, unit)
