@@ -11,6 +11,7 @@ import io
 import json
 import os
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -308,7 +309,9 @@ def _parse_many(
 
     size = sum(_size(f) for _kind, files in jobs for f in files)
     at_least = len(jobs) if size >= _PARALLEL_FROM else len(jobs) + 1
-    return ordered_map(functools.partial(_parse_job, root, dim), jobs, at_least=at_least)
+    gate = f"{os.getpid()}.{time.monotonic_ns()}"  # this build's, in every worker (lines._gate)
+    job = functools.partial(_parse_job, root, dim, gate=gate)
+    return ordered_map(job, jobs, at_least=at_least)
 
 
 def _size(path: str) -> int:
@@ -322,20 +325,20 @@ def _parse_job(
     root: str,
     dim: int,
     job: tuple[str, list[str]],
-    blocks: Sequence[int] | None = None,
-    lines: bool = True,
+    *,
+    gate: str | None = None,
 ) -> list[_Parsed | None]:
-    """The units of one job (a doc's chunk file, or memory files): metadata (with line
-    ranges unless `lines` is False), stored term fields and vectors. `blocks`: only these
-    blocks of a chunk file."""
+    """The units of one job (a doc's chunk file, or memory files): metadata with line
+    ranges, stored term fields and vectors. `gate`: the build's key for the included files'
+    gate (ncx.query.lines)."""
     kind, files = job
     base = Path(root)
-    found = [p for path in files for p in _parse_file(base, path, kind, dim, blocks)]
+    found = [p for path in files for p in _parse_file(base, path, kind, dim)]
     units = [p[0] for p in found if p is not None]
     # The source is read for line ranges; its frontmatter values are taken on the way.
     front: dict[str, str] = {}
-    if kind == "chunk" and lines:
-        front = attach_lines(base, units, [p[3] for p in found if p is not None])
+    if kind == "chunk":
+        front = attach_lines(base, units, [p[3] for p in found if p is not None], gate)
     out: list[_Parsed | None] = []
     for parsed in found:
         if parsed is None:
@@ -350,7 +353,7 @@ def _parse_job(
 
 
 def _parse_file(
-    root: Path, path: str, kind: str, dim: int, blocks: Sequence[int] | None
+    root: Path, path: str, kind: str, dim: int
 ) -> list[tuple[Unit, dict[str, str], Any, str] | None]:
     """(unit metadata, field texts, vector, body) of each unit of a file; None for one that
     cannot be read (a hand edit made a field unusable: `ncx check` names it)."""
@@ -373,7 +376,7 @@ def _parse_file(
     starts = [0]
     for b in found:
         starts.append(starts[-1] + len(b))
-    for i in range(len(found)) if blocks is None else blocks:
+    for i in range(len(found)):
         try:
             got = _own_block(found[i]) if _FAST_BLOCKS else None
             if got is None:  # not as sync writes it: read as any markdown with frontmatter
