@@ -3,7 +3,7 @@
 Usage: NCX_SHARED=../shared python benchmarks/cold_frames.py TREE [TREE ...] [--limit N]
            [--set NAME]
 
-Each TREE is a synced, committed tree (the suite's under /tmp/ncx-suite-trees, the code sets'
+Each TREE is a synced tree (the suite's under /tmp/ncx-suite-trees, the code sets'
 under /tmp/code-frames/<set>/<sha>, the large tree). It is cloned fresh (no cache, no code
 index) into a temp folder, and there:
 
@@ -86,6 +86,21 @@ def _in_process(clone: Path, questions: list[str]) -> int:
     return same
 
 
+def _fresh_copy(tree: Path, clone: Path) -> None:
+    """A fresh clone of `tree`; a copy without `.neocortex/cache/` where its `.neocortex/`
+    is not committed (the code sets' trees): what a clone of it would hold."""
+    tracked = subprocess.run(
+        ["git", "ls-files", ".neocortex/manifest.json"], cwd=tree, capture_output=True, text=True
+    ).stdout.strip()
+    if tracked:
+        subprocess.run(["git", "clone", "-q", str(tree), str(clone)], check=True)
+        return
+    derived = str(tree / ".neocortex")
+    shutil.copytree(
+        tree, clone, symlinks=True, ignore=lambda d, names: ["cache"] if d == derived else []
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("trees", type=Path, nargs="+")
@@ -102,9 +117,11 @@ def main() -> None:
         name = a.set or next(
             (p for p in tree.parts if p.startswith(("repo-", "raydocs", "code-"))), None
         )
+        if name == "code-frames":  # /tmp/code-frames/<set>/<sha>
+            name = tree.parts[-2]
         with tempfile.TemporaryDirectory(prefix="ncx-cold-") as tmp:
             clone = Path(tmp) / "clone"
-            subprocess.run(["git", "clone", "-q", str(tree), str(clone)], check=True)
+            _fresh_copy(tree, clone)
             floor = _floor()
             took, first = _ncx(clone, "assemble", "--task", TASK)
             warm = _ncx(clone, "assemble", "--task", TASK)[1]
