@@ -66,9 +66,6 @@ class Config:
     # Answer from a cache that is out of date rather than rebuild it first (agent hooks: a
     # prompt after a pull gets context at once; the rebuild runs in the background).
     stale_cache_ok: bool = False
-    # A one-query command on a large tree with no cache yet (a fresh clone) answers from the
-    # units holding the query's words, while the real cache is built in the background.
-    quick_cold: bool = False
 
 
 def _int(env: Mapping[str, str], name: str) -> int | None:

@@ -11,7 +11,7 @@ import pytest
 from conftest import commit_all, git, ncx, write
 from test_lexical import by_term
 
-from ncx.query import cache
+from ncx.query import build, cache
 
 
 def _doc(title: str, *sections: str) -> str:
@@ -26,13 +26,13 @@ def _doc(title: str, *sections: str) -> str:
 def _parsed_files(repo: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The unit files cache builds parse from now on, repo-relative, as they are parsed."""
     parsed: list[str] = []
-    parse_many = cache._parse_many
+    parse_many = build._parse_many
 
     def counting(root: str, jobs: list[tuple[str, list[str]]], dim: int) -> Any:
         parsed.extend(Path(f).relative_to(repo).as_posix() for _, files in jobs for f in files)
         return parse_many(root, jobs, dim)
 
-    monkeypatch.setattr(cache, "_parse_many", counting)
+    monkeypatch.setattr(build, "_parse_many", counting)
     return parsed
 
 
@@ -190,3 +190,40 @@ def test_a_cache_whose_vectors_or_stats_do_not_fit_is_built_afresh(repo: Path, m
     got = cache.load_index(repo)  # no IndexError / AttributeError from the patch
     assert "audit" in got.lex.vocab
     _same_index(got, cache.load_index(repo, rebuild=True))
+
+
+def test_the_own_block_reader_builds_the_cache_the_generic_reader_builds(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold build reads sync's own chunk blocks without the generic frontmatter pass
+    (build._own_block); the cache it writes is the same, byte for byte, member by member,
+    on blocks it reads and on blocks it hands to the generic reader (a hand-edited head)."""
+    write(repo, "docs/a.md", _doc("Alpha", "Ingest", "Export"))
+    write(
+        repo,
+        "docs/b.md",
+        "---\ntitle: 'Bravo: the guide'\ntags: [ops, 'it''s']\ndate: 2024-05-01\n---\n\n"
+        + _doc("Bravo", "Rollback 'quoted'", "Ünïcode – “dashes”"),
+    )
+    write(repo, "docs/c.md", "# Cee\n\n```yaml\n---\nkey: value\n...\n```\n\nText after.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    edited = repo / ".neocortex/chunks/docs/c.md"
+    text = edited.read_text()
+    edited.write_text(text.replace("kind: chunk\n", "kind: chunk\nnote: {by: hand}\n", 1))  # YAML
+    builds = []
+    for fast in (True, False):
+        monkeypatch.setattr(build, "_FAST_BLOCKS", fast)
+        builds.append(build._build(repo, None)[0])
+    fast_members, generic = builds
+    assert fast_members.keys() == generic.keys()
+    for name, want in generic.items():
+        got = fast_members[name]
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), name
+    from ncx.store import split_chunk_file
+
+    for block in split_chunk_file((repo / ".neocortex/chunks/docs/a.md").read_bytes(), path="a"):
+        assert build._own_block(block) is not None  # sync's own blocks: all read fast
+    assert build._own_block(b"---\r\nid: x\r\n---\r\nbody\r\n") is None  # CRLF: generic
+    assert build._own_block(b"---\nid: x\n...\nkind: chunk\n---\nbody\n") is None

@@ -360,32 +360,19 @@ def test_help_and_docs_queries_do_not_load_parsers(repo: Path) -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
 
 
-def test_a_fresh_clone_of_a_large_tree_answers_now_and_builds_the_code_index_behind(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import time
-
-    from ncx.code import search
-
-    _code_repo(repo)
-    monkeypatch.setattr(
-        search, "QUICK_CODE_FILES", 2
-    )  # "large": more files than a quick answer reads
+def test_a_first_frame_without_a_code_index_builds_it_and_names_the_code(repo: Path) -> None:
+    """No code index (a fresh clone): the first frame builds it and names the code to open,
+    the frame every later query gives (docs/decisions.md §44)."""
     import shutil
 
+    _code_repo(repo)
     shutil.rmtree(repo / ".neocortex/cache/code")  # as in a fresh clone: no code index
-    frame = ncx("assemble", "--task", "make Session.send refuse requests without a timeout").stdout
-    assert "## Code to Open" not in frame
-    assert "code index is being built in the background" in frame
-    index = repo / ".neocortex/cache/code/index.npz"
-    for _ in range(200):  # the background build (`ncx agent-hook warm`, its own process)
-        if index.exists():
-            break
-        time.sleep(0.1)
-    assert index.exists()
-    time.sleep(0.5)
-    frame = ncx("assemble", "--task", "make Session.send refuse requests without a timeout").stdout
+    task = "make Session.send refuse requests without a timeout"
+    frame = ncx("assemble", "--task", task).stdout
     assert "## Code to Open" in frame and "pkg/sessions.py:14-20" in frame
+    assert "background" not in frame
+    assert (repo / ".neocortex/cache/code/index.npz").exists()
+    assert ncx("assemble", "--task", task).stdout == frame
 
 
 @pytest.mark.e2e

@@ -481,8 +481,10 @@ def test_add_decodes_only_the_units_near_it(tree: Path, monkeypatch: pytest.Monk
     commit_all(tree, "ncx")
     cache.load_index(tree)  # built and written; the add reads it back
     decoded: list[str] = []
-    real = cache._unit_of
-    monkeypatch.setattr(cache, "_unit_of", lambda row: decoded.append(row["id"]) or real(row))
+    import ncx.query.units as units
+
+    real = units._unit_of
+    monkeypatch.setattr(units, "_unit_of", lambda row: decoded.append(row["id"]) or real(row))
     add("Run pip install to install the package", "--type", "experiential")
     assert len(cache.load_index(tree).units) > 40
     assert decoded and not any(d.startswith("docs/far") for d in decoded)

@@ -221,23 +221,3 @@ def test_a_sync_of_a_folder_drops_the_docs_deleted_from_it(repo: Path) -> None:
     assert _map(repo) == {}
     hits = ncx("retrieve", "walrus", "--json").stdout
     assert "docs/a.md" not in hits
-
-
-def test_the_quick_first_answer_survives_the_users_grep_settings(
-    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The same settings blinded the quick index of a fresh clone (git grep -n): a column
-    # number before each line, or colour around the line number, and no unit was found, so
-    # the first query waited for the whole cache instead.
-    from test_quick import TOPICS, _synced_clone
-
-    from ncx.query import cache
-
-    for name, text in TOPICS.items():
-        write(repo, f"docs/{name}.md", f"# {name.title()}\n\n{text}\n")
-    clone = _synced_clone(repo, tmp_path, monkeypatch)
-    assert cache.quick_index(clone, "refund card payment") is not None
-    for key, value in (("grep.column", "true"), ("color.grep", "always")):
-        git(clone, "config", key, value)
-        quick = cache.quick_index(clone, "refund card payment")
-        assert quick is not None and any(u.source_path == "docs/refunds.md" for u in quick.units)

@@ -37,7 +37,6 @@ class _Tree:
         self.lock = threading.Lock()  # the SDK runs sync tools in worker threads
         self._searcher: Any = None
         self._model: Any = None
-        self._warming = False  # a background cache build was started
 
     def ready(self) -> None:
         if self.problem is not None:
@@ -51,24 +50,13 @@ class _Tree:
         return self._model
 
     def searcher(self, query: str | None = None) -> Any:
-        """The searcher for a call about `query`. In a clone with no search cache yet, a
-        large tree answers from a quick search for that query while the cache is built in
-        the background (as the CLI does), instead of building it inside the first call."""
-        import dataclasses
-
-        from ncx.query.cache import has_cache, load_index
+        """The searcher for a call (about `query`): the cache is built by the first call
+        that needs it, in a fresh clone too, so every call answers from the whole cache
+        (docs/decisions.md §44); later calls pick up syncs and new memories."""
+        from ncx.query.cache import load_index
         from ncx.query.search import Searcher
-        from ncx.query.warm import warm_in_background
 
-        if query is not None and not has_cache(self.root):
-            cfg = dataclasses.replace(self.cfg, quick_cold=True)
-            fresh = Searcher.open(self.root, cfg, query=query)
-            if self._searcher is not None:
-                fresh._model = self._searcher._model  # the model stays loaded
-            self._searcher = fresh
-            if fresh.index.quick and not self._warming:
-                self._warming = warm_in_background(self.root)
-        elif self._searcher is None:
+        if self._searcher is None:
             self._searcher = Searcher.open(self.root, self.cfg)
         else:
             self._searcher.index = load_index(self.root)  # pick up syncs and new memories

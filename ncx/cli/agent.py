@@ -168,7 +168,7 @@ def hook_prompt(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> None:
         # from the files, so a changed chunk shows its new text) and rebuild in the background.
         if not cache_is_current(root):
             warm_in_background(root)
-        cfg = dataclasses.replace(_config(), stale_cache_ok=True, quick_cold=True)
+        cfg = dataclasses.replace(_config(), stale_cache_ok=True)
         return prompt_context(root, cfg, hook.prompt, tokens)
 
     _fail_open("prompt", limit, produce)
@@ -185,21 +185,9 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
 
     def produce() -> str:
         from ncx.agents.prompt_hook import parse_hook_input, session_context
-        from ncx.query import cache
 
         hook = parse_hook_input(_stdin())
         root = _hook_root(hook.cwd)
-        if not cache.has_cache(root) and cache.committed_units(root) >= cache.QUICK_FROM:
-            # A fresh clone: the wakeup needs the whole cache, which can take longer than
-            # the hook may. Start building it now, so the session's prompts find it ready.
-            warm_in_background(root)
-            from ncx.layout import ncx_command_name
-
-            return (
-                "<!-- ncx wakeup -->\nThis clone's ncx search cache is being built in the "
-                f"background; until it is ready, `{ncx_command_name(root)} assemble --task ...` "
-                "and the prompt hook search only the sections that share the task's words.\n"
-            )
         from ncx.code.index import has_code_index
 
         if not has_code_index(root):

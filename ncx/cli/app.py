@@ -196,31 +196,20 @@ def _config() -> Config:
     return load_config()
 
 
-def _one_query_config(root: Path) -> tuple[Config, bool]:
-    """The config of a command that answers one query, and whether the tree has no cache
-    yet: on a large tree that first query is answered quickly (cache.quick_index)."""
-    import dataclasses
-
+@contextlib.contextmanager
+def _answering(root: Path) -> Iterator[None]:
+    """The run of a command that answers a query: a cache it must build first (a fresh
+    clone's first query, after a pull) says so on stderr when that takes more than a second
+    (ncx.slow); in a tree where no cache can be saved, the answer says it was built for
+    this query only."""
     from ncx.query.cache import has_cache
+    from ncx.query.warm import cache_writable
+    from ncx.slow import say_to
 
-    return dataclasses.replace(_config(), quick_cold=True), not has_cache(root)
-
-
-def _after_one_query(root: Path, cold: bool) -> None:
-    """A quick answer leaves the cache unbuilt: build it now, off the user's time."""
-    from ncx.query.cache import has_cache
-    from ncx.query.warm import cache_writable, warm_in_background
-
-    if not cold or has_cache(root):
-        return
-    if warm_in_background(root):
-        _say(
-            "ncx: no search cache in this clone yet: searched only the sections sharing the "
-            "query's words; building the cache in the background, so the next query searches "
-            "everything"
-        )
-    elif not cache_writable(root):
-        # No build could save it: promising one would be false (every query is answered so).
+    with say_to(_say):
+        yield
+    if not cache_writable(root) and not has_cache(root):
+        # Every query here builds it in memory: the user should know why each is as slow.
         _say(
             "ncx: .neocortex/cache/ cannot be written here (a read-only tree): answered "
             "without writing a search cache"

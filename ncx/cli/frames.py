@@ -12,10 +12,9 @@ import typer
 
 from ncx.cli.app import (
     AtOpt,
-    _after_one_query,
+    _answering,
     _config,
     _filters,
-    _one_query_config,
     _root,
     _say,
     command,
@@ -128,7 +127,7 @@ def assemble(
     from ncx.query.search import clip_query
 
     root = _root()
-    cfg, cold = _one_query_config(root) if at is None else (_config(), False)
+    cfg = _config()
     if (note := clip_query(" ".join([task, *crit]))[1]) is not None:
         _say(f"ncx: {note}")
     req = FrameRequest(
@@ -147,8 +146,10 @@ def assemble(
         frame = build_frame(commit.root, cfg, req, git=git_state(root, commit.sha))
         named = f" at {commit.sha[:12]} ({_frame_options(commit.root, cfg, req)})"
     else:
-        frame = build_frame(root, cfg, req)
-    _after_one_query(root, cold)
+        # A fresh clone's first frame builds the caches it needs (saying so when that is
+        # slow) and is the frame every later query gives (docs/decisions.md §44).
+        with _answering(root):
+            frame = build_frame(root, cfg, req)
     text = frame.markdown if fmt == "markdown" else json_text(frame.as_json(), indent=2) + "\n"
     if out is not None:
         out.write_text(text, encoding="utf-8")
@@ -188,4 +189,7 @@ def wakeup(
         raise typer.BadParameter(
             f"{budget} is not a budget; give a positive number of tokens", param_hint="--budget"
         )
-    sys.stdout.write(make_wakeup(_root(), _config(), budget))
+    root = _root()
+    with _answering(root):
+        text = make_wakeup(root, _config(), budget)
+    sys.stdout.write(text)

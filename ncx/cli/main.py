@@ -17,11 +17,10 @@ import typer
 
 from ncx.cli.app import (
     AtOpt,
-    _after_one_query,
+    _answering,
     _config,
     _filters,
     _json_out,
-    _one_query_config,
     _root,
     _say,
     app,
@@ -510,23 +509,19 @@ def retrieve(
     if not want_docs:
         _print_code(code, query, k, filters, as_json, explain)
         return
-    cfg, cold = _one_query_config(root) if at is None else (_config(), False)
-    searcher = Searcher.open(root, cfg, query=query)
-    if want_code and not code.ready_for_quick_answer():
-        # a fresh clone of a large tree: docs now, the code index built in the background
-        filters = dataclasses.replace(filters, kinds=filters.kinds | {"chunk", "memory"})
-        want_code = False
-        _say("ncx: no code index in this clone yet: building it in the background (docs only now)")
-    if as_json:
-        for r in combined(searcher, code, query, k, filters, explain=explain):
-            sys.stdout.write(json_text(r) + "\n")
-        _after_one_query(root, cold)
-        return
-    hits = searcher.search(
-        query, k=k, filters=dataclasses.replace(filters, kinds=filters.kinds - {"code"})
-    )
-    _after_one_query(root, cold)
-    code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
+    # A fresh clone's first query builds the caches it needs and answers from them: the
+    # same answer as every later query (docs/decisions.md §44).
+    code.on_read = lambda n: _say(f"ncx: reading {n} source files for the code index (once)")
+    with _answering(root):
+        searcher = Searcher.open(root, _config())
+        if as_json:
+            for r in combined(searcher, code, query, k, filters, explain=explain):
+                sys.stdout.write(json_text(r) + "\n")
+            return
+        hits = searcher.search(
+            query, k=k, filters=dataclasses.replace(filters, kinds=filters.kinds - {"code"})
+        )
+        code_hits = code.search(query, files=k, path_globs=filters.path_globs) if want_code else []
     if not hits and not code_hits:
         _say("ncx: no match")
         return

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from ncx.query.search import Searcher
 
 
-# Source files a quick answer reads itself when the tree has no code index yet: about a
-# second of parsing on 2 cores; more are left to the background build (docs/decisions.md §29).
+# Source files a command that is not a query (`memory add`, ncx.memory.cites) reads itself
+# when the tree has no code index yet: about a second of parsing on 2 cores.
 QUICK_CODE_FILES = 150
 
 
@@ -41,20 +41,6 @@ class CodeSearcher:
         if self._index is None:
             self._index = load_code_index(self.root, on_read=self.on_read)
         return self._index
-
-    def ready_for_quick_answer(self) -> bool:
-        """Whether a query that must answer quickly may use the code: there is a code index
-        to load or patch, or the tree is small enough to read now. Otherwise the index is
-        built in the background and the answer goes without code (docs/decisions.md §29)."""
-        from ncx.code.index import has_code_index
-        from ncx.code.store import listing
-
-        if has_code_index(self.root) or len(listing(self.root)) <= QUICK_CODE_FILES:
-            return True
-        from ncx.query.warm import warm_in_background
-
-        warm_in_background(self.root)
-        return False
 
     def search(
         self,

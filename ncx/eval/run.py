@@ -133,7 +133,6 @@ def run_evals(knowledge: Path, cfg: Config, evals: Evals, *, git: GitState, at: 
     from ncx.parallel import ordered_map, workers
     from ncx.query.cache import load_index
 
-    cfg = dataclasses.replace(cfg, quick_cold=False)  # every question searches everything
     questions = evals.questions
     n = min(workers(), len(questions) // (PARALLEL_FROM // 2) or 1)
     if len(questions) < PARALLEL_FROM or n < 2:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ncx.layout import memories_dir
+from ncx.memory.text import body_sections as body_sections  # (re-exported: one home, text.py)
+from ncx.memory.text import memory_embed_text as memory_embed_text
 from ncx.store import blob_vec, dump_frontmatter, read_unit, write_atomic
 
 if TYPE_CHECKING:
@@ -51,7 +53,6 @@ KEY_ORDER = (
     "vec",
 )
 
-_SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _ID = re.compile(r"^MEM-\d{4}-\d{2}-\d{2}-[a-z2-7]{6}$")
 
 
@@ -78,25 +79,6 @@ def new_memory_id(learning: str, context: str, day: date) -> str:
 
 def is_memory_id(value: str) -> bool:
     return bool(_ID.match(value))
-
-
-def body_sections(body: str) -> dict[str, str]:
-    """`## Name` sections of a memory body, keyed by lowercased name."""
-    out: dict[str, str] = {}
-    matches = list(_SECTION.finditer(body))
-    for i, m in enumerate(matches):
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(body)
-        out[m.group(1).strip().lower()] = body[m.end() : end].strip()
-    return out
-
-
-def memory_embed_text(body: str) -> str:
-    """What a memory's vector encodes: Learning and Context, not the derived Related list."""
-    sections = body_sections(body)
-    if not sections:
-        return body.strip()
-    parts = [sections.get("learning", ""), sections.get("context", "")]
-    return "\n\n".join(p for p in parts if p)
 
 
 def memory_hash(body: str) -> str:

@@ -48,18 +48,10 @@ WEAK_NOTE_CODE = (
     "> Weak evidence: the best match shares few of the task's terms; the answer may not "
     "be in the docs: see Code to Open."
 )
-QUICK_NOTE = (
-    "> Quick search: the search cache of this clone is still being built, so only the "
-    "sections sharing the task's words were searched; the next query searches everything."
-)
 VAGUE_NOTE = (
     "> Vague task: it names little to search by, so the evidence is weak and this frame holds "
     "the best few matches only; name what you are working on (a command, a setting, a "
     "module) for a fuller frame."
-)
-CODE_PENDING_NOTE = (
-    "> Code: this clone's code index is being built in the background; the next query also "
-    "names the code to open."
 )
 _MIN_ITEM_TOKENS = 40
 # Background items are quoted by their lead only: past the strongest results, a pointer
@@ -187,10 +179,8 @@ class FrameInput:
     instructions: tuple[str, ...] = ()
     code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.code.zone)
     below: tuple[Item, ...] = ()  # sections under the evidence floor (for --explain)
-    code_pending: bool = False  # the code index is being built: say so in the frame
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
     vague: bool = False  # the task names at most VAGUE_TERMS terms: say so, quote little
-    quick: bool = False  # answered by a quick search (no cache yet): say so in the frame
 
 
 # The budget is a ceiling, not a target: knowledge earns a place by its score relative to
@@ -425,8 +415,6 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     notes = [
         weak_note if inp.weak and relevant else "",
         VAGUE_NOTE if inp.vague and not inp.weak and relevant else "",
-        QUICK_NOTE if inp.quick else "",
-        CODE_PENDING_NOTE if inp.code_pending else "",
     ]
     note = "\n\n".join(n for n in notes if n)
     body = _render(task_block, zones, state_block, tail, note)

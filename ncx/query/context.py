@@ -89,7 +89,7 @@ def build_frame(
     if not req.task.strip():
         raise UsageError("the task is empty", hint='give --task "what you are about to do"')
     query = clip_query(" ".join([req.task, *req.criteria, req.body]))[0]
-    s = searcher or Searcher.open(root, cfg, query=query)
+    s = searcher or Searcher.open(root, cfg)
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = _fitting(s, query, chunk_filters, req.budget)
     memories = [
@@ -111,7 +111,7 @@ def build_frame(
         for it in items
         if it.text.strip() and not is_link_list(it.text) and not says_nothing(it.text)
     ]
-    code, pending, code_ev = code_items(
+    code, code_ev = code_items(
         root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
     )
     items, below = evidence_floor(items, code_ev)
@@ -119,7 +119,6 @@ def build_frame(
     lead = [it.source_path for it in code or items[: assembler.WHOLE_MAX]]
     inp = FrameInput(
         code=tuple(code),
-        code_pending=pending,
         task=req.task,
         criteria=req.criteria,
         knowledge=tuple(items),
@@ -132,7 +131,6 @@ def build_frame(
         instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
         weak=bool(knowledge) and knowledge[0].weak,
         vague=is_vague(query),
-        quick=s.index.quick,
     )
     return assemble(inp, req.budget)
 
@@ -180,21 +178,22 @@ def code_items(
     best_docs: Sequence[Item] = (),
     *,
     budget: int = DEFAULT_TOKEN_BUDGET,
-) -> tuple[list[Item], bool, float]:
+) -> tuple[list[Item], float]:
     """The frame's code to open: the best files' definitions (ncx.code.zone), cited
-    path:lines with the symbol; the best definition with its body when it is short. And
-    whether the code index is still to be built: a query that must answer quickly (a fresh
-    clone's first, an agent hook) on a large tree with
-    no code index yet leaves the code out, says so, and builds the index in the background
-    (CodeSearcher.ready_for_quick_answer)."""
+    path:lines with the symbol; the best definition with its body when it is short. A tree
+    with no code index yet (a fresh clone) builds it first: a first frame holds the code
+    every later one does (docs/decisions.md §44)."""
     from ncx.code import zone
+    from ncx.code.index import has_code_index
     from ncx.code.search import CodeSearcher
     from ncx.code.text import shown_path
     from ncx.code.zone import BRIEF, body_tokens, item_text, picked
+    from ncx.slow import slow
 
     code = CodeSearcher(root)
-    if cfg.quick_cold and not code.ready_for_quick_answer():
-        return [], True, 0.0
+    if not has_code_index(root):
+        with slow("building the code index (once a clone)"):
+            code.index  # noqa: B018 (loaded here, under the notice)
     linked = tuple(dict.fromkeys(link.unit for it in best_docs for link in code.links(it.text)))
     found = code.search(
         query, files=10, path_globs=path_globs, linked=linked, per_file=max(3, 1 + zone.TIES)
@@ -234,7 +233,7 @@ def code_items(
     # the lead's evidence on the scale docs are held to (search.interleave)
     from ncx.code.search import CODE_IN_LIST
 
-    return items, False, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
+    return items, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
 
 
 def _source_lines(root: Path, rel: str) -> list[str] | None:
@@ -371,8 +370,6 @@ def _with_follow(s: Searcher, h: Hit, it: Item) -> Item:
         nxt = same.get(block)
         if nxt is None:
             return it
-        if s.index.quick:  # a quick index finds line ranges only for what it is asked
-            s.index.locate([nxt])
         u = s.index.units[nxt]
         text = tidy(s.index.shown(nxt, s.index.body(nxt)), tuple(u.section))
         if text.strip():

@@ -1,6 +1,7 @@
 """lines: where each chunk stands in its source now, found by its text (chunk files hold no
 line numbers: they would churn on every edit above them), and a source's frontmatter values
-as index text, read on the way. Used by the cache (ncx.query.cache) when it builds or patches.
+as index text, read on the way. Used by the cache's build (ncx.query.build) when it builds
+or patches.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from ncx.query.docmeta import doc_date, meta_text
 from ncx.store import parse_frontmatter, read_regular, source_text
 
 if TYPE_CHECKING:
-    from ncx.query.cache import Unit
+    from ncx.query.units import Unit
     from ncx.sources.includes import Fetch
 
 
-def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, str]:
+def attach_lines(
+    root: Path, units: list[Unit], bodies: list[str], gate: str | None = None
+) -> dict[str, str]:
     """Each chunk's current line range in its source, found by its verbatim text; returns
     {source: its frontmatter values as index text} (ncx.query.docmeta), read on the way
     (with the doc's date, set on its chunks).
@@ -29,6 +32,9 @@ def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, 
     the file's own lines; a notebook chunk also gets its `cell`. `bodies` are the units'
     bodies when the caller has them (a fresh parse), else each is read from its file. A
     chunk whose text is no longer in the source (edited, not yet synced) gets no range.
+    `gate`: a key one build shares across its calls, so the gate for included files (the
+    index's blob of every tracked file) is made once per build and process (_gate), not
+    once per doc.
     """
     from ncx.sources import View, read_view
     from ncx.sources.includes import may_include
@@ -55,10 +61,7 @@ def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, 
             # Its chunks quote the files it includes (ncx.sources.includes): found in the
             # view with them read in, as sync read it.
             if not included:
-                from ncx import repo
-                from ncx.tree.includefiles import WorkTree
-
-                included.append(WorkTree(root, repo.index_blobs(root)))
+                included.append(_gate(root, gate))
             fetch = included[0]
         try:
             if text and any("[REDACTED " in b for b in found_bodies):
@@ -90,6 +93,25 @@ def attach_lines(root: Path, units: list[Unit], bodies: list[str]) -> dict[str, 
             if cell is not None:
                 u.cell = cell
     return front
+
+
+# The last build's gate for included files, by (root, build key): one `git ls-files` per
+# build and worker, where one per doc with an include was 400 of them on a 38,000-chunk tree
+# (about a third of its cold build).
+_GATES: dict[tuple[str, str], Fetch] = {}
+
+
+def _gate(root: Path, key: str | None) -> Fetch:
+    from ncx import repo
+    from ncx.tree.includefiles import WorkTree
+
+    if key is None:
+        return WorkTree(root, repo.index_blobs(root))
+    got = _GATES.get((str(root), key))
+    if got is None:
+        _GATES.clear()  # (a build's gate is not another build's: the index may have moved)
+        got = _GATES[(str(root), key)] = WorkTree(root, repo.index_blobs(root))
+    return got
 
 
 def _front(src: str, text: str, heads: set[str]) -> tuple[str, str | None]:
@@ -191,6 +213,6 @@ def _newlines(text: str) -> Iterator[int]:
 
 
 def _body(root: Path, unit: Unit) -> str:
-    from ncx.query.cache import unit_body
+    from ncx.query.units import unit_body
 
     return unit_body(root, unit)

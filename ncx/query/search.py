@@ -6,7 +6,6 @@ server; the ranking itself is the pure retriever.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from ncx.embedder import Embedder, load_tree_model, tree_model_id
 from ncx.errors import NcxError
 from ncx.layout import manifest_path
 from ncx.manifest import load_manifest, older_format
-from ncx.query.cache import Index, has_cache, load_index, quick_index
+from ncx.query.cache import Index, load_index
 from ncx.query.rank import Filters, Hit, retrieve, unit_body
 
 if TYPE_CHECKING:
@@ -59,18 +58,15 @@ class Searcher:
     _stale: dict[str, list[Any]] | None = None  # memory file -> its stale cites, this query
 
     @classmethod
-    def open(cls, root: Path, cfg: Config, *, query: str | None = None) -> Searcher:
-        """The tree's searcher. Given the one `query` it will answer, a large tree with no
-        cache yet (a fresh clone) answers from `quick_index` when `cfg.quick_cold` allows,
-        and the caller starts the real build; otherwise the cache is loaded or built."""
+    def open(cls, root: Path, cfg: Config) -> Searcher:
+        """The tree's searcher: its cache loaded, or built first when it is missing or out
+        of date (a fresh clone's first query builds it and answers from it: the same frame
+        as every later query, docs/decisions.md §44)."""
         manifest = load_manifest(root)
         if (older := older_format(manifest)) is not None:
             # Its chunk files are not read as chunks: say so, rather than answer from none.
             raise NcxError(older, path=manifest_path(root), hint="then ask again")
-        index = None
-        if query is not None and cfg.quick_cold and not has_cache(root):
-            index = quick_index(root, clip_query(query)[0])
-        s = cls(root, cfg, index or load_index(root, stale_ok=cfg.stale_cache_ok))
+        s = cls(root, cfg, load_index(root, stale_ok=cfg.stale_cache_ok))
         s._model_id, s._model_origin = tree_model_id(cfg.model, manifest.model)
         s._dim = int(manifest.model.get("dim", 0))
         return s
@@ -107,21 +103,7 @@ class Searcher:
             per_doc=per_doc,
             demote=self._demote,
         )
-        if not self.index.quick:
-            return hits
-        # A quick index finds line ranges only for what it returns (Index.locate).
-        self.index.locate([h.unit for h in hits])
-        units = self.index.units
-        return [
-            dataclasses.replace(
-                h,
-                start_line=units[h.unit].start_line,
-                end_line=units[h.unit].end_line,
-                cell=units[h.unit].cell,
-                dated=units[h.unit].dated,
-            )
-            for h in hits
-        ]
+        return hits
 
     def stale(self, u: int) -> list[Any]:
         """The stale citations (ncx.memory.cites.StaleCite) of memory unit u, read from its

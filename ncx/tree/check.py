@@ -343,7 +343,7 @@ _CONFLICT = re.compile(r"^(?:<{7}|>{7})(?: |$)", re.MULTILINE)
 
 def _retrieval_problems(root: Path, md: Path, rel: str, kind: str, dim: int) -> list[Problem]:
     """What retrieval would skip or serve wrongly: merge-conflict markers, field types."""
-    from ncx.query.cache import _unit_fields
+    from ncx.query.build import _unit_fields
 
     out = []
     meta, body = read_unit(md)
