@@ -279,7 +279,7 @@ def test_a_cache_built_in_worker_processes_is_the_one_built_in_process(
 ) -> None:
     import numpy as np
 
-    from ncx.query import cache
+    from ncx.query import build, cache
 
     for i in range(12):
         write(
@@ -292,7 +292,7 @@ def test_a_cache_built_in_worker_processes_is_the_one_built_in_process(
     ncx("init")
     ncx("sync")
     serial = cache.load_index(repo, rebuild=True)
-    monkeypatch.setattr(cache, "_PARALLEL_FROM", 1)  # every fresh unit through the pool
+    monkeypatch.setattr(build, "_PARALLEL_FROM", 1)  # every fresh unit through the pool
     pooled = cache.load_index(repo, rebuild=True)
     assert pooled.units == serial.units and len(serial.units) >= 12
     assert np.array_equal(pooled.vectors, serial.vectors)
