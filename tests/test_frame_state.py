@@ -101,3 +101,13 @@ def test_a_merge_counts_for_the_files_it_brought_in(repo: Path) -> None:
     assert merge.subject.startswith("Merge branch 'side'") and merge.files == {"b.py"}
     assert [c.subject for c in st.touching(["a.py"])] == ["main edit", "start"]
     assert git_state(repo / "nowhere").touching(["a.py"]) == ()  # not a repository
+
+
+def test_a_long_lived_process_sees_the_commits_made_since(repo: Path) -> None:
+    """The MCP server answers many frames: what it remembers is per commit, not per `HEAD`."""
+    write(repo, "auth.py", "x = 1\n")
+    commit_all(repo, "auth: one")
+    assert "auth: one" in git_state(repo).lines(["auth.py"])[-1]
+    write(repo, "auth.py", "x = 2\n")
+    commit_all(repo, "auth: two")
+    assert "auth: two" in git_state(repo).lines(["auth.py"])[-2]

@@ -106,7 +106,9 @@ def git_state(root: Path, rev: str | None = None) -> GitState:
             more = f" (+{extra} more)" if extra > 0 else ""
             named = ", ".join(f"`{c}`" for c in changed[:CHANGED_SHOWN])
             head.append(f"- changed files{more}: {named}")
-        return GitState(tuple(head), str(root), "HEAD")
+        # HEAD by its commit: a long-lived process (the MCP server) sees HEAD move, and the
+        # remembered answers are per commit
+        return GitState(tuple(head), str(root), info.head)
     except NcxError:
         return GitState()
 
