@@ -271,6 +271,24 @@ def has_code_index(root: Path) -> bool:
     return cache_file(root, INDEX_FILE).is_file()
 
 
+def code_index_wants_build(root: Path) -> bool:
+    """Whether a build would find work worth a process: the saved index is not the index
+    of the tree as it is now, or there is none and the tree has PARALLEL_AT source files or
+    more (below that a query builds it in a moment). The listing and the meta member only:
+    no parse, no build."""
+    import numpy as np
+
+    sources = listing(root)
+    if not has_code_index(root):
+        return len(sources) >= PARALLEL_AT
+    key = _key(sources)
+    try:
+        with open_regular(cache_file(root, INDEX_FILE), follow=False) as f, np.load(f) as z:
+            return bool(json.loads(z["meta"].tobytes()).get("key") != key)
+    except _CORRUPT:
+        return True
+
+
 def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) -> CodeIndex:
     """The code index of the tree as it is now. Loaded when the listing is unchanged; else
     the saved blocks are patched: a file whose (path, blob) the index or its spare blocks
