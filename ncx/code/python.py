@@ -56,13 +56,13 @@ def read_python(source: str) -> CodeFile:
     )
 
 
-# Fields that never hold a node (names, numbers, flags) or hold only nodes the walk ignores
-# (`ctx`: Load/Store/Del, `op`/`ops`: operators; Import's aliases are read by their owner):
-# skipping them keeps the walk to the nodes that matter (a third of a tree's nodes are ctx).
+# Fields that never hold a node (identifiers, numbers, flags) or hold only nodes the walk
+# ignores (`ctx`: Load/Store/Del, `op`/`ops`: operators; Import's aliases are read by their
+# owner): skipping them keeps the walk to the nodes that matter (a third of a tree's nodes
+# are ctx). Not `name`: Python 3.12's `type X = ...` (TypeAlias) holds a Name there.
 _SKIP_FIELDS = frozenset(
-    ("ctx", "op", "ops", "id", "attr", "arg", "name", "asname", "module", "level", "names",
-     "kind", "conversion", "is_async", "simple", "tag", "type_comment", "kwd_attrs",
-     "type_ignores")
+    ("ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "names", "kind",
+     "conversion", "is_async", "simple", "tag", "type_comment", "kwd_attrs", "type_ignores")
 )  # fmt: skip
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -80,10 +80,11 @@ def _walk(
 ) -> None:
     """Credit every name under `nodes` (walked in order, depth first, each node before its
     children) to `owner`, opening a symbol for each definition met. A definition's parts are
-    walked at once, in the order the one-stack walk of ncx ≤ 0.1 met them (its body, then its
-    returns and arguments or keywords and bases, then its decorators, each list last first),
-    so the uses and texts come out in the same order and the index bytes are the same. One
-    recursion per open definition (at most MAX_DEPTH deep); inside one, an explicit stack."""
+    walked at once, in the order the earlier one-stack walk met them (its body, then its
+    returns and arguments, or its keywords and bases, last first, then its decorators, last
+    first), so the uses and texts come out in the same order and the index bytes are the same
+    (tests/test_code_build.py). One recursion per open definition (at most MAX_DEPTH deep);
+    inside one, an explicit stack."""
     me = symbols[owner]
     uses, text = me.uses, me.text
     stack = list(reversed(nodes))
