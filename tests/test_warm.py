@@ -14,6 +14,7 @@ from conftest import commit_all, git, ncx, write
 
 import ncx.query.warm as warm
 from ncx.code.index import code_index_wants_build, load_code_index
+from ncx.query.warming import worth_warming
 
 
 def _tree(root: Path) -> None:
@@ -43,21 +44,21 @@ def test_worth_warming_follows_the_cache_and_the_code_index(
 ) -> None:
     _tree(repo)
     ncx("retrieve", "timeout")  # builds the search cache; the sync built the code index
-    assert not warm.worth_warming(repo)  # both current: a build would find nothing
+    assert not worth_warming(repo)  # both current: a build would find nothing
     write(repo, "pkg/client.py", "def send(request, timeout, retries):\n    return request\n")
-    assert code_index_wants_build(repo) and warm.worth_warming(repo)
+    assert code_index_wants_build(repo) and worth_warming(repo)
     load_code_index(repo)
-    assert not warm.worth_warming(repo)
+    assert not worth_warming(repo)
     write(repo, "docs/guide.md", "# Guide\n\n## Retries\n\nThree retries, then give up.\n")
     started.clear()
     ncx("sync", "docs/guide.md")  # wrote chunks: the cache is stale, a build is started
-    assert started == [repo] and warm.worth_warming(repo)
+    assert started == [repo] and worth_warming(repo)
 
 
 def test_a_small_fresh_tree_starts_no_build(repo: Path, started: list[Path | None]) -> None:
     _tree(repo)  # no search cache yet, and too small for its first build to be felt
-    assert not warm.worth_warming(repo) and started == []
-    assert not warm.worth_warming(repo / "pkg")  # not the repository's root: nothing
+    assert not worth_warming(repo) and started == []
+    assert not worth_warming(repo / "pkg")  # not the repository's root: nothing
 
 
 def test_a_branch_switch_and_a_session_start_warm_a_stale_code_index(

@@ -200,7 +200,7 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
                 f"background; until it is ready, `{ncx_command_name(root)} assemble --task ...` "
                 "and the prompt hook search only the sections that share the task's words.\n"
             )
-        from ncx.query.warm import warm_if_worth_it
+        from ncx.query.warming import warm_if_worth_it
 
         # The moment the agent gives: a stale cache (a pull since the last session) or a
         # missing or stale code index is built now, before the first prompt needs it.

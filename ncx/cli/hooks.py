@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ncx.cli.app import _config, _json_out, _root, _say, app, command
-from ncx.query.warm import warm_if_worth_it
+from ncx.query.warming import warm_if_worth_it
 
 hook_app = typer.Typer(
     help="Entry points for pre-commit (see .pre-commit-hooks.yaml): they write derived files "

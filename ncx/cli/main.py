@@ -287,7 +287,7 @@ def sync(
         if (advice := unmerged_advice(root)) is not None:
             _say(advice)
     if not dry_run and not staged:
-        from ncx.query.warm import warm_if_worth_it
+        from ncx.query.warming import warm_if_worth_it
 
         # the chunks it wrote make the search cache stale: rebuilt now, detached, so the
         # first query after a sync answers from it (docs/design.md "Warming")

@@ -1,8 +1,9 @@
 """warm: build the search cache and the code index in a detached process, off the user's
 time, at the moments git and the agents give (docs/design.md "Warming").
 
-Stdlib only at import: the agent hooks call `warm_in_background`, and must not pay for
-importing the cache's dependencies to start it (`worth_warming` imports them when asked).
+Stdlib only: the agent hooks call `warm_in_background`, and must not pay for importing the
+cache's dependencies to start it. Whether a build would find work is ncx.query.warming's
+(it reads the cache and the code index: apart, so nothing here joins their imports).
 """
 
 from __future__ import annotations
@@ -45,36 +46,3 @@ def warm_in_background(root: Path | None = None) -> bool:
     except OSError:
         return False
     return True
-
-
-# Committed units from which a fresh clone's first search-cache build is worth starting in
-# the background: below it the first query builds the cache in about a second.
-WARM_FROM_UNITS = 2_000
-
-
-def worth_warming(root: Path) -> bool:
-    """Whether a detached build would find work worth a process: the search cache or the
-    code index is out of date (a pull, a branch switch, a sync that wrote chunks), or
-    missing on a tree large enough for its first build to be felt (a fresh clone). Reads
-    the cache's head, the code index's meta and git's listing; builds nothing. False in a
-    tree that is not set up (`ncx init`) or cannot be written."""
-    if not (root / ".neocortex").is_dir() or not cache_writable(root):
-        return False
-    from ncx.code.index import code_index_wants_build
-    from ncx.query import cache
-
-    try:
-        if cache.has_cache(root):
-            if not cache.cache_is_current(root):
-                return True
-        elif cache.committed_units(root) >= WARM_FROM_UNITS:
-            return True
-        return code_index_wants_build(root)
-    except Exception:  # a tree git cannot list, a damaged file: the build says what is wrong
-        return True
-
-
-def warm_if_worth_it(root: Path) -> bool:
-    """Start the detached build where it would find work (`worth_warming`); True if one
-    was started."""
-    return worth_warming(root) and warm_in_background(root)
