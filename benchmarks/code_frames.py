@@ -192,7 +192,22 @@ def _history(hist: dict[str, list[float]], state: Any, frame: Any, gold: list[st
     g = set(gold)
     hist["tok"].append(count_tokens("\n".join(state.lines(lead))))
     hist["any"].append(float(len(shown)))
-    hist["bears"].append(float(any(c.files & g for c in shown)))
+    # (all the files each shown commit touched, as the last five's are counted)
+    full = set()
+    for c in shown:
+        out = repo.git(
+            Path(state.root),
+            "log",
+            "-1",
+            "--first-parent",
+            "-m",
+            "--format=",
+            "--name-only",
+            c.sha,
+            "--",
+        )
+        full |= set(out.decode("utf-8", "replace").split())
+    hist["bears"].append(float(bool(full & g)))
     log = repo.git(
         Path(state.root),
         "log",

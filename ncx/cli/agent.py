@@ -188,10 +188,11 @@ def hook_session_start(timeout: TimeoutOpt = None, budget: BudgetOpt = None) -> 
 
         hook = parse_hook_input(_stdin())
         root = _hook_root(hook.cwd)
-        from ncx.code.index import has_code_index
+        from ncx.query.warming import warm_if_worth_it
 
-        if not has_code_index(root):
-            warm_in_background(root)  # the code index too, before the first prompt needs it
+        # The moment the agent gives: a stale cache (a pull since the last session) or a
+        # missing or stale code index is built now, before the first prompt needs it.
+        warm_if_worth_it(root)
         return session_context(root, _config(), tokens)
 
     _fail_open("session-start", limit, produce)
@@ -207,9 +208,10 @@ def hook_warm() -> None:
         from ncx.query.cache import building, load_index
 
         root = _root()
-        if building(root):
-            return ""  # another build is under way: waiting for it would only pile up
-        load_index(root)
+        # another search-cache build under way: waiting for it would only pile up; the
+        # code index has its own lock (one build at a time, the second loads the first's)
+        if not building(root):
+            load_index(root)
         load_code_index(root)
         return ""
 

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ncx.cli.app import _config, _json_out, _root, _say, app, command
-from ncx.query.warm import warm_in_background
+from ncx.query.warming import warm_if_worth_it
 
 hook_app = typer.Typer(
     help="Entry points for pre-commit (see .pre-commit-hooks.yaml): they write derived files "
@@ -89,13 +89,10 @@ def hook_post_merge() -> None:
 
     ensure_driver(root)
     code = hook_after(root, _config(), _say, _out, base=base, what=what)
-    from ncx.query.cache import has_cache
-
-    if has_cache(root):
-        # The moment git gives: bring the search cache up to date now, off the user's time,
-        # so the first query after a pull does not pay for it (a clone that never queried
-        # has no cache and gets none built).
-        warm_in_background(root)
+    # The moment git gives: after a pull, a merge, a rebase or a branch switch, bring the
+    # search cache and the code index up to date now, off the user's time, so the first
+    # query after it answers from them (a fresh clone's first checkout builds both).
+    warm_if_worth_it(root)
     raise typer.Exit(code=code)
 
 

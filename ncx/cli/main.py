@@ -285,6 +285,12 @@ def sync(
 
         if (advice := unmerged_advice(root)) is not None:
             _say(advice)
+    if not dry_run and not staged:
+        from ncx.query.warming import warm_if_worth_it
+
+        # the chunks it wrote make the search cache stale: rebuilt now, detached, so the
+        # first query after a sync answers from it (docs/design.md "Warming")
+        warm_if_worth_it(root)
     if report.problems:
         raise typer.Exit(code=1)
 

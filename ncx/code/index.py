@@ -12,8 +12,10 @@ import hashlib
 import json
 import zipfile
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -178,6 +180,14 @@ def term_hash(term: str) -> int:
     return int.from_bytes(digest, "little") or 1  # 0 means "no name" in Blocks.name_hash
 
 
+class _HashMemo(dict[str, int]):
+    """term -> term_hash(term), each term hashed once (looked up in C: `memo.__getitem__`)."""
+
+    def __missing__(self, term: str) -> int:
+        h = self[term] = term_hash(term)
+        return h
+
+
 @dataclass
 class Blocks:
     """What each file contributes, in file order, so that a change replaces the blocks of the
@@ -261,6 +271,24 @@ def has_code_index(root: Path) -> bool:
     return cache_file(root, INDEX_FILE).is_file()
 
 
+def code_index_wants_build(root: Path) -> bool:
+    """Whether a build would find work worth a process: the saved index is not the index
+    of the tree as it is now, or there is none and the tree has PARALLEL_AT source files or
+    more (below that a query builds it in a moment). The listing and the meta member only:
+    no parse, no build."""
+    import numpy as np
+
+    sources = listing(root)
+    if not has_code_index(root):
+        return len(sources) >= PARALLEL_AT
+    key = _key(sources)
+    try:
+        with open_regular(cache_file(root, INDEX_FILE), follow=False) as f, np.load(f) as z:
+            return bool(json.loads(z["meta"].tobytes()).get("key") != key)
+    except _CORRUPT:
+        return True
+
+
 def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) -> CodeIndex:
     """The code index of the tree as it is now. Loaded when the listing is unchanged; else
     the saved blocks are patched: a file whose (path, blob) the index or its spare blocks
@@ -320,10 +348,21 @@ def read_blocks(root: Path, sources: list[Source]) -> Blocks:
 
 
 def _blocks_job(job: tuple[str, list[Source]]) -> Blocks:
+    import gc
+
     from ncx.code.store import parse_sources
 
     root, sources = job
-    return blocks_of(sources, parse_sources(Path(root), sources))
+    # Parsing allocates millions of ast nodes that are freed by reference counting; the
+    # cyclic collector only walks them again and again as the records pile up (7-13% of a
+    # build measured). Off for the parse, back on after (a cycle left is collected then).
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return blocks_of(sources, parse_sources(Path(root), sources))
+    finally:
+        if was:
+            gc.enable()
 
 
 def build(sources: list[Source], recs: dict[str, CodeFile]) -> CodeIndex:
@@ -336,12 +375,17 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
 
     unit_at, start, end, kind, test, name_hash, strings = [0], [], [], [], [], [], []
     lens: list[list[int]] = []
-    p_at, p_hash, p_unit, p_field, p_count = [0], [], [], [], []
+    p_at: list[int] = [0]
+    p_hash: list[int] = []
+    p_unit: list[int] = []
+    p_field: list[int] = []
+    p_count: list[int] = []
     u_at, u_hash, d_at, d_hash = [0], [], [0], []
     found: list[tuple[tuple[int, str], ...]] = []
     kind_of = {k: i for i, k in enumerate(KINDS)}
     ident_terms: dict[str, list[str]] = {}  # identifiers repeat: each split and stemmed once
-    hashes: dict[str, int] = {}
+    # (a term or a name: the same few thousand recur in every file)
+    hash_of = _HashMemo().__getitem__
     notes = []
     for s in sources:
         rec = recs[s.blob]
@@ -356,7 +400,7 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
             end.append(sym.end)
             kind.append(kind_of.get(sym.kind, kind_of["type"]))
             test.append(sym.test)
-            nh = term_hash(sym.name.lower()) if sym.name else 0
+            nh = hash_of(sym.name.lower()) if sym.name else 0
             name_hash.append(nh)
             strings.append(
                 f"{sym.qualname}\x1f{sym.signature}\x1f{sym.doc}".encode("utf-8", "replace")
@@ -364,21 +408,18 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
             fields = _unit_terms(s.path, sym, ident_terms) if not note else _NO_TERMS
             lens.append([len(fields[f]) for f in CODE_FIELDS])
             for fi, f in enumerate(CODE_FIELDS):
-                counts: dict[int, int] = {}
-                for t in fields[f]:
-                    h = hashes.get(t)
-                    if h is None:
-                        h = hashes[t] = term_hash(t)
-                    counts[h] = counts.get(h, 0) + 1
-                for h, c in counts.items():
-                    p_hash.append(h)
-                    p_unit.append(local)
-                    p_field.append(fi)
-                    p_count.append(c)
-            for ident in sym.uses:
-                used.add(term_hash(ident))
+                # (terms in the order first met, as the postings were always written: a
+                # Counter is that order, counted in C)
+                counts = Counter(fields[f])
+                if not counts:
+                    continue
+                p_hash.extend(map(hash_of, counts))
+                p_count.extend(counts.values())
+                p_unit.extend(repeat(local, len(counts)))
+                p_field.extend(repeat(fi, len(counts)))
+            used.update(map(hash_of, sym.uses))
             if sym.name and not note:
-                defined.add(term_hash(sym.name))
+                defined.add(hash_of(sym.name))
         unit_at.append(len(start))
         p_at.append(len(p_hash))
         u_hash.extend(sorted(used))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ncx.code.model import CodeFile, Symbol
 from ncx.code.text import MAX_DEPTH, MAX_DOC, MAX_TEXT, as_lf, collapse, first_paragraph, one_line
@@ -45,48 +46,7 @@ def read_python(source: str) -> CodeFile:
         return CodeFile("python", len(lines), (), (_module(lines, "", ()),), error=_why(e))
     symbols = [_Open(tree, "")]
     imports: dict[str, None] = {}
-    stack: list[tuple[ast.AST, int, str]] = [(c, 0, "") for c in reversed(tree.body)]
-    while stack:
-        node, owner, prefix = stack.pop()
-        if isinstance(node, _DEFS) and symbols[owner].depth < MAX_DEPTH:
-            qual = f"{prefix}.{node.name}" if prefix else node.name
-            symbols.append(_Open(node, qual, owner, symbols[owner].depth + 1))
-            me = len(symbols) - 1
-            for d in node.decorator_list:  # decorators are used by the definition they wear
-                stack.append((d, me, prefix))
-            if isinstance(node, ast.ClassDef):
-                for b in (*node.bases, *node.keywords):
-                    stack.append((b, me, prefix))
-            else:
-                stack.append((node.args, me, qual))
-                if node.returns is not None:
-                    stack.append((node.returns, me, qual))
-            body = node.body
-            if _docstring_node(node) is not None:
-                body = body[1:]
-            stack.extend((c, me, qual) for c in reversed(body))
-            continue
-        uses = symbols[owner].uses
-        if isinstance(node, ast.Name):
-            uses[node.id] = None
-        elif isinstance(node, ast.Attribute):
-            uses[node.attr] = None
-        elif isinstance(node, ast.arg):
-            uses[node.arg] = None
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value and len(node.value) < 200:
-                symbols[owner].text.append(node.value)
-            continue
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                imports[a.name] = None
-                uses[(a.asname or a.name).split(".")[0]] = None
-        elif isinstance(node, ast.ImportFrom):
-            mod = "." * node.level + (node.module or "")
-            imports[mod] = None
-            for a in node.names:
-                uses[a.asname or a.name] = None
-        stack.extend((c, owner, prefix) for c in reversed(list(ast.iter_child_nodes(node))))
+    _walk(tree.body, 0, "", symbols, imports)
     comments = _comments(lines)
     return CodeFile(
         "python",
@@ -94,6 +54,100 @@ def read_python(source: str) -> CodeFile:
         tuple(imports),
         tuple(_symbols(symbols, lines, comments)),
     )
+
+
+# Fields that never hold a node (identifiers, numbers, flags) or hold only nodes the walk
+# ignores (`ctx`: Load/Store/Del, `op`/`ops`: operators; Import's aliases are read by their
+# owner): skipping them keeps the walk to the nodes that matter (a third of a tree's nodes
+# are ctx). Not `name`: Python 3.12's `type X = ...` (TypeAlias) holds a Name there.
+_SKIP_FIELDS = frozenset(
+    ("ctx", "op", "ops", "id", "attr", "arg", "asname", "module", "level", "names", "kind",
+     "conversion", "is_async", "simple", "tag", "type_comment", "kwd_attrs", "type_ignores")
+)  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(t: type) -> tuple[str, ...]:
+    got = _FIELDS.get(t)
+    if got is None:
+        fields: tuple[str, ...] = getattr(t, "_fields", ())
+        got = _FIELDS[t] = tuple(f for f in reversed(fields) if f not in _SKIP_FIELDS)
+    return got
+
+
+def _walk(
+    nodes: list[Any], owner: int, prefix: str, symbols: list[_Open], imports: dict[str, None]
+) -> None:
+    """Credit every name under `nodes` (walked in order, depth first, each node before its
+    children) to `owner`, opening a symbol for each definition met. A definition's parts are
+    walked at once, in the order the earlier one-stack walk met them (its body, then its
+    returns and arguments, or its keywords and bases, last first, then its decorators, last
+    first), so the uses and texts come out in the same order and the index bytes are the same
+    (tests/test_code_build.py). One recursion per open definition (at most MAX_DEPTH deep);
+    inside one, an explicit stack."""
+    me = symbols[owner]
+    uses, text = me.uses, me.text
+    stack = list(reversed(nodes))
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    deep = me.depth >= MAX_DEPTH
+    name_t, attr_t, const_t, arg_t = ast.Name, ast.Attribute, ast.Constant, ast.arg
+    func_t, afunc_t, class_t = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
+    import_t, from_t = ast.Import, ast.ImportFrom
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is name_t:
+            uses[node.id] = None
+            continue
+        if t is attr_t:
+            uses[node.attr] = None
+            push(node.value)
+            continue
+        if t is const_t:
+            v = node.value
+            if type(v) is str and v and len(v) < 200:
+                text.append(v)
+            continue
+        if t is arg_t:
+            uses[node.arg] = None
+            if node.annotation is not None:
+                push(node.annotation)
+            continue
+        if (t is func_t or t is afunc_t or t is class_t) and not deep:
+            qual = f"{prefix}.{node.name}" if prefix else node.name
+            symbols.append(_Open(node, qual, owner, me.depth + 1))
+            body = node.body
+            if _docstring_node(node) is not None:
+                body = body[1:]
+            parts = list(body)
+            if t is class_t:
+                parts += reversed(node.keywords)
+                parts += reversed(node.bases)
+            else:
+                if node.returns is not None:
+                    parts.append(node.returns)
+                parts.append(node.args)
+            parts += reversed(node.decorator_list)
+            _walk(parts, len(symbols) - 1, qual, symbols, imports)
+            continue
+        if t is import_t:
+            for a in node.names:
+                imports[a.name] = None
+                uses[(a.asname or a.name).split(".")[0]] = None
+            continue
+        if t is from_t:
+            imports["." * node.level + (node.module or "")] = None
+            for a in node.names:
+                uses[a.asname or a.name] = None
+            continue
+        # (what is not a node, a None in Dict.keys among them, has no fields: popped, it
+        # does nothing, which is cheaper than sorting it out here)
+        for f in _FIELDS.get(t) or _child_fields(t):
+            v = getattr(node, f, None)
+            if type(v) is list:
+                extend(reversed(v))
+            elif v is not None:
+                push(v)
 
 
 def _symbols(raw: list[_Open], lines: list[str], comments: dict[int, str]) -> list[Symbol]:

@@ -1,7 +1,9 @@
-"""warm: build the search cache in a detached process, off the user's time.
+"""warm: build the search cache and the code index in a detached process, off the user's
+time, at the moments git and the agents give (docs/design.md "Warming").
 
-Stdlib only: the agent hooks and `ncx hook post-merge` call it, and must not pay for
-importing the cache's dependencies to start it.
+Stdlib only: the agent hooks call `warm_in_background`, and must not pay for importing the
+cache's dependencies to start it. Whether a build would find work is ncx.query.warming's
+(it reads the cache and the code index: apart, so nothing here joins their imports).
 """
 
 from __future__ import annotations

@@ -1,0 +1,91 @@
+"""The code index from nothing at 4 sizes: CPU seconds (this process and its workers) and
+wall, beside `python -c "import numpy"` in the same run.
+
+The trees are Python files of this environment's site-packages (a real, varied tree: numpy,
+pip, pygments, setuptools, mypy, ...), sampled evenly by sorted path and committed into temp
+git repos. The ncx under test is the checkout this script lives in, so the same script
+measures main and a branch (issue 39: ≤ 4 s for 2,000 source files on 2 cores, linear).
+
+    .venv/bin/python benchmarks/code_index_build.py [--sizes 500,1000,2000,4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+from common import table
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
+# one build, timed inside a fresh interpreter: (wall, CPU of it and its workers, units)
+BUILD = """
+import resource, sys, time
+from pathlib import Path
+t, c = time.perf_counter(), time.process_time()
+from ncx.code.index import load_code_index
+idx = load_code_index(Path(sys.argv[1]))
+ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(time.perf_counter() - t, time.process_time() - c + ch.ru_utime + ch.ru_stime, len(idx),
+      len(idx.files))
+"""
+
+
+def tree(dest: Path, files: list[Path], base: Path) -> None:
+    for f in files:
+        out = dest / "src" / f.relative_to(base)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, out)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "tree"]):
+        subprocess.run(
+            ["git", "-c", "user.name=b", "-c", "user.email=b@x", *args], cwd=dest, check=True
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="500,1000,2000,4000")
+    args = ap.parse_args()
+    base = Path(sysconfig.get_paths()["purelib"])
+    pool = sorted(p for p in base.rglob("*.py") if "__pycache__" not in p.parts and p.is_file())
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import numpy"], check=True)
+    floor = time.perf_counter() - t
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (int(s) for s in args.sizes.split(",")):
+            picked = [pool[i * len(pool) // n] for i in range(min(n, len(pool)))]
+            root = Path(tmp) / f"t{n}"
+            tree(root, picked, base)
+            out = subprocess.run(
+                [sys.executable, "-c", BUILD, str(root)],
+                env=ENV,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.split()
+            wall, cpu, units, indexed = float(out[0]), float(out[1]), int(out[2]), int(out[3])
+            rows.append(
+                {
+                    "files": n,
+                    "indexed": indexed,
+                    "units": units,
+                    "wall s": f"{wall:.2f}",
+                    "CPU s": f"{cpu:.2f}",
+                    "CPU ms/file": f"{1000 * cpu / n:.1f}",
+                    "wall × numpy": f"{wall / floor:.1f}",
+                }
+            )
+    print(f"import numpy: {floor:.3f} s; {len(pool)} files in {base}\n")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

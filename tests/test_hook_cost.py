@@ -1,0 +1,45 @@
+"""What a code-only commit's hooks cost: they decide from git alone, in as few git calls as
+the included-by map allows (each hook runs them on every commit)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import commit_all, git, ncx, write
+
+import ncx.tree.touched as touched
+
+
+def test_a_code_only_commit_is_judged_in_two_git_calls(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(repo, "docs/guide.md", "# Guide\n\nSee `src/app.py`.\n")
+    write(repo, "src/app.py", "x = 1\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")  # records the included-by map at this HEAD
+    commit_all(repo, "ncx")
+    write(repo, "src/app.py", "x = 2\n")
+    commit_all(repo, "code")  # HEAD moved past the map's commit, as after every commit
+    write(repo, "src/app.py", "x = 3\n")
+    git(repo, "add", "src/app.py")
+    calls: list[list[str]] = []
+    real = subprocess.run
+
+    def counted(args: list[str], **kw: Any) -> Any:
+        calls.append(list(args))
+        return real(args, **kw)
+
+    monkeypatch.setattr(touched.subprocess, "run", counted)
+    assert not touched.index_concerns_ncx()  # nothing for either hook to judge
+    # the staged diff, and one diff of the docs since the map was made (no `rev-parse`)
+    assert [c[:2] for c in calls] == [["git", "diff"], ["git", "diff"]]
+    write(repo, "docs/new.md", '# New\n\n--8<-- "src/app.py"\n')
+    commit_all(repo, "a doc that includes it, committed without the hooks")
+    git(repo, "add", "src/app.py")
+    write(repo, "src/app.py", "x = 4\n")
+    git(repo, "add", "src/app.py")
+    assert touched.index_concerns_ncx()  # docs moved since the map: the full path decides
