@@ -83,6 +83,17 @@ def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             monkeypatch.delenv(var)
 
 
+@pytest.fixture(autouse=True)
+def _no_detached_warming(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-process commands do not start the detached build that `ncx sync` and the git
+    and agent hooks start (ncx.query.warming): one racing a test's own builds and edits makes
+    what the test compares depend on timing. Tests of warming itself are marked `warm`."""
+    if request.node.get_closest_marker("warm") is None:
+        import ncx.query.warm as warm
+
+        monkeypatch.setattr(warm, "warm_in_background", warm.cache_writable)
+
+
 def git(root: Path, *args: str) -> str:
     out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

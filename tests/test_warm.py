@@ -16,6 +16,8 @@ import ncx.query.warm as warm
 from ncx.code.index import code_index_wants_build, load_code_index
 from ncx.query.warming import worth_warming
 
+pytestmark = pytest.mark.warm
+
 
 def _tree(root: Path) -> None:
     write(root, "docs/guide.md", "# Guide\n\n## Timeouts\n\nEvery request needs a timeout.\n")
