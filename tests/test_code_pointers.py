@@ -135,3 +135,30 @@ def test_option_literals_past_the_text_cap_are_searchable(repo: Path) -> None:
     write(repo, "pkg/other.py", "def collect(only):\n    '''Collect, only.'''\n    return only\n")
     commit_all(repo)
     assert _files(repo, "`--opt-29` is ignored when given twice")[0] == "pkg/options.py"
+
+
+def test_a_task_file_s_body_is_searched_for_code(repo: Path) -> None:
+    import json
+
+    from conftest import ncx
+
+    write(repo, "pkg/utils.py", "def builtin_str(s):\n    return str(s)\n")
+    write(
+        repo,
+        "pkg/sessions.py",
+        "from .utils import builtin_str\n\n\ndef request(method, url):\n"
+        "    method = builtin_str(method)\n    return method, url\n",
+    )
+    write(repo, "pkg/hooks.py", "def dispatch(hooks, data):\n    return data\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    issue = repo.parent / "issue.md"
+    issue.write_text(
+        "A bytes verb turns into a 404\n\nIn pkg/sessions.py is a command:\n\n"
+        "    method = builtin_str(method)\n\nwhich makes b'GET' the string \"b'GET'\".\n",
+        encoding="utf-8",
+    )
+    frame = json.loads(ncx("assemble", "--task-file", str(issue), "--format", "json").stdout)
+    cited = [it["source_path"] for z in frame["zones"] for it in z["items"]]
+    assert cited and cited[0] == "pkg/sessions.py", cited
