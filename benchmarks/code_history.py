@@ -1,131 +1,82 @@
-"""History as evidence for code ranking, measured before it is built (issue 38 item 3).
+"""History as evidence for code ranking (issue 38 item 3): every code-* set with and without it.
 
-For each code-swe-dev task: the code ranking's 50 best files on the task's parent tree
-(materialised under --work by code_frames.py), and the last N non-merge commits BEFORE the
-task's upstream parent from the repository's bare mirror (`git log <upstream_parent>`: no
-commit of the fix or later can leak in). Each file's commit subjects form a BM25 document; a
-file's history score, over the best one's, is added to the ranking's file score times W. A
-co-change rule (files that changed with the top file, count / the top file's commits) times
-WC is measured beside it. Commits touching more than 20 files are skipped (a sweep says
-nothing of one file). Mirrors: the `fetch` tool's /work/.mirror/<owner>+<name>/repo.
+For each task: its parent tree (materialised under --work as code_sweep.py does) and the last
+N non-merge commits BEFORE the task's upstream parent, read by ncx.history.log from the
+repository's bare mirror (`git log <upstream_parent>`: no commit of the task or later can leak
+in), then `search_code` with `history=None` and with it at each W_HISTORY. Mirrors: the
+`fetch` tool's /work/.mirror/<owner>+<name>/repo (psf/requests, pallets/flask, pallets/click,
+mwaskom/seaborn, pydata/xarray, Textualize/rich, encode/starlette).
 
-    python benchmarks/code_history.py [N_COMMITS]
+    python benchmarks/code_history.py [--commits 2000] [--weights 0,0.1,0.2,0.3]
 """
 
-import math
-import subprocess
+from __future__ import annotations
+
+import argparse
 import sys
-from collections import Counter, defaultdict
+import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from code_sweep import tasks_of  # noqa: E402
+from code_sweep import SETS, SHARED, materialise, score, tasks_of  # noqa: E402
 
 from ncx.code import rank  # noqa: E402
 from ncx.code.index import load_code_index  # noqa: E402
-from ncx.query.lexical import terms  # noqa: E402
+from ncx.history.log import History, _read_log  # noqa: E402
 
-M = {
-    "psf/requests": "psf+requests",
-    "pallets/flask": "pallets+flask",
-    "mwaskom/seaborn": "mwaskom+seaborn",
-    "pydata/xarray": "pydata+xarray",
-}
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+MIRRORS = Path("/work/.mirror")
 
 
-def log(g, rev):
-    out = subprocess.run(
-        [
-            "git",
-            f"--git-dir={g}",
-            "-c",
-            "core.quotePath=false",
-            "log",
-            "--no-merges",
-            f"-n{N}",
-            "--name-only",
-            "--format=%x00%s",
-            rev,
-        ],
-        capture_output=True,
-        text=True,
-    ).stdout
-    cs = []
-    for chunk in out.split("\x00")[1:]:
-        lines = chunk.split("\n")
-        cs.append((lines[0], [x for x in lines[1:] if x.strip()]))
-    return cs
-
-
-rows = []
-for t in tasks_of("code-swe-dev"):
-    dst = Path("/tmp/code-frames/code-swe-dev") / t["parent"][:12]
-    idx = load_code_index(dst)
-    cs = log(f"/work/.mirror/{M[t['repo']]}/repo", t["meta"]["upstream_parent"])
-    hits = rank.search_code(idx, t["task"], files=50)
-    fs = {}
-    for h in hits:
-        fs.setdefault(h.path, h.file_score)
-    rows.append((t, fs, cs))
-print("loaded", flush=True)
-
-
-def run(W, WC, maxf=20, k1=1.2):
-    agg = Counter()
-    for t, fs, cs in rows:
-        post = defaultdict(Counter)
-        dl = Counter()
-        co = defaultdict(Counter)
-        nch = Counter()
-        for subj, files in cs:
-            if len(files) > maxf:
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", type=Path, default=Path("/tmp/code-frames"))
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--commits", type=int, default=2000)
+    ap.add_argument("--weights", default="0,0.1,0.2,0.3")
+    a = ap.parse_args()
+    weights = [float(w) for w in a.weights.split(",")]
+    print("| set | W | R@1 / R@5 / R@10 | Acc@1 / Acc@5 / Acc@10 | MRR |")
+    print("|---|---|---|---|---|")
+    for name in a.sets.split(","):
+        rows = []
+        logs: dict[str, History] = {}
+        spent = 0.0
+        for t in tasks_of(name):
+            up = t.get("meta", {}).get("upstream_parent")
+            mirror = MIRRORS / t.get("repo", "").replace("/", "+") / "repo"
+            if not up or not mirror.is_dir():
                 continue
-            ts = terms(subj)
-            for f in files:
-                for x in ts:
-                    post[x][f] += 1
-                dl[f] += len(ts)
-                nch[f] += 1
-                for g2 in files:
-                    if g2 != f:
-                        co[f][g2] += 1
-        nd = len(dl) or 1
-        avg = (sum(dl.values()) / nd) or 1
-        hs = Counter()
-        q = set(terms(rank.task_words(t["task"])))
-        for x in q:
-            p = post.get(x)
-            if not p:
-                continue
-            idf = math.log(1 + (nd - len(p) + 0.5) / (len(p) + 0.5))
-            for f, tf in p.items():
-                if f in fs:
-                    hs[f] += idf * tf * (k1 + 1) / (tf + k1 * (0.25 + 0.75 * dl[f] / avg))
-        top = max(hs.values(), default=0) or 1
-        fin = {f: s + W * hs[f] / top for f, s in fs.items()}
-        best = max(fin, key=lambda f: (fin[f], f)) if fin else None
-        if best and WC:
-            for g2, c in co[best].items():
-                if g2 in fin:
-                    fin[g2] += WC * c / nch[best]
-        order = sorted(fin, key=lambda f: -fin[f])[:10]
-        g = set(t["gold"])
-        for k in (1, 5, 10):
-            agg[f"R@{k}"] += len(set(order[:k]) & g) / min(k, len(g)) / len(rows)
-            agg[f"A@{k}"] += (g <= set(order[:k])) / len(rows)
-        agg["MRR"] += next((1 / (i + 1) for i, f in enumerate(order) if f in g), 0) / len(rows)
-    print(
-        f"W={W} WC={WC} maxf={maxf}",
-        " ".join(f"{k} {agg[k]:.3f}" for k in ("R@1", "R@5", "R@10", "A@1", "A@5", "A@10", "MRR")),
-        flush=True,
-    )
+            scope = t.get("scope")
+            dst = (
+                a.work
+                / name
+                / (t["parent"][:12] + ("-" + scope.replace("/", "_") if scope else ""))
+            )
+            materialise(SHARED / "bench-data" / name / "repo.git", t["parent"], scope, dst)
+            if up not in logs:
+                t0 = time.perf_counter()
+                logs[up] = History(up, _read_log(mirror, [up], a.commits))
+                spent += time.perf_counter() - t0
+            rows.append((t, load_code_index(dst), logs[up]))
+        if not rows:
+            print(f"| {name} | no mirror | | | |")
+            continue
+        for w in weights:
+            rank.W_HISTORY = w
+            agg: Counter[str] = Counter()
+            for t, idx, h in rows:
+                hits = rank.search_code(idx, t["task"], files=10, history=h if w else None)
+                files = list(dict.fromkeys(x.path for x in hits))
+                for k, v in score(files, t["gold"]).items():
+                    agg[k] += v / len(rows)
+            r = "/".join(f"{agg[f'R@{k}']:.3f}" for k in (1, 5, 10))
+            acc = "/".join(f"{agg[f'A@{k}']:.3f}" for k in (1, 5, 10))
+            print(f"| {name} ({len(rows)}) | {w} | {r} | {acc} | {agg['MRR']:.3f} |", flush=True)
+        print(f"<!-- {name}: {len(logs)} logs of {a.commits} commits read in {spent:.1f} s -->")
 
 
-for W in (0, 0.1, 0.2, 0.3, 0.5):
-    run(W, 0)
-for WC in (0.05, 0.1, 0.2):
-    run(0, WC)
-    run(0.2, WC)
+if __name__ == "__main__":
+    main()
