@@ -47,6 +47,12 @@ class History:
 
     def scores(self, query_terms: list[str]) -> dict[str, float]:
         """BM25 of the query over each file's commit subjects."""
+        try:
+            return self._scores(query_terms)
+        except (TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError):
+            return {}  # a cache edited by hand: rebuilt at the next sync
+
+    def _scores(self, query_terms: list[str]) -> dict[str, float]:
         if not self._len:
             self._build()
         n = len(self._len)
@@ -106,7 +112,9 @@ def update_history(root: Path, limit: int = HISTORY_COMMITS) -> History:
         h = History(head, (new + old.commits)[:limit])
     else:
         h = History(head, _read_log(root, [head], limit))
-    data = json.dumps({"head": h.head, "commits": h.commits}, separators=(",", ":"))
+    h._build()  # the postings are saved too: a query loads them rather than stemming 2,000 subjects
+    obj = {"head": h.head, "commits": h.commits, "post": h._post, "len": h._len}
+    data = json.dumps(obj, separators=(",", ":"))
     write_atomic(cache_file(root, HISTORY_FILE), data.encode())
     return h
 
@@ -126,8 +134,10 @@ def load_history(root: Path) -> History | None:
 
     try:
         obj = json.loads(read_cache(root, HISTORY_FILE))
-        return History(
-            str(obj["head"]), [(str(s), [str(f) for f in fs]) for s, fs in obj["commits"]]
-        )
+        h = History(str(obj["head"]), [(str(s), [str(f) for f in fs]) for s, fs in obj["commits"]])
+        post, lens = obj.get("post"), obj.get("len")
+        if isinstance(post, dict) and isinstance(lens, dict):
+            h._post, h._len = post, lens  # a damaged value makes scores() answer nothing
+        return h
     except (OSError, ValueError, KeyError, TypeError):
         return None
