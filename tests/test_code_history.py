@@ -51,8 +51,12 @@ def test_a_task_worded_like_past_commits_lifts_their_file(repo: Path) -> None:
     commit_all(repo, "tidy")
     ncx("init")
     ncx("sync")
-    out = ncx(
-        "retrieve", "--kind", "code", "--json", "--k", "2", "request markers evaluated lazily"
+    # an issue (history weighs for long tasks only): its words meet beta's commit subjects
+    issue = (
+        "request markers evaluated lazily\nWhen I run the suite with many markers the run is "
+        "slow, and I would like it to be faster. This happens on every machine I tried, with "
+        "every version since last year, and the change seems small to me."
     )
+    out = ncx("retrieve", "--kind", "code", "--json", "--k", "2", issue)
     rows = [json.loads(x) for x in out.stdout.splitlines()]
     assert rows[0]["source_path"] == "pkg/beta.py", rows
