@@ -1,7 +1,7 @@
 """log: each file's commit subjects, from `git log`, kept under .neocortex/cache/.
 
 A task worded like the commits that touched a file points at that file (swe-dev R@5 0.848 ->
-0.909 with each task's history before its parent; docs/decisions.md §46). Read at sync from
+0.879 with each task's history before its parent; docs/decisions.md §46). Read at sync from
 the last HISTORY_COMMITS non-merge commits, cached with the commit they end at, and kept
 current by reading only the commits since (`git log CACHED..HEAD`): O(new commits). A
 rewritten history (the cached commit no longer an ancestor) is read again; a shallow clone
