@@ -1,9 +1,10 @@
 """pointers: what a task points at in the code, read from its text. Pure.
 
-An issue says which code it is about in more ways than its words: a path or a file name, a
-dotted name (`requests.sessions.Session.send`), the frames of a traceback (`File "x.py",
-line N, in f`; IPython's `File ~/x.py:41, in PolyFit.__call__(...)`), names in backticks,
-options and settings (`--recursive`, `ignore-paths`). And much of a long issue is not words
+An issue says which code it is about in more ways than its words: a path or a file name, the
+frames of a traceback (`File "x.py", line N, in f`; IPython's `File ~/x.py:41, in
+PolyFit.__call__(...)`), options and settings (`--recursive`, `ignore-paths`). (A dotted
+name's last part is a named identifier, ncx.code.rank.named_identifiers: resolving its module
+was tried and dropped, §46.) And much of a long issue is not words
 at all but what a program printed: logs, version dumps, rendered output. `read_task` splits a
 task into its parts so the ranking (ncx.code.rank) weighs each as the evidence it is: the
 title and prose, quoted code, tracebacks and dumps (docs/decisions.md §46).
