@@ -43,7 +43,8 @@ from code_sweep import SHARED, materialise, tasks_of  # noqa: E402
 from frame_suite import set_constants  # noqa: E402
 
 SETS = ("code-swe-dev", "code-requests", "code-rich", "code-starlette", "code-neuralmind-public")
-TASK_BODY = os.environ.get("NCX_BENCH_TASK_BODY") == "1"  # search a task file's body too
+# search a task file's body too, as `ncx assemble --task-file` does (0: the first line only)
+TASK_BODY = os.environ.get("NCX_BENCH_TASK_BODY", "1") == "1"
 CODE_SUFFIXES = {".py", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".go", ".rs", ".java"}
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = Path(os.environ.get("NCX_SHARED", ROOT.parent / "shared"))
-SETS = ("code-requests", "code-rich", "code-starlette", "code-neuralmind-public")
+SETS = ("code-swe-dev", "code-requests", "code-rich", "code-starlette", "code-neuralmind-public")
 
 
 def materialise(repo_git: Path, parent: str, scope: str | None, dst: Path) -> None:
@@ -67,6 +67,7 @@ def score(files: list[str], gold: list[str]) -> dict[str, float]:
     out = {}
     for k in (1, 5, 10):
         out[f"R@{k}"] = len(set(files[:k]) & set(gold)) / min(k, len(gold))
+        out[f"A@{k}"] = float(set(gold) <= set(files[:k]))  # every gold file in the first k
     rr = next((1 / (i + 1) for i, f in enumerate(files) if f in gold), 0.0)
     out["MRR"] = rr
     return out
@@ -145,7 +146,8 @@ def main() -> None:
             setattr(param(n), n, type(getattr(param(n), n))(v))
         cells, r5s, mrrs = [], [], []
         for rows in trees.values():
-            agg = {"R@1": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0, "FR": 0.0, "Ftok": 0.0}
+            agg = {k: 0.0 for k in ("R@1", "R@5", "R@10", "A@1", "A@5", "A@10", "MRR")}
+            agg |= {"FR": 0.0, "Ftok": 0.0}
             for t, idx in rows:
                 hits = rank.search_code(idx, t["task"], files=10)
                 files = list(dict.fromkeys(h.path for h in hits))
@@ -156,6 +158,7 @@ def main() -> None:
                     agg["FR"] += len(cited & set(t["gold"])) / len(t["gold"]) / len(rows)
                     agg["Ftok"] += used / len(rows)
             cell = f"{agg['R@1']:.3f}/{agg['R@5']:.3f}/{agg['R@10']:.3f}/{agg['MRR']:.3f}"
+            cell += f" A {agg['A@1']:.3f}/{agg['A@5']:.3f}/{agg['A@10']:.3f}"
             if a.frame_cap:
                 cell += f" F {agg['FR']:.3f}@{agg['Ftok']:.0f}"
             cells.append(cell)

@@ -96,6 +96,7 @@ def assemble(
             param_hint="TASK",
         )
     crit = list(criteria or [])
+    body = ""
     if task_file is not None:
         try:
             text = task_file.read_text(encoding="utf-8")
@@ -109,11 +110,14 @@ def assemble(
                 "re-save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)",
                 param_hint="--task-file",
             ) from None
-        from ncx.query.task import from_text
+        from ncx.query.task import body_of, from_text
 
         first, items = from_text(text)
         task = task or first
         crit += items
+        # the whole file is searched: an issue's body holds its paths, tracebacks and names
+        # (the code ranking weighs its dumps below its words; decisions §46)
+        body = body_of(text)
     if not task:
         raise typer.BadParameter('give --task "..." or --task-file FILE')
     if budget is not None and budget <= 0:
@@ -128,7 +132,7 @@ def assemble(
 
     root = _root()
     cfg = _config()
-    if (note := clip_query(" ".join([task, *crit]))[1]) is not None:
+    if (note := clip_query("\n".join([task, *crit, body]))[1]) is not None:
         _say(f"ncx: {note}")
     req = FrameRequest(
         task=task,
@@ -136,6 +140,7 @@ def assemble(
         budget=budget or cfg.token_budget,
         state_file=state,
         filters=_filters(None, domain, path, False),
+        body=body,
     )
     named = ""
     if at is not None:

@@ -564,6 +564,9 @@ def _warm_code(quiet: bool) -> tuple[CodeStatus, list[tuple[str, int, str]]]:
             _say(f"ncx: reading {n} source files for the code index (cache/, not committed)")
 
     idx = load_code_index(_root(), on_read=said)
+    from ncx.history.log import update_history
+
+    update_history(_root())  # the commits' evidence for the code, O(new commits)
     got = code_status(_root())
     if not quiet and (len(idx) or got.left_out):
         from ncx.code.scope import summary

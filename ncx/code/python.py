@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ncx.code.model import CodeFile, Symbol
-from ncx.code.text import MAX_DEPTH, MAX_DOC, MAX_TEXT, as_lf, collapse, first_paragraph, one_line
+from ncx.code.text import (
+    MAX_DEPTH,
+    MAX_DOC,
+    as_lf,
+    first_paragraph,
+    one_line,
+    words_of,
+)
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _COMMENT = re.compile(r"#\s*(.*)$")
@@ -163,7 +170,7 @@ def _symbols(raw: list[_Open], lines: list[str], comments: dict[int, str]) -> li
     out = []
     for i, r in enumerate(raw):
         node = r.node
-        text = collapse(" ".join([*r.text, *words[i]]))[:MAX_TEXT]
+        text = words_of([*r.text, *words[i]])
         uses = tuple(r.uses)
         if isinstance(node, ast.Module):
             out.append(_module(lines, _doc(node), uses, text))

@@ -19,6 +19,7 @@ from ncx.code.rank import CodeHit, search_code
 
 if TYPE_CHECKING:
     from ncx.code.links import Link
+    from ncx.history.log import History
     from ncx.query.rank import Filters
     from ncx.query.search import Searcher
 
@@ -34,6 +35,8 @@ class CodeSearcher:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._index: CodeIndex | None = None
+        self._history: History | None = None
+        self._history_read = False
         self.on_read: Callable[[int], None] | None = None  # progress of a first build
 
     @property
@@ -41,6 +44,15 @@ class CodeSearcher:
         if self._index is None:
             self._index = load_code_index(self.root, on_read=self.on_read)
         return self._index
+
+    @property
+    def history(self) -> History | None:
+        """The commits' evidence as `ncx sync` cached it (a query never runs git for it)."""
+        if not self._history_read:
+            from ncx.history.log import load_history
+
+            self._history, self._history_read = load_history(self.root), True
+        return self._history
 
     def search(
         self,
@@ -52,7 +64,13 @@ class CodeSearcher:
         per_file: int = 3,
     ) -> list[CodeHit]:
         return search_code(
-            self.index, query, files=files, per_file=per_file, path_globs=path_globs, linked=linked
+            self.index,
+            query,
+            files=files,
+            per_file=per_file,
+            path_globs=path_globs,
+            linked=linked,
+            history=self.history,
         )
 
     def held_terms(self, query: str, paths: list[str]) -> dict[str, int]:

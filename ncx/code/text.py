@@ -14,10 +14,33 @@ MAX_SIGNATURE = 240
 MAX_DEPTH = 24
 
 _SPACE = re.compile(r"\s+")
+# A string literal that names an option, a setting or a key (`"--collect-only"`,
+# `"ignore-paths"`, `"autodoc_typehints"`): a task quotes these, so a definition's literals of
+# this shape stay searchable past MAX_TEXT (a `pytest_addoption` holds dozens of them after
+# its help texts). Bounded by MAX_KEYS.
+MAX_KEYS = 1200
+_KEY = re.compile(r"--?[A-Za-z][\w-]*|[A-Za-z]\w*(?:[-_.][A-Za-z0-9]+)+")
 
 
 def collapse(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
+
+
+def words_of(parts: list[str]) -> str:
+    """A definition's text from its literals and comments: collapsed, capped at MAX_TEXT, and
+    the option- and setting-like literals the cap cut off after it (up to MAX_KEYS)."""
+    text = collapse(" ".join(parts))
+    if len(text) <= MAX_TEXT:
+        return text
+    kept = text[:MAX_TEXT]
+    held = set(kept.split())
+    keys = []
+    for p in parts:
+        k = p.strip().strip("\"'`")
+        if len(k) <= 60 and k not in held and _KEY.fullmatch(k):
+            held.add(k)
+            keys.append(k)
+    return f"{kept} {' '.join(keys)[:MAX_KEYS]}".rstrip() if keys else kept
 
 
 def one_line(head: str) -> str:

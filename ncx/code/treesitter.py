@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ncx.code.model import CodeFile, Symbol
-from ncx.code.text import MAX_DEPTH, MAX_DOC, MAX_TEXT, collapse, one_line
+from ncx.code.text import MAX_DEPTH, MAX_DOC, collapse, one_line, words_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -225,7 +225,7 @@ def _symbols(
     out = []
     for i, s in enumerate(syms):
         node = s["node"]
-        text = collapse(_strip_comment(" ".join(s["text"])))[:MAX_TEXT]
+        text = words_of(_strip_comment(" ".join(s["text"])).split())
         if i == 0:
             doc = _module_doc(language, node, source)
             out.append(

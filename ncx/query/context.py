@@ -88,7 +88,8 @@ def build_frame(
         )
     if not req.task.strip():
         raise UsageError("the task is empty", hint='give --task "what you are about to do"')
-    query = clip_query(" ".join([req.task, *req.criteria, req.body]))[0]
+    # one line each, so the code ranking can tell an issue's title, words and dumps apart
+    query = clip_query("\n".join([req.task, *req.criteria, req.body]))[0]
     s = searcher or Searcher.open(root, cfg)
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = _fitting(s, query, chunk_filters, req.budget)

@@ -1,0 +1,164 @@
+"""The task's pointers as evidence for code (issue 38; docs/decisions.md §46): paths, traceback
+frames, option names, and a long issue's dumps weighed below its words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import commit_all, write
+
+from ncx.code.index import load_code_index
+from ncx.code.pointers import read_task
+from ncx.code.python import read_python
+from ncx.code.rank import search_code
+
+
+def _files(root: Path, task: str) -> list[str]:
+    hits = search_code(load_code_index(root), task, files=10)
+    return list(dict.fromkeys(h.path for h in hits))
+
+
+ISSUE = """Fitting fails on missing data
+Calling it with a None in the input raises:
+
+```python-traceback
+Traceback (most recent call last)
+File ~/code/pkg/pkg/plot.py:822, in Plot._plot(self, pyplot)
+--> 822 plotter._compute_stats(self, layers)
+File ~/code/pkg/pkg/stats.py:30, in Fit._predict(self, data)
+---> 30     p = np.polyfit(x, y, self.order)
+  File "/usr/lib/python3.9/site-packages/numpy/linalg/linalg.py", line 101, in lstsq
+LinAlgError: SVD did not converge
+```
+
+It should drop the missing rows first. Use `--recursive` or `ignore-paths` as you like.
+
+```
+INSTALLED VERSIONS
+python: 3.9.1
+numpy: 1.21.0
+matplotlib: 3.4.2
+```
+"""
+
+
+def test_a_task_is_split_into_words_code_traces_and_dumps() -> None:
+    t = read_task(ISSUE)
+    assert t.title == "Fitting fails on missing data"
+    assert "drop the missing rows" in t.prose and "INSTALLED" not in t.prose
+    assert "polyfit" in t.trace and "matplotlib: 3.4.2" in t.dump
+    assert t.frames == (
+        ("~/code/pkg/pkg/plot.py", "Plot._plot"),
+        ("~/code/pkg/pkg/stats.py", "Fit._predict"),
+        ("/usr/lib/python3.9/site-packages/numpy/linalg/linalg.py", "lstsq"),
+    )
+    assert t.options == ("--recursive", "ignore-paths")
+    # a short task (a commit subject) is its words whole, its pointers still read
+    short = read_task("In pkg/sessions.py is a command: method = builtin_str(method)")
+    assert short.paths == ("pkg/sessions.py",) and not short.dump and not short.long
+
+
+def test_a_path_the_task_writes_lifts_its_file(repo: Path) -> None:
+    write(repo, "pkg/utils.py", "def builtin_str(s):\n    return str(s)\n")
+    write(
+        repo,
+        "pkg/sessions.py",
+        "from .utils import builtin_str\n\n\ndef request(method, url):\n"
+        "    method = builtin_str(method)\n    return method, url\n",
+    )
+    commit_all(repo)
+    task = "In pkg/sessions.py is a command: method = builtin_str(method)"
+    assert _files(repo, task)[0] == "pkg/sessions.py"
+    # without the path, the definition the task names leads
+    assert _files(repo, "method = builtin_str(method)")[0] == "pkg/utils.py"
+
+
+def test_a_traceback_frame_in_the_project_lifts_its_function(repo: Path) -> None:
+    write(
+        repo,
+        "pkg/stats.py",
+        "class Fit:\n    def _predict(self, data):\n        return data.mean()\n",
+    )
+    write(
+        repo,
+        "pkg/plot.py",
+        "class Plot:\n    def _plot(self, pyplot, layers):\n"
+        "        '''Plot the layers, fitting each and computing its stats.'''\n"
+        "        return self.plotter._compute_stats(self, layers)\n",
+    )
+    write(repo, "pkg/polyfit.py", "def polyfit(x, y, order):\n    return np.polyfit(x, y, order)\n")
+    commit_all(repo)
+    got = _files(repo, ISSUE)
+    assert got[0] == "pkg/stats.py", got
+    hits = search_code(load_code_index(repo), ISSUE, files=10)
+    assert any(h.qualname == "Fit._predict" and h.why["pointed"] > 0 for h in hits)
+
+
+def test_a_dump_weighs_less_than_the_words(repo: Path) -> None:
+    # xarray's print_versions ranked first on issues that paste `xr.show_versions()`
+    write(
+        repo,
+        "pkg/versions.py",
+        "def show_versions():\n    '''Print python, numpy, matplotlib, scipy and pandas "
+        "versions.'''\n    for m in ('numpy', 'matplotlib', 'scipy', 'pandas', 'python'):\n"
+        "        print(m)\n",
+    )
+    write(
+        repo,
+        "pkg/merge.py",
+        "def merge_attrs(variable_attrs, combine_attrs):\n"
+        "    '''Merge the attrs of the variables: combine_attrs says how.'''\n"
+        "    return dict(variable_attrs[0])\n",
+    )
+    commit_all(repo)
+    dump = "\n".join(
+        f"{m}: 1.{i}.0"
+        for i, m in enumerate(["python", "numpy", "matplotlib", "scipy", "pandas"] * 4)
+    )
+    task = (
+        "merge keeps the first attrs\nAfter a merge the attrs of the variables refer to "
+        "the first object's attrs, so changing them changes the source.\n\n"
+        f"<details>\n\n```\nINSTALLED VERSIONS\n{dump}\n```\n\n</details>\n"
+    )
+    assert _files(repo, task)[0] == "pkg/merge.py"
+
+
+def test_option_literals_past_the_text_cap_are_searchable(repo: Path) -> None:
+    src = "def add_options(parser):\n" + "".join(
+        f'    parser.addoption("--opt-{i}", help="a long help text that says what option '
+        f'number {i} does, in many words")\n'
+        for i in range(30)
+    )
+    sym = read_python(src).symbols[1]
+    assert "--opt-29" in sym.text and "--opt-3 " in sym.text + " "
+    write(repo, "pkg/options.py", src)
+    write(repo, "pkg/other.py", "def collect(only):\n    '''Collect, only.'''\n    return only\n")
+    commit_all(repo)
+    assert _files(repo, "`--opt-29` is ignored when given twice")[0] == "pkg/options.py"
+
+
+def test_a_task_file_s_body_is_searched_for_code(repo: Path) -> None:
+    import json
+
+    from conftest import ncx
+
+    write(repo, "pkg/utils.py", "def builtin_str(s):\n    return str(s)\n")
+    write(
+        repo,
+        "pkg/sessions.py",
+        "from .utils import builtin_str\n\n\ndef request(method, url):\n"
+        "    method = builtin_str(method)\n    return method, url\n",
+    )
+    write(repo, "pkg/hooks.py", "def dispatch(hooks, data):\n    return data\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    issue = repo.parent / "issue.md"
+    issue.write_text(
+        "A bytes verb turns into a 404\n\nIn pkg/sessions.py is a command:\n\n"
+        "    method = builtin_str(method)\n\nwhich makes b'GET' the string \"b'GET'\".\n",
+        encoding="utf-8",
+    )
+    frame = json.loads(ncx("assemble", "--task-file", str(issue), "--format", "json").stdout)
+    cited = [it["source_path"] for z in frame["zones"] for it in z["items"]]
+    assert cited and cited[0] == "pkg/sessions.py", cited
