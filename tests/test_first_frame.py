@@ -236,6 +236,7 @@ def test_a_cache_another_ncx_wrote_is_rebuilt_for_the_same_frame(cloned: Path) -
     assert cache.has_cache(cloned)
 
 
+@pytest.mark.warm  # the hook's real detached build
 def test_post_merge_brings_an_existing_cache_up_to_date(cloned: Path) -> None:
     ncx("retrieve", "card refund")  # builds the cache
     assert cache.cache_is_current(cloned)
