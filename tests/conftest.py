@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -100,6 +101,60 @@ def first_sync(root: Path) -> None:
     commit_all(root)
     ncx("init")
     ncx("sync")
+
+
+def shared_pre_commit_home(tmp_path: Path) -> Path:
+    """One PRE_COMMIT_HOME for the session (beside the tests' own tmp_path folders, under
+    pytest's base folder): pre-commit's store (its sqlite db, the environments of non-local
+    hooks) is a cache keyed by config that every test may share; one per test cost each
+    test its own store set-up and tested nothing more."""
+    home = tmp_path.parent / "pre-commit-home-shared"
+    home.mkdir(exist_ok=True)
+    return home
+
+
+class Templates:
+    """Trees a fixture sets up the same way for every test (commits, `ncx init` and `ncx
+    sync`, `pre-commit install`): built once, in the first test that asks, then copied.
+
+    A copy is what `cp -a` of the project makes: the same commits, index, config, hooks and
+    `.neocortex/` (caches included, which then see new inodes and re-check by content, as
+    they must after any copy). Nothing of the tree names its folder (the hooks and the
+    merge driver name the interpreter only), so a copy works where it lands."""
+
+    def __init__(self, store: Path) -> None:
+        self._store = store
+        self._built: dict[str, Path] = {}
+
+    def tree(
+        self,
+        key: str,
+        root: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        build: Callable[[Path], object],
+    ) -> Path:
+        """`root` (the `repo` fixture's empty repository, the cwd) as `build(root)` leaves
+        it; `key` names the recipe (one key, one `build`)."""
+        saved = self._built.get(key)
+        if saved is None:
+            build(root)
+            saved = self._store / key
+            shutil.copytree(root, saved, symlinks=True)
+            self._built[key] = saved
+            return root
+        shutil.rmtree(root)
+        shutil.copytree(saved, root, symlinks=True)
+        monkeypatch.chdir(root)  # the old folder is gone: the cwd is the copy
+        # The index's stat data are the original's: refreshed, git sees the copy's files as
+        # the clean checkout they are (stale, git takes them for edits, and e.g. a sparse
+        # checkout keeps them where it would have removed them).
+        subprocess.run(["git", "-C", str(root), "update-index", "-q", "--refresh"], check=False)
+        return root
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    return Templates(tmp_path_factory.mktemp("templates"))
 
 
 @pytest.fixture

@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, commit_all, git, mcp_session, ncx, ncx_proc, write
+from conftest import (
+    REPO,
+    commit_all,
+    git,
+    mcp_session,
+    ncx,
+    ncx_proc,
+    shared_pre_commit_home,
+    write,
+)
 
 AUTH = (
     "# Auth\n\nHow login works in the shop backend.\n\n"
@@ -595,7 +604,7 @@ def test_one_doc_edit_gets_one_piece_of_advice_from_both_hooks(
 
     if PRE_COMMIT is None:
         pytest.skip("pre-commit is not installed")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(shared_pre_commit_home(tmp_path)))
     write(tree, ".pre-commit-config.yaml", local_config())
     commit_all(tree, "hooks")
     subprocess.run([PRE_COMMIT, "install"], cwd=tree, check=True, capture_output=True)
