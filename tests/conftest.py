@@ -113,6 +113,38 @@ def shared_pre_commit_home(tmp_path: Path) -> Path:
     return home
 
 
+# What the release build's copy of the checkout leaves out: git's and the caches' folders, and
+# a build/ whose stale files setuptools would pack into the wheel (a package removed from the
+# find rules would then still be shipped, and the installed tier would pass where a user's
+# install fails).
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+    ".hypothesis", "bench-results",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release build, once per session: `python -m build` (the sdist, then the wheel
+    built from that sdist, as CONTRIBUTING.md "Releasing" makes them), offline, from a copy
+    of the checkout. The folder holds exactly one `ncx-*.whl` and one `ncx-*.tar.gz`; the
+    release tests read them and the installed tier installs the wheel (building it twice
+    cost a build and tested nothing more)."""
+    pytest.importorskip("build")
+    out = tmp_path_factory.mktemp("dist")
+    src = tmp_path_factory.mktemp("dist-src") / "ncx"
+    shutil.copytree(REPO, src, ignore=NOT_SOURCE, symlinks=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), "."],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return out
+
+
 class Templates:
     """Trees a fixture sets up the same way for every test (commits, `ncx init` and `ncx
     sync`, `pre-commit install`): built once, in the first test that asks, then copied.
