@@ -275,6 +275,8 @@ def _hook_commands(root: Path) -> dict[str, str]:
     return {event: groups[0]["hooks"][0]["command"] for event, groups in settings["hooks"].items()}
 
 
+# e2e: the committed launcher under /bin/sh, a process per hook
+@pytest.mark.e2e
 def test_a_teammate_s_hooks_run_through_the_committed_launcher(
     installed: Path, tmp_path: Path
 ) -> None:
@@ -343,6 +345,8 @@ def _backticked_commands(text: str) -> list[str]:
     return [m for m in re.findall(r"`([^`\n]+)`", text) if re.match(r"(\S*/)?ncx \w", m)]
 
 
+# e2e: every told command through the launcher, a process each
+@pytest.mark.e2e
 def test_every_command_agents_are_told_to_run_runs(installed: Path, tmp_path: Path) -> None:
     import shlex
 
