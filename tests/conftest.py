@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -111,6 +112,92 @@ def first_sync(root: Path) -> None:
     commit_all(root)
     ncx("init")
     ncx("sync")
+
+
+def shared_pre_commit_home(tmp_path: Path) -> Path:
+    """One PRE_COMMIT_HOME for the session (beside the tests' own tmp_path folders, under
+    pytest's base folder): pre-commit's store (its sqlite db, the environments of non-local
+    hooks) is a cache keyed by config that every test may share; one per test cost each
+    test its own store set-up and tested nothing more."""
+    home = tmp_path.parent / "pre-commit-home-shared"
+    home.mkdir(exist_ok=True)
+    return home
+
+
+# What the release build's copy of the checkout leaves out: git's and the caches' folders, and
+# a build/ whose stale files setuptools would pack into the wheel (a package removed from the
+# find rules would then still be shipped, and the installed tier would pass where a user's
+# install fails).
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+    ".hypothesis", "bench-results",
+)  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release build, once per session: `python -m build` (the sdist, then the wheel
+    built from that sdist, as CONTRIBUTING.md "Releasing" makes them), offline, from a copy
+    of the checkout. The folder holds exactly one `ncx-*.whl` and one `ncx-*.tar.gz`; the
+    release tests read them and the installed tier installs the wheel (building it twice
+    cost a build and tested nothing more)."""
+    pytest.importorskip("build")
+    out = tmp_path_factory.mktemp("dist")
+    src = tmp_path_factory.mktemp("dist-src") / "ncx"
+    shutil.copytree(REPO, src, ignore=NOT_SOURCE, symlinks=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), "."],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return out
+
+
+class Templates:
+    """Trees a fixture sets up the same way for every test (commits, `ncx init` and `ncx
+    sync`, `pre-commit install`): built once, in the first test that asks, then copied.
+
+    A copy is what `cp -a` of the project makes: the same commits, index, config, hooks and
+    `.neocortex/` (caches included, which then see new inodes and re-check by content, as
+    they must after any copy). Nothing of the tree names its folder (the hooks and the
+    merge driver name the interpreter only), so a copy works where it lands."""
+
+    def __init__(self, store: Path) -> None:
+        self._store = store
+        self._built: dict[str, Path] = {}
+
+    def tree(
+        self,
+        key: str,
+        root: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        build: Callable[[Path], object],
+    ) -> Path:
+        """`root` (the `repo` fixture's empty repository, the cwd) as `build(root)` leaves
+        it; `key` names the recipe (one key, one `build`)."""
+        saved = self._built.get(key)
+        if saved is None:
+            build(root)
+            saved = self._store / key
+            shutil.copytree(root, saved, symlinks=True)
+            self._built[key] = saved
+            return root
+        shutil.rmtree(root)
+        shutil.copytree(saved, root, symlinks=True)
+        monkeypatch.chdir(root)  # the old folder is gone: the cwd is the copy
+        # The index's stat data are the original's: refreshed, git sees the copy's files as
+        # the clean checkout they are (stale, git takes them for edits, and e.g. a sparse
+        # checkout keeps them where it would have removed them).
+        subprocess.run(["git", "-C", str(root), "update-index", "-q", "--refresh"], check=False)
+        return root
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    return Templates(tmp_path_factory.mktemp("templates"))
 
 
 @pytest.fixture

@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, commit_all, git, mcp_session, ncx, ncx_proc, write
+from conftest import (
+    REPO,
+    commit_all,
+    git,
+    mcp_session,
+    ncx,
+    ncx_proc,
+    shared_pre_commit_home,
+    write,
+)
 
 AUTH = (
     "# Auth\n\nHow login works in the shop backend.\n\n"
@@ -266,6 +275,8 @@ def _hook_commands(root: Path) -> dict[str, str]:
     return {event: groups[0]["hooks"][0]["command"] for event, groups in settings["hooks"].items()}
 
 
+# e2e: the committed launcher under /bin/sh, a process per hook
+@pytest.mark.e2e
 def test_a_teammate_s_hooks_run_through_the_committed_launcher(
     installed: Path, tmp_path: Path
 ) -> None:
@@ -334,6 +345,8 @@ def _backticked_commands(text: str) -> list[str]:
     return [m for m in re.findall(r"`([^`\n]+)`", text) if re.match(r"(\S*/)?ncx \w", m)]
 
 
+# e2e: every told command through the launcher, a process each
+@pytest.mark.e2e
 def test_every_command_agents_are_told_to_run_runs(installed: Path, tmp_path: Path) -> None:
     import shlex
 
@@ -595,7 +608,7 @@ def test_one_doc_edit_gets_one_piece_of_advice_from_both_hooks(
 
     if PRE_COMMIT is None:
         pytest.skip("pre-commit is not installed")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(shared_pre_commit_home(tmp_path)))
     write(tree, ".pre-commit-config.yaml", local_config())
     commit_all(tree, "hooks")
     subprocess.run([PRE_COMMIT, "install"], cwd=tree, check=True, capture_output=True)

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import Templates, commit_all, git, ncx, shared_pre_commit_home, write
 from test_hooks import PRE_COMMIT, SEC, commit, doc, local_config
 
 pytestmark = [
@@ -29,10 +29,7 @@ def install(root: Path) -> None:
     subprocess.run([PRE_COMMIT, "install", *args], cwd=root, check=True, capture_output=True)
 
 
-@pytest.fixture
-def tree(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
-    monkeypatch.setenv("GIT_EDITOR", "true")
+def _tree(repo: Path) -> None:
     write(repo, ".pre-commit-config.yaml", local_config())
     write(repo, "docs/ops.md", doc("Deploy", "Monitor"))
     commit_all(repo)
@@ -40,7 +37,15 @@ def tree(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ncx("sync")
     commit_all(repo, "ncx")
     install(repo)
-    return repo
+
+
+@pytest.fixture
+def tree(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, templates: Templates) -> Path:
+    """A synced tree with our hooks installed for every hook type (built once per session,
+    then copied)."""
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(shared_pre_commit_home(tmp_path)))
+    monkeypatch.setenv("GIT_EDITOR", "true")
+    return templates.tree("hook-trust-tree", repo, monkeypatch, _tree)
 
 
 def edit(root: Path, old: str, new: str, rel: str = "docs/ops.md") -> None:

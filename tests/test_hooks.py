@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import NCX_SHELL, REPO, commit_all, git, ncx, write
+from conftest import (
+    NCX_SHELL,
+    REPO,
+    Templates,
+    commit_all,
+    git,
+    ncx,
+    shared_pre_commit_home,
+    write,
+)
 
 PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or shutil.which(
     "pre-commit"
@@ -45,14 +54,12 @@ def configured(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> s
     may first commit a tree); skips the test where pre-commit is not installed."""
     if PRE_COMMIT is None:
         pytest.skip("pre-commit is not installed")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(shared_pre_commit_home(tmp_path)))
     write(repo, ".pre-commit-config.yaml", local_config())
     return PRE_COMMIT
 
 
-@pytest.fixture
-def hooked(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+def _hooked(repo: Path) -> None:
     write(repo, ".pre-commit-config.yaml", local_config())
     write(repo, "docs/ops.md", doc("Deploy", "Monitor"))
     commit_all(repo)
@@ -60,7 +67,15 @@ def hooked(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ncx("sync")
     commit_all(repo, "ncx")
     subprocess.run([PRE_COMMIT, "install"], cwd=repo, check=True, capture_output=True)
-    return repo
+
+
+@pytest.fixture
+def hooked(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, templates: Templates
+) -> Path:
+    """A synced tree with our hooks installed (built once per session, then copied)."""
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(shared_pre_commit_home(tmp_path)))
+    return templates.tree("hooked", repo, monkeypatch, _hooked)
 
 
 def commit(root: Path, msg: str = "change") -> subprocess.CompletedProcess[str]:

@@ -162,6 +162,8 @@ def test_a_cr_only_doc_keeps_its_citations(repo: Path) -> None:
 # --- files that are not docs ----------------------------------------------------------------
 
 
+# e2e: a fresh process per command (a hang must stay a timeout in a child, not this run's)
+@pytest.mark.e2e
 def test_a_doc_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
     _init(repo)
     fifo = repo / "docs/guide.md"
@@ -179,6 +181,8 @@ def test_a_doc_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
             assert proc.returncode == 0 and "docs/guide.md" in proc.stdout
 
 
+# e2e: a fresh process per command (a hang must stay a timeout in a child, not this run's)
+@pytest.mark.e2e
 def test_a_unit_file_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
     # The same for what ncx itself wrote: a chunk file or a memory's .npy turned into a FIFO
     # (a hostile checkout, a tool gone wrong) hung retrieve's cache build and check for
@@ -201,6 +205,8 @@ def test_a_unit_file_replaced_by_a_fifo_never_hangs(repo: Path) -> None:
             assert proc.returncode == 1 and "chunks/docs/guide.md" in proc.stdout + proc.stderr
 
 
+# e2e: a fresh process per command (a hang must stay a timeout in a child, not this run's)
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "what",
     [
@@ -336,6 +342,8 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(
     (os.cpu_count() or 1) < 2 or not Path("/proc").is_dir(), reason="needs 2 CPUs and /proc"
 )
+# e2e: a real process and its workers, killed with SIGKILL
+@pytest.mark.e2e
 def test_a_killed_cache_build_leaves_no_worker_holding_the_lock(repo: Path) -> None:
     import signal
 

@@ -51,6 +51,8 @@ def test_a_repo_whose_path_ends_in_whitespace_is_that_repo(
     assert after == before  # nothing written into the sibling `proj`
 
 
+# e2e: nine fresh processes, each with the undecodable cwd as the OS hands it over
+@pytest.mark.e2e
 def test_a_repo_whose_path_is_not_utf8_works(repo: Path, tmp_path: Path) -> None:
     odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9-\xff"))
     _git_init(odd)

@@ -1,4 +1,4 @@
-"""The installed tier: ncx as a user gets it. The wheel is built from this checkout (offline),
+"""The installed tier: ncx as a user gets it. The release wheel (conftest's `dist`, offline),
 installed into a fresh virtual environment, and every command runs from that environment's
 `ncx`, in git repositories outside the checkout, with PYTHONPATH cleared.
 
@@ -33,15 +33,6 @@ from conftest import REPO
 from test_memory import NOTES
 
 pytestmark = pytest.mark.e2e
-
-# What the build copies of the checkout leaves out: git's and the caches' folders, and a
-# build/ whose stale files setuptools would pack into the wheel (a package removed from the
-# find rules would then still be shipped, and this tier would pass where a user's install
-# fails).
-_NOT_SOURCE = shutil.ignore_patterns(
-    ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
-    ".hypothesis", "bench-results",
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -89,23 +80,6 @@ class Installed:
         )
 
 
-def build_wheel(out: Path) -> Path:
-    """The wheel of a copy of the checkout (so no build/ folder, old or new, is involved)."""
-    pytest.importorskip("build")
-    src = out / "src"
-    shutil.copytree(REPO, src, ignore=_NOT_SOURCE, symlinks=True)
-    proc = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), "."],
-        cwd=src,
-        capture_output=True,
-        text=True,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    (wheel,) = out.glob("ncx-*.whl")
-    return wheel
-
-
 def install_fresh(wheel: Path, where: Path) -> Path:
     """A fresh venv with only `wheel` installed in it; the test interpreter's site-packages
     appended to its path (after its own), so the dependencies import and nothing downloads."""
@@ -136,9 +110,12 @@ def install_fresh(wheel: Path, where: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+def installed(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """The release wheel (conftest's `dist`: built from a copy of the checkout, by way of
+    its sdist) in a fresh venv."""
     where = tmp_path_factory.mktemp("installed")
-    venv = install_fresh(build_wheel(where), where)
+    (wheel,) = dist.glob("ncx-*.whl")
+    venv = install_fresh(wheel, where)
     home = where / "home"
     home.mkdir()
     here = str(Path(sys.executable).parent)
