@@ -300,7 +300,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
     root = _root()
     st = tree_status(root, _config())
-    from ncx.memory.cites import stale_memories
+    from ncx.memory.stale import stale_memories
 
     stale = stale_memories(root) if st.memories else []
     if as_json:
@@ -409,7 +409,7 @@ def check(
     if since is not None:
         # A warning, never a failure: the code change is legitimate and the memory may well
         # still hold; a person confirms or corrects it (docs/decisions.md §36).
-        from ncx.memory.cites import stale_memories
+        from ncx.memory.stale import stale_memories
 
         _print_stale(root, stale_memories(root), out=_say, prefix="ncx: warning: ")
     if problems:
@@ -470,7 +470,8 @@ def retrieve(
     import dataclasses
     import time
 
-    from ncx.code.search import CodeSearcher, combined, merged
+    from ncx.code.search import CodeSearcher
+    from ncx.query.fuse import combined, merged
     from ncx.query.search import Searcher, clip_query
 
     filters = _filters(kind, domain, path, include_superseded)
@@ -512,7 +513,9 @@ def retrieve(
         return
     cfg, cold = _one_query_config(root) if at is None else (_config(), False)
     searcher = Searcher.open(root, cfg, query=query)
-    if want_code and not code.ready_for_quick_answer():
+    from ncx.query.warm import warm_in_background
+
+    if want_code and not code.ready_for_quick_answer(warm_in_background):
         # a fresh clone of a large tree: docs now, the code index built in the background
         filters = dataclasses.replace(filters, kinds=filters.kinds | {"chunk", "memory"})
         want_code = False

@@ -136,7 +136,7 @@ def build_frame(
 
 
 # A doc section's evidence is its score over the best section's, times its confidence (the
-# idf-weighted share of the task's terms it holds): the scale search.interleave merges docs
+# idf-weighted share of the task's terms it holds): the scale fuse.interleave merges docs
 # and code on. A section enters a frame only at DOC_FLOOR or more, and where the task found
 # code, at DOCS_VS_CODE of the code lead's evidence or more (a doc that is about the task as
 # much as the code is; a section sharing a word or two with an issue is not). Chosen on the
@@ -175,19 +175,20 @@ def code_items(
     *,
     budget: int = DEFAULT_TOKEN_BUDGET,
 ) -> tuple[list[Item], bool, float]:
-    """The frame's code to open: the best files' definitions (ncx.code.zone), cited
+    """The frame's code to open: the best files' definitions (ncx.query.zone), cited
     path:lines with the symbol; the best definition with its body when it is short. And
     whether the code index is still to be built: a query that must answer quickly (a fresh
     clone's first, an agent hook) on a large tree with
     no code index yet leaves the code out, says so, and builds the index in the background
     (CodeSearcher.ready_for_quick_answer)."""
-    from ncx.code import zone
     from ncx.code.search import CodeSearcher
     from ncx.code.text import shown_path
-    from ncx.code.zone import BRIEF, body_tokens, item_text, pick
+    from ncx.query import zone
+    from ncx.query.warm import warm_in_background
+    from ncx.query.zone import BRIEF, body_tokens, item_text, pick
 
     code = CodeSearcher(root)
-    if cfg.quick_cold and not code.ready_for_quick_answer():
+    if cfg.quick_cold and not code.ready_for_quick_answer(warm_in_background):
         return [], True, 0.0
     linked = tuple(dict.fromkeys(link.unit for it in best_docs for link in code.links(it.text)))
     found = code.search(
@@ -223,8 +224,8 @@ def code_items(
                 ),
             )
         )
-    # the lead's evidence on the scale docs are held to (search.interleave)
-    from ncx.code.search import CODE_IN_LIST
+    # the lead's evidence on the scale docs are held to (fuse.interleave)
+    from ncx.query.fuse import CODE_IN_LIST
 
     return items, False, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
 

@@ -211,9 +211,10 @@ def sync(
 ) -> SyncReport:
     """`_sync` under the memory lock (ncx.locks) unless it is a dry run: a sync rewrites
     memories' hash lines and sweeps vectors without markdown, which must not interleave
-    with a `memory add` or `evolve` in another process."""
+    with a `memory add` or `evolve` in another process. Then the memories' stale citations
+    are stored for the read side (ncx.memory.stale)."""
     with contextlib.nullcontext() if dry_run else exclusive(root):
-        return _sync(
+        report = _sync(
             root,
             cfg,
             paths=paths,
@@ -223,6 +224,12 @@ def sync(
             embedder=embedder,
             progress=progress,
         )
+        if not dry_run:
+            # the memories' staleness, worked out here so that a frame reads it (stale.py)
+            from ncx.memory.stale import refresh
+
+            refresh(root)
+        return report
 
 
 def _sync(
