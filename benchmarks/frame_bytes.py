@@ -27,6 +27,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+if os.environ.get("PYTHONHASHSEED") != "0":
+    # A frame's JSON scores differ in their 6th decimal with the process's string-hash seed
+    # (a sum taken in set order); its markdown does not. One seed for every run.
+    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one BLAS thread: the same sums in the same order
 sys.path.insert(0, str(ROOT))
