@@ -78,17 +78,24 @@ class Staleness:
             except (KeyError, TypeError, ValueError, IndexError, AttributeError):
                 pass
             if rel not in self._now:
-                self._now[rel] = self._work(rel)
+                fresh = self._work(rel)
+                same = entry is not None and all(
+                    entry.get(k) == fresh[k] for k in ("inputs", "stale")
+                )
+                # the same answer from the same files keeps its entry (and so a sync that
+                # changed nothing writes the same bytes); its older time trusts it no sooner
+                self._now[rel] = entry if same and entry is not None else fresh
         return [_from_json(s) for s in self._now[rel]["stale"]]
 
     def save(self) -> None:
         """Write the entries looked at (sync: all of them); a read-only cache is skipped."""
         from ncx.paths import UnsafePath, cache_file
-        from ncx.store import write_atomic
+        from ncx.store import write_if_changed
 
         blob = {"version": VERSION, "memories": dict(sorted(self._now.items()))}
         try:
-            write_atomic(cache_file(self.root, TABLE), json.dumps(blob, sort_keys=True).encode())
+            data = json.dumps(blob, sort_keys=True).encode()
+            write_if_changed(cache_file(self.root, TABLE), data, follow=False)
         except (OSError, UnsafePath):
             pass  # answered the same way next time, only from the files
 
