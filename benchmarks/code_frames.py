@@ -23,7 +23,7 @@ The numbers to quote come from code_tasks.py through the CLI (benchmarks/code_be
 this script is the fast loop for sweeping constants (`--set MODULE.NAME=VALUE`).
 
     python benchmarks/code_frames.py --work /tmp/code-frames [--sets code-swe-dev,...]
-        [--budgets 15000,2500] [--set ncx.code.zone.FILE_GAP=0.5] [--show ID]
+        [--budgets 15000,2500] [--set ncx.query.zone.FILE_GAP=0.5] [--show ID]
 """
 
 from __future__ import annotations

@@ -109,8 +109,9 @@ def main() -> None:
         help="also score the code zone packed to this many tokens",
     )
     a = ap.parse_args()
-    from ncx.code import rank, zone
+    from ncx.code import rank
     from ncx.code.index import load_code_index
+    from ncx.query import zone
 
     def param(name: str) -> object:
         return zone if hasattr(zone, name) else rank

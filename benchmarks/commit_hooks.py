@@ -22,19 +22,12 @@ import sys
 import time
 from pathlib import Path
 
-from common import data_path, git_repo_from, table
+from common import CHECKOUT_ENV, data_path, git_repo_from, table
 from large_tree import chunk_heads
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 PRE_COMMIT = shutil.which("pre-commit", path=str(Path(sys.executable).parent)) or "pre-commit"
-ENV = {
-    **os.environ,
-    "PYTHONPATH": str(CHECKOUT),
-    "GIT_AUTHOR_NAME": "b",
-    "GIT_AUTHOR_EMAIL": "b@x",
-    "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@x",
-}
+ENV = CHECKOUT_ENV
 
 
 def config(hooks: str) -> str:

@@ -15,6 +15,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("NCX_SHARED", HERE.parent.parent / "shared"))
 NCX = str(Path(sys.executable).parent / "ncx")
+# Who commits in a benchmark's throwaway repos (no global git config is assumed).
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "b",
+    "GIT_AUTHOR_EMAIL": "b@x",
+    "GIT_COMMITTER_NAME": "b",
+    "GIT_COMMITTER_EMAIL": "b@x",
+}
+# `python -m ncx` from this checkout, committing as GIT_IDENTITY.
+CHECKOUT_ENV = {**os.environ, "PYTHONPATH": str(HERE.parent), **GIT_IDENTITY}
 
 
 def data_path(*parts: str) -> Path:
@@ -28,13 +37,7 @@ def git_repo_from(corpus: Path, dest: Path | None = None) -> Path:
     """Copy a markdown tree into a fresh one-commit git repo; return its root."""
     root = dest or Path(tempfile.mkdtemp(prefix="ncx-bench-")) / "repo"
     shutil.copytree(corpus, root)
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "b",
-        "GIT_AUTHOR_EMAIL": "b@x",
-        "GIT_COMMITTER_NAME": "b",
-        "GIT_COMMITTER_EMAIL": "b@x",
-    }
+    env = {**os.environ, **GIT_IDENTITY}
     for args in (
         ["init", "-q", "-b", "main"],
         ["add", "-A"],

@@ -31,17 +31,11 @@ import sys
 import time
 from pathlib import Path
 
+from common import CHECKOUT_ENV as ENV
+from common import SHARED
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-SHARED = Path(os.environ.get("NCX_SHARED", "/work/shared"))
-ENV = {
-    **os.environ,
-    "PYTHONPATH": str(REPO),
-    "GIT_AUTHOR_NAME": "b",
-    "GIT_AUTHOR_EMAIL": "b@x",
-    "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@x",
-}
 TASK = "how do I configure and deploy the application"
 
 

@@ -10,7 +10,7 @@ Two sides, both with docs and code in one tree:
   the median rank of the first gold file.
 
 Each query's docs hits and code hits are computed once with this checkout's ncx; the merge is
-then replayed for every weight (ncx.code.search.interleave).
+then replayed for every weight (ncx.query.fuse.interleave).
 
     python benchmarks/interleave_sweep.py --fastapi /path/to/fastapi --work /tmp/interleave
 """
@@ -72,7 +72,7 @@ def hits(root: Path, query: str) -> tuple[list, list]:
 
 
 def main() -> None:
-    from ncx.code.search import interleave
+    from ncx.query.fuse import interleave
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--fastapi", type=Path, required=True)

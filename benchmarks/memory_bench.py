@@ -251,6 +251,7 @@ def context_of(f: Fact, bare: bool) -> str:
 def build_tree(facts: list[Fact], model: str, bare: bool) -> tuple[Path, dict[str, int], float]:
     from ncx.config import load_config
     from ncx.memory.ops import NewMemory, add_memory, load_tree_model
+    from ncx.query.search import neighbours
 
     root = Path(tempfile.mkdtemp(prefix="ncx-membench-")) / "repo"
     root.mkdir()
@@ -268,7 +269,9 @@ def build_tree(facts: list[Fact], model: str, bare: bool) -> tuple[Path, dict[st
             type="factual",
             domain="architecture",
         )
-        added = add_memory(root, new, embedder=embedder, today=DAY, force=True)
+        added = add_memory(
+            root, new, embedder=embedder, neighbours=neighbours, today=DAY, force=True
+        )
         ids[added.memory.id] = i
     return root, ids, time.perf_counter() - t
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import NCX, data_path, git_repo_from, median_time, run, table
+from common import GIT_IDENTITY, NCX, data_path, git_repo_from, median_time, run, table
 
 TASKS = [
     "make the borrow checker accept two-phase borrows for method calls",
@@ -57,13 +57,7 @@ def main() -> None:
     subprocess.run(
         ["git", "-C", str(root), "commit", "-qm", "ncx", "--no-verify"],
         check=True,
-        env={
-            **os.environ,
-            "GIT_AUTHOR_NAME": "b",
-            "GIT_AUTHOR_EMAIL": "b@x",
-            "GIT_COMMITTER_NAME": "b",
-            "GIT_COMMITTER_EMAIL": "b@x",
-        },
+        env={**os.environ, **GIT_IDENTITY},
     )
     run([NCX, "retrieve", "warm the cache", "-k", "1"], cwd=root)
     rows = []

@@ -23,23 +23,16 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from common import CHECKOUT_ENV as ENV
+from common import SHARED
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-SHARED = Path(os.environ.get("NCX_SHARED", "/work/shared"))
-ENV = {
-    **os.environ,
-    "PYTHONPATH": str(REPO),
-    "GIT_AUTHOR_NAME": "b",
-    "GIT_AUTHOR_EMAIL": "b@x",
-    "GIT_COMMITTER_NAME": "b",
-    "GIT_COMMITTER_EMAIL": "b@x",
-}
 
 
 def ncx(root: Path, *args: str) -> str:

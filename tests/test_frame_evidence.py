@@ -3,9 +3,8 @@ earns a place, and the evidence floor docs are held to on a code task."""
 
 from __future__ import annotations
 
-from ncx.code import zone
 from ncx.code.rank import CodeHit
-from ncx.query import context
+from ncx.query import context, zone
 from ncx.query.assembler import Item
 from ncx.query.lexical import terms
 

@@ -416,6 +416,7 @@ def test_racing_near_duplicate_adds_write_one(tree: Path) -> None:
 
     from ncx.config import load_config
     from ncx.memory.ops import DuplicateMemory, NewMemory, add_memory, load_tree_model
+    from ncx.query.search import neighbours
 
     model = load_tree_model(tree, load_config())
     texts = [
@@ -427,7 +428,13 @@ def test_racing_near_duplicate_adds_write_one(tree: Path) -> None:
     def worker(text: str) -> None:
         try:
             results.append(
-                add_memory(tree, NewMemory(learning=text), embedder=model, today=date(2026, 1, 2))
+                add_memory(
+                    tree,
+                    NewMemory(learning=text),
+                    embedder=model,
+                    neighbours=neighbours,
+                    today=date(2026, 1, 2),
+                )
             )
         except DuplicateMemory as exc:
             results.append(exc)

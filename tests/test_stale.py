@@ -251,3 +251,51 @@ def test_a_hand_edited_cite_never_reads_outside_the_repository(tree: Path, tmp_p
             re.sub(r"path: src/other\.py\n  hash: \w+", f"path: {bad}\n  hash: {blob}", text)
         )
         assert stale_ids(tree) == {mid}, bad  # read as gone, whatever it holds
+
+
+def _settled(*paths: Path) -> None:
+    """Files written a minute ago: a stat sync records is then trusted (ncx.memory.stale)."""
+    import os
+    import time
+
+    old = time.time() - 60
+    for p in paths:
+        os.utime(p, (old, old))
+
+
+def test_a_frame_reads_the_staleness_sync_stored_and_sees_an_edit_since(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ncx.memory import cites
+    from ncx.memory.stale import Staleness
+
+    mid = add("The token refresh helper `refresh_token` retries on the server")
+    rel = f"{MEM}/{mid}.md"
+    write(tree, "src/auth.py", AUTH.replace("retries=3", "retries=5"))
+    _settled(tree / "src/auth.py", tree / rel)
+    ncx("sync", "-q")
+    table = json.loads((tree / ".neocortex/cache/stale.json").read_text())
+    assert [s["cite"]["symbol"] for s in table["memories"][rel]["stale"]] == ["refresh_token"]
+
+    def rehashed(*args: object) -> None:
+        raise AssertionError("a frame re-hashed cited code that sync had judged")
+
+    with monkeypatch.context() as m:
+        m.setattr(cites, "current", rehashed)
+        frame = ncx("assemble", "--task", "token refresh helper retries").stdout
+    assert f"`ncx memory evolve {mid} --confirm`" in frame
+    # the code put back as the memory cites it, not synced: the frame goes by the files
+    write(tree, "src/auth.py", AUTH)
+    assert Staleness(tree).of(rel) == []
+    assert "changed since" not in ncx("assemble", "--task", "token refresh helper retries").stdout
+
+
+def test_a_hand_broken_staleness_table_is_worked_out_from_the_files(tree: Path) -> None:
+    mid = add("The token refresh helper `refresh_token` retries on the server")
+    write(tree, "src/auth.py", AUTH.replace("retries=3", "retries=5"))
+    table = tree / ".neocortex/cache/stale.json"
+    hand_broken = json.dumps({"version": 1, "memories": {f"{MEM}/{mid}.md": {"inputs": 3}}})
+    for broken in ("{", hand_broken):
+        table.write_text(broken)
+        frame = ncx("assemble", "--task", "token refresh helper retries").stdout
+        assert f"`ncx memory evolve {mid} --confirm`" in frame

@@ -503,7 +503,7 @@ def test_a_reembed_that_cannot_replace_a_chunk_file_leaves_no_old_vectors(
     replace still holds the old model's vectors, of the same size: left there, every later
     sync took it for right and its doc was never embedded by the new model."""
     from ncx.tree import compare as compare_mod
-    from ncx.tree import sync as sync_mod
+    from ncx.tree import sync_write as writer  # every file sync writes goes through it
 
     for i in range(6):
         write(
@@ -516,17 +516,17 @@ def test_a_reembed_that_cannot_replace_a_chunk_file_leaves_no_old_vectors(
     monkeypatch.setenv("NCX_EMBEDDING_MODEL", str(other_model))
     if pooled:
         monkeypatch.setattr(compare_mod, "PARALLEL_DOCS", 1)
-    real = sync_mod.write_atomic
+    real = writer.write_atomic
 
     def refuse(path: str, data: bytes, **kw: bool) -> None:
         if path.endswith("d3.md"):
             raise OSError(28, "No space left on device")
         real(path, data, **kw)
 
-    monkeypatch.setattr(sync_mod, "write_atomic", refuse)
+    monkeypatch.setattr(writer, "write_atomic", refuse)
     out = ncx("sync", "--reembed", "--json", ok=False)
     assert "docs/d3.md" in out.stdout + out.stderr
-    monkeypatch.setattr(sync_mod, "write_atomic", real)
+    monkeypatch.setattr(writer, "write_atomic", real)
     again = json.loads(ncx("sync", "--json").stdout)
     assert again["written"] == [".neocortex/chunks/docs/d3.md"] and again["embedded"] == 1
     new = (repo / ".neocortex/chunks/docs/d3.md").read_bytes()

@@ -168,7 +168,8 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         try:
             tree.ready()
             with tree.lock:
-                from ncx.code.search import CodeSearcher, combined
+                from ncx.code.search import CodeSearcher
+                from ncx.query.fuse import combined
 
                 s = tree.searcher(query)
                 results = combined(s, CodeSearcher(tree.root), query, k, filters)
@@ -197,6 +198,7 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
         ] = False,
     ) -> dict[str, Any]:
         from ncx.memory.ops import DuplicateMemory, NewMemory, add_memory
+        from ncx.query.search import neighbours
 
         new = NewMemory(
             learning=learning,
@@ -212,7 +214,12 @@ def build_server(root: Path, cfg: Config, *, problem: NcxError | None = None) ->
             tree.ready()
             with tree.lock:
                 added = add_memory(
-                    tree.root, new, embedder=tree.model(), today=date.today(), force=force
+                    tree.root,
+                    new,
+                    embedder=tree.model(),
+                    neighbours=neighbours,
+                    today=date.today(),
+                    force=force,
                 )
         except DuplicateMemory as exc:
             from mcp.server.mcpserver.exceptions import ToolError

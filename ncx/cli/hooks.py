@@ -197,7 +197,7 @@ def review(
 
             rev.problems = [str(f) for f in verify_range(root, _config(), base, head).findings]
     if (root / ".neocortex" / "manifest.json").is_file():
-        from ncx.memory.cites import stale_memories
+        from ncx.memory.stale import stale_memories
 
         rev.stale = [c.line() for c in stale_memories(root)]
     from ncx.eval.review import eval_delta

@@ -305,7 +305,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
     root = _root()
     st = tree_status(root, _config())
-    from ncx.memory.cites import stale_memories
+    from ncx.memory.stale import stale_memories
 
     stale = stale_memories(root) if st.memories else []
     if as_json:
@@ -414,7 +414,7 @@ def check(
     if since is not None:
         # A warning, never a failure: the code change is legitimate and the memory may well
         # still hold; a person confirms or corrects it (docs/decisions.md §36).
-        from ncx.memory.cites import stale_memories
+        from ncx.memory.stale import stale_memories
 
         _print_stale(root, stale_memories(root), out=_say, prefix="ncx: warning: ")
     if problems:
@@ -475,7 +475,8 @@ def retrieve(
     import dataclasses
     import time
 
-    from ncx.code.search import CodeSearcher, combined, merged
+    from ncx.code.search import CodeSearcher
+    from ncx.query.fuse import combined, merged
     from ncx.query.search import Searcher, clip_query
 
     filters = _filters(kind, domain, path, include_superseded)

@@ -109,6 +109,7 @@ def add(
     existing memory. Example: ncx memory add "Token refresh needs the clock in UTC" --domain auth
     """
     from ncx.memory.ops import NewMemory, add_memory, load_tree_model
+    from ncx.query.search import neighbours
 
     root, cfg = _root(), _config()
     new = NewMemory(
@@ -121,7 +122,10 @@ def add(
         source_task=task,
         related_docs=tuple(related_doc or ()),
     )
-    added = add_memory(root, new, embedder=load_tree_model(root, cfg), today=_today(), force=force)
+    model = load_tree_model(root, cfg)
+    added = add_memory(
+        root, new, embedder=model, neighbours=neighbours, today=_today(), force=force
+    )
     if as_json:
         _json_out(
             {
@@ -244,6 +248,7 @@ def extract(
     """
     from ncx.memory.ops import extract as run_extract
     from ncx.memory.ops import load_tree_model
+    from ncx.query.search import neighbours
 
     notes = sys.stdin.read() if source == "-" else _read_text(None, Path(source))
     root = _root()
@@ -251,6 +256,7 @@ def extract(
         root,
         notes,
         embedder=load_tree_model(root, _config()),
+        neighbours=neighbours,
         today=_today(),
         auto_save=auto_save,
         source_task=task,

@@ -81,21 +81,6 @@ def cites_of(meta: Mapping[str, Any]) -> list[Cite]:
     return out
 
 
-def cites_problem(value: Any) -> str | None:
-    """What is wrong with a `cites` value, or None."""
-    if value is None:
-        return None
-    if isinstance(value, list) and all(
-        isinstance(c, dict)
-        and isinstance(c.get("path"), str)
-        and isinstance(c.get("hash"), str)
-        and set(c) <= {"path", "symbol", "section", "hash"}
-        for c in value
-    ):
-        return None
-    return "cites must be a list of {path, symbol or section (optional), hash}"
-
-
 # --- hashing what a citation points at -----------------------------------------------------
 
 
@@ -347,19 +332,6 @@ def stale_cites(root: Path, memory_id: str, cites: Iterable[Cite], read: Reader)
         now = current(root, read, c)
         if now != c.hash:
             out.append(StaleCite(memory_id, c, gone=now is None))
-    return out
-
-
-def stale_memories(root: Path, read: Reader | None = None) -> list[StaleCite]:
-    """Every stale citation of the live (active or proposed) memories, by memory id."""
-    from ncx.memory.ops import list_memories
-
-    read = read or work_tree_reader(root)
-    found, _ = list_memories(root)
-    out: list[StaleCite] = []
-    for mem in found:
-        if mem.status in ("active", "proposed"):
-            out += stale_cites(root, mem.id, cites_of(mem.meta), read)
     return out
 
 

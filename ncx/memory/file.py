@@ -170,8 +170,6 @@ def memory_problems(meta: Mapping[str, Any], body: str, stem: str) -> list[str]:
         and all(isinstance(r, dict) and "id" in r and "similarity" in r for r in related)
     ):
         out.append("related must be a list of {id, similarity}")
-    from ncx.memory.cites import cites_problem
-
     cites = cites_problem(meta.get("cites"))
     if cites:
         out.append(cites)
@@ -185,6 +183,22 @@ def memory_problems(meta: Mapping[str, Any], body: str, stem: str) -> list[str]:
     if not body_sections(body).get("learning", "").strip():
         out.append("has no text under `## Learning`")
     return out
+
+
+def cites_problem(value: Any) -> str | None:
+    """What is wrong with a `cites` value (ncx.memory.cites writes it), or None: the
+    frontmatter's shape is this module's, what the entries mean is cites'."""
+    if value is None:
+        return None
+    if isinstance(value, list) and all(
+        isinstance(c, dict)
+        and isinstance(c.get("path"), str)
+        and isinstance(c.get("hash"), str)
+        and set(c) <= {"path", "symbol", "section", "hash"}
+        for c in value
+    ):
+        return None
+    return "cites must be a list of {path, symbol or section (optional), hash}"
 
 
 def _is_date(value: Any) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ncx.config import Config
 from ncx.embedder import Embedder
@@ -44,7 +44,28 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from ncx.query.cache import Unit
+
+class Near(Protocol):
+    """A unit of the search cache close to a new memory (ncx.query.cache.Unit)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def status(self) -> str | None: ...
+    @property
+    def source_path(self) -> str: ...
+    @property
+    def section(self) -> list[str]: ...
+
+
+# (root, vector, floor) -> the cache's units whose cosine to the vector is at least floor,
+# best first. The read side's (ncx.query.search.neighbours): a memory is written here, the
+# cache it is compared with is loaded there, and this folder imports nothing of the read side.
+Neighbours = Callable[["Path", "NDArray[np.float32]", float], "Sequence[tuple[Near, float]]"]
 
 # Cosine at or above which a new memory is "the same learning" as an active or proposed one.
 # Measured on 368 ADR facts with a static model (benchmarks/memory_bench.py --tune): the same
@@ -166,23 +187,7 @@ def load_tree_model(root: Path, cfg: Config) -> Embedder:
     return load(root, load_manifest(root).model, cfg.model, cfg.model_cache)
 
 
-def _neighbours(root: Path, vec: NDArray[np.float32], floor: float) -> list[tuple[Unit, float]]:
-    """The units of the cache whose cosine to `vec` is at least `floor`, best first. (Only
-    those are decoded: every unit of a 40,000-chunk tree was most of a memory add.)"""
-    import numpy as np
-
-    from ncx.query.cache import load_index
-
-    index = load_index(root)
-    if not index.units:
-        return []
-    sims = index.cosines(vec)
-    near = np.flatnonzero(sims >= floor)
-    order = near[np.lexsort((near, -sims[near]))]
-    return [(index.units[int(i)], float(sims[int(i)])) for i in order]
-
-
-def _related(neighbours: Iterable[tuple[Unit, float]], skip: str) -> tuple[Related, ...]:
+def _related(neighbours: Iterable[tuple[Near, float]], skip: str) -> tuple[Related, ...]:
     found: list[Related] = []
     for unit, sim in neighbours:
         if len(found) >= RELATED_MAX or sim < RELATED_COS:
@@ -256,9 +261,16 @@ def _clean_keywords(keywords: Iterable[str]) -> list[str]:
 
 @_locked
 def add_memory(
-    root: Path, new: NewMemory, *, embedder: Embedder, today: date, force: bool = False
+    root: Path,
+    new: NewMemory,
+    *,
+    embedder: Embedder,
+    neighbours: Neighbours,
+    today: date,
+    force: bool = False,
 ) -> Added:
-    """Write a new memory; refuse secrets always and near-duplicates unless `force`."""
+    """Write a new memory; refuse secrets always and near-duplicates unless `force`
+    (near: what `neighbours` finds in the search cache)."""
     _validate(new)
     # every free-text field that ends up in the committed file, not only the learning
     guard_secrets(
@@ -278,10 +290,10 @@ def add_memory(
         raise DuplicateMemory(mid, 1.0, path.relative_to(root), same=True)
     vec = embedder.embed([_embed_text(learning, context)])[0]
     # Both uses below stop at their own threshold.
-    neighbours = _neighbours(root, vec, min(DUPLICATE_COS, RELATED_COS))
+    near = neighbours(root, vec, min(DUPLICATE_COS, RELATED_COS))
     if not force:
-        _refuse_duplicate(root, learning, neighbours, embedder)
-    related = _related(neighbours, mid)
+        _refuse_duplicate(root, learning, near, embedder)
+    related = _related(near, mid)
     meta: dict[str, Any] = {
         "id": mid,
         "type": new.type,
@@ -307,7 +319,7 @@ def add_memory(
 
 
 def _refuse_duplicate(
-    root: Path, learning: str, neighbours: Sequence[tuple[Unit, float]], embedder: Embedder
+    root: Path, learning: str, neighbours: Sequence[tuple[Near, float]], embedder: Embedder
 ) -> None:
     """DuplicateMemory when a live memory holds the same learning. Judged on the learning
     itself: the same fact saved with another context (two sessions, two tasks) scored 0.87
@@ -548,6 +560,7 @@ def extract(
     notes: str,
     *,
     embedder: Embedder,
+    neighbours: Neighbours,
     today: date,
     auto_save: bool = False,
     source_task: str | None = None,
@@ -571,7 +584,9 @@ def extract(
             provenance=f"extract:{p.trigger}",
         )
         try:
-            added.append(add_memory(root, new, embedder=embedder, today=today))
+            added.append(
+                add_memory(root, new, embedder=embedder, neighbours=neighbours, today=today)
+            )
         except SecretRefused as exc:
             skipped.append(
                 Skipped(p.source_lines, p.text, _secret_reason(notes, p.source_lines, exc))

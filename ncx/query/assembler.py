@@ -177,7 +177,7 @@ class FrameInput:
     learnings: tuple[Item, ...] = ()  # memories, best first
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
     instructions: tuple[str, ...] = ()
-    code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.code.zone)
+    code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.query.zone)
     below: tuple[Item, ...] = ()  # sections under the evidence floor (for --explain)
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
     vague: bool = False  # the task names at most VAGUE_TERMS terms: say so, quote little
@@ -363,7 +363,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     )
     # Code takes its share beside the docs, and what the docs' plan leaves of the room; where
     # the docs have little to say (none, or weak evidence) the code is what the task is
-    # about, and takes most of it. The zone itself is sized by the evidence (ncx.code.zone).
+    # about, and takes most of it. The zone itself is sized by the evidence (ncx.query.zone).
     docs_need = need + sum(
         count_tokens(it.text) + count_tokens(it.citation()) + 6 for it in chosen.whole
     )

@@ -137,7 +137,7 @@ def build_frame(
 
 
 # A doc section's evidence is its score over the best section's, times its confidence (the
-# idf-weighted share of the task's terms it holds): the scale search.interleave merges docs
+# idf-weighted share of the task's terms it holds): the scale fuse.interleave merges docs
 # and code on. A section enters a frame only at DOC_FLOOR or more, and where the task found
 # code, at DOCS_VS_CODE of the code lead's evidence or more (a doc that is about the task as
 # much as the code is; a section sharing a word or two with an issue is not). Chosen on the
@@ -180,15 +180,15 @@ def code_items(
     *,
     budget: int = DEFAULT_TOKEN_BUDGET,
 ) -> tuple[list[Item], float]:
-    """The frame's code to open: the best files' definitions (ncx.code.zone), cited
+    """The frame's code to open: the best files' definitions (ncx.query.zone), cited
     path:lines with the symbol; the best definition with its body when it is short. A tree
     with no code index yet (a fresh clone) builds it first: a first frame holds the code
     every later one does (docs/decisions.md §44)."""
-    from ncx.code import zone
     from ncx.code.index import has_code_index
     from ncx.code.search import CodeSearcher
     from ncx.code.text import shown_path
-    from ncx.code.zone import BRIEF, body_tokens, item_text, picked
+    from ncx.query import zone
+    from ncx.query.zone import BRIEF, body_tokens, item_text, picked
     from ncx.slow import slow
 
     code = CodeSearcher(root)
@@ -231,8 +231,8 @@ def code_items(
                 why=why,
             )
         )
-    # the lead's evidence on the scale docs are held to (search.interleave)
-    from ncx.code.search import CODE_IN_LIST
+    # the lead's evidence on the scale docs are held to (fuse.interleave)
+    from ncx.query.fuse import CODE_IN_LIST
 
     return items, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
 

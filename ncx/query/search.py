@@ -15,7 +15,9 @@ from ncx.embedder import Embedder, load_tree_model, tree_model_id
 from ncx.errors import NcxError
 from ncx.layout import manifest_path
 from ncx.manifest import load_manifest, older_format
-from ncx.query.cache import Index, load_index
+from ncx.memory.cites import DEMOTE, StaleCite
+from ncx.memory.stale import Staleness
+from ncx.query.cache import Index, Unit, load_index
 from ncx.query.rank import Filters, Hit, retrieve, unit_body
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ class Searcher:
     _model_origin: str = ""
     _dim: int = 0
     _last: tuple[str, Any] | None = None  # the last query and its vector (a frame asks twice)
-    _stale: dict[str, list[Any]] | None = None  # memory file -> its stale cites, this query
+    _stale: Staleness | None = None  # the memories' stale citations, this query
 
     @classmethod
     def open(cls, root: Path, cfg: Config) -> Searcher:
@@ -92,7 +94,7 @@ class Searcher:
         self, query: str, *, k: int, filters: Filters = Filters(), per_doc: int = 0
     ) -> list[Hit]:
         query = clip_query(query)[0]  # (every caller's safety; the CLI and MCP say it)
-        self._stale = {}  # the files may have changed since the last query
+        self._stale = None  # the files may have changed since the last query
         hits = retrieve(
             self.index,
             query,
@@ -105,29 +107,14 @@ class Searcher:
         )
         return hits
 
-    def stale(self, u: int) -> list[Any]:
-        """The stale citations (ncx.memory.cites.StaleCite) of memory unit u, read from its
-        file and the files it cites: only the candidate memories of a query are looked at."""
-        from ncx.errors import NcxError
-        from ncx.memory.cites import cites_of, stale_cites, work_tree_reader
-        from ncx.memory.file import read_memory
-
+    def stale(self, u: int) -> list[StaleCite]:
+        """The stale citations of memory unit u: what sync stored (ncx.memory.stale), worked
+        out again only for a memory whose files changed since."""
         if self._stale is None:
-            self._stale = {}
-        unit = self.index.units[u]
-        if unit.file not in self._stale:
-            try:
-                mem = read_memory(self.root / unit.file)
-            except (NcxError, OSError):
-                self._stale[unit.file] = []  # a broken file is `ncx check`'s to report
-            else:
-                read = work_tree_reader(self.root)
-                self._stale[unit.file] = stale_cites(self.root, mem.id, cites_of(mem.meta), read)
-        return self._stale[unit.file]
+            self._stale = Staleness(self.root)
+        return self._stale.of(self.index.units[u].file)
 
     def _demote(self, units: list[int]) -> dict[int, float]:
-        from ncx.memory.cites import DEMOTE
-
         return {u: DEMOTE for u in units if self.stale(u)}
 
     def text(self, hit: Hit) -> str:
@@ -139,3 +126,19 @@ class Searcher:
         if explain:
             out["why"] = hit.why
         return out
+
+
+def neighbours(root: Path, vec: NDArray[np.float32], floor: float) -> list[tuple[Unit, float]]:
+    """The units of the cache whose cosine to `vec` is at least `floor`, best first: what a
+    new memory is compared with (ncx.memory.ops.Neighbours; the cache is loaded afresh, so a
+    memory added a moment ago counts). Only those are decoded: every unit of a 40,000-chunk
+    tree was most of a memory add."""
+    import numpy as np
+
+    index = load_index(root)
+    if not index.units:
+        return []
+    sims = index.cosines(vec)
+    near = np.flatnonzero(sims >= floor)
+    order = near[np.lexsort((near, -sims[near]))]
+    return [(index.units[int(i)], float(sims[int(i)])) for i in order]
