@@ -98,6 +98,7 @@ def _read_log(root: Path, rev_range: list[str], limit: int) -> list[tuple[str, l
 def update_history(root: Path, limit: int = HISTORY_COMMITS) -> History:
     """The cached history brought to HEAD (reading only the commits since), saved."""
     from ncx import repo
+    from ncx.errors import NcxError
     from ncx.paths import cache_file
     from ncx.store import write_atomic
 
@@ -115,7 +116,10 @@ def update_history(root: Path, limit: int = HISTORY_COMMITS) -> History:
     h._build()  # the postings are saved too: a query loads them rather than stemming 2,000 subjects
     obj = {"head": h.head, "commits": h.commits, "post": h._post, "len": h._len}
     data = json.dumps(obj, separators=(",", ":"))
-    write_atomic(cache_file(root, HISTORY_FILE), data.encode())
+    try:
+        write_atomic(cache_file(root, HISTORY_FILE), data.encode())
+    except (OSError, NcxError):
+        pass  # a read-only cache (or a link in its place): read again by the next sync
     return h
 
 

@@ -89,14 +89,15 @@ class Staleness:
 
     def save(self) -> None:
         """Write the entries looked at (sync: all of them); a read-only cache is skipped."""
-        from ncx.paths import UnsafePath, cache_file
+        from ncx.errors import NcxError
+        from ncx.paths import cache_file
         from ncx.store import write_if_changed
 
         blob = {"version": VERSION, "memories": dict(sorted(self._now.items()))}
         try:
             data = json.dumps(blob, sort_keys=True).encode()
             write_if_changed(cache_file(self.root, TABLE), data, follow=False)
-        except (OSError, UnsafePath):
+        except (OSError, NcxError):  # a read-only cache, a link in its place
             pass  # answered the same way next time, only from the files
 
     def _holds(self, entry: dict[str, Any]) -> bool:
