@@ -833,28 +833,42 @@ def test_a_killed_run_resumes_to_the_result_of_an_uninterrupted_one(
     real_write = store.write_atomic
     written: list[Path] = []
 
-    def write_then_die(path: Path, data: bytes) -> None:
-        if "/memories/" in path.as_posix() and len(written) == 2:
+    def write_then_die(path: Path | str, data: bytes, **kw: Any) -> None:
+        if "/memories/" in Path(path).as_posix() and len(written) == 2:
             raise KeyboardInterrupt
-        real_write(path, data)
-        if "/memories/" in path.as_posix():
-            written.append(path)
+        real_write(path, data, **kw)
+        if "/memories/" in Path(path).as_posix():
+            written.append(Path(path))
 
-    monkeypatch.setattr(store, "write_atomic", write_then_die)
+    # every module that holds the writer (sync's writer imports it by name), loaded first
+    import importlib
+    import sys
+
+    importlib.import_module("ncx.tree.sync_write")  # (a plain import would shadow `ncx`)
+
+    holders = [
+        m for m in list(sys.modules.values()) if getattr(m, "write_atomic", None) is real_write
+    ]
+    for m in holders:
+        monkeypatch.setattr(m, "write_atomic", write_then_die)
     with pytest.raises(KeyboardInterrupt):
         apply_migration(v2, build_plan(v2), load_config())
-    monkeypatch.setattr(store, "write_atomic", real_write)
+    for m in holders:
+        monkeypatch.setattr(m, "write_atomic", real_write)
     resumed = run_json()
     assert resumed["counts"]["out"]["memories"].get("keep-deleted", 0) == 0
-    # sync's state file records the stat (size, mtime) of the files it checked, by design
-    # (an accelerator verified against the files): it differs between any two runs.
-    state = ".neocortex/cache/sync-state.json"
+    # sync's state file and the staleness table record the stat (size, mtime) of the files
+    # they checked, by design (accelerators verified against the files): they differ between
+    # any two runs.
+    stats = (".neocortex/cache/sync-state.json", ".neocortex/cache/stale.json")
     after_resume = tree(v2)
-    after_resume.pop(state, None)
+    for f in stats:
+        after_resume.pop(f, None)
     ncx("migrate", "--rollback")
     run_json()  # the same migration, uninterrupted
     again = tree(v2)
-    again.pop(state, None)
+    for f in stats:
+        again.pop(f, None)
     assert again == after_resume
 
 
