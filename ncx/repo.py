@@ -8,7 +8,7 @@ run on every commit. Raises NotARepo outside a work tree.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,68 +138,6 @@ def untracked_files_later(root: Path, pathspecs: Sequence[str] = ()) -> Callable
     """`untracked_files`, started now (`later`)."""
     run = later(root, "ls-files", "-z", "--others", "--exclude-standard", "--", *pathspecs)
     return lambda: sorted(p for p in run().decode("utf-8", "surrogateescape").split("\0") if p)
-
-
-def grep_hits(
-    root: Path, patterns: Sequence[tuple[str, bool]], pathspecs: Sequence[str]
-) -> list[dict[str, list[int]]]:
-    """For each (text, whole word) pattern: {repo-relative file: the line of each time it
-    occurs, any case}, over the work tree's tracked and untracked (not ignored) files
-    matching `pathspecs`.
-
-    `git grep -o` is C and multi-threaded: ~0.5 s for a handful of patterns over 40,000
-    files, where reading them from Python costs seconds. Two passes at most, side by side:
-    the whole-word patterns (-w) and the others."""
-    procs = []
-    for whole in (False, True):
-        texts = [t.lower() for t, w in patterns if w == whole]
-        if not texts:
-            continue
-        args = ["-o", "-i", "-F", *(["-w"] if whole else [])]
-        for t in texts:
-            args += ["-e", t]
-        procs.append((whole, _grep(root, args, pathspecs)))
-    found: dict[tuple[str, bool], dict[str, list[int]]] = {}
-    for whole, proc in procs:
-        for path, line, match in _grep_lines(proc):
-            found.setdefault((match.lower(), whole), {}).setdefault(path, []).append(line)
-    return [found.get((t.lower(), w), {}) for t, w in patterns]
-
-
-def grep_fixed(
-    root: Path, text: str, pathspecs: Sequence[str]
-) -> Callable[[], dict[str, list[tuple[int, str]]]]:
-    """Start a `git grep` for the lines holding `text`; the returned call waits for it and
-    gives {repo-relative file: [(line number, line)]} (so other work runs meanwhile)."""
-    proc = _grep(root, ["-F", "-e", text], pathspecs)
-
-    def result() -> dict[str, list[tuple[int, str]]]:
-        out: dict[str, list[tuple[int, str]]] = {}
-        for path, line, found in _grep_lines(proc):
-            out.setdefault(path, []).append((line, found))
-        return out
-
-    return result
-
-
-def _grep(root: Path, args: list[str], pathspecs: Sequence[str]) -> subprocess.Popen[bytes]:
-    cmd = ["git", "-C", str(root), *GREP, "-z", "-n", "-I", "--untracked", *args]
-    try:
-        return subprocess.Popen(
-            [*cmd, "--", *pathspecs], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
-    except FileNotFoundError:
-        raise NcxError("git is not installed or not on PATH", hint="install git") from None
-
-
-def _grep_lines(proc: subprocess.Popen[bytes]) -> Iterator[tuple[str, int, str]]:
-    data, _ = proc.communicate()
-    # A record ends at "\n" only: str.splitlines would also cut a line at U+2028 or U+0085.
-    for rec in data.decode("utf-8", "surrogateescape").split("\n"):
-        path, _, rest = rec.partition("\0")
-        line, _, text = rest.partition("\0")
-        if line.isdigit():
-            yield path, int(line), text
 
 
 def cat_file_batch(root: Path, names: Iterable[str]) -> dict[str, bytes]:

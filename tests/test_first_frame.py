@@ -20,7 +20,6 @@ from conftest import NCX_CMD, commit_all, git, ncx, read_only, write
 from ncx.config import load_config
 from ncx.query import cache, units
 from ncx.query.search import Searcher
-from ncx.repo import grep_fixed, grep_hits
 
 TOPICS = {
     "billing": "Invoices are issued monthly; a failed card payment retries three times.",
@@ -290,25 +289,3 @@ def test_a_searcher_on_a_clone_answers_a_query_in_chinese(
     clone = _synced_clone(repo, tmp_path, monkeypatch)
     hits = Searcher.open(clone, load_config()).search("東京都の設定を変更する", k=3)
     assert hits and hits[0].source_path == "docs/tokyo.md"
-
-
-def test_grep_hits(repo: Path) -> None:
-    write(repo, "a b/ünï.md", "Ray and ray and RAY; an array.\nconfigure, configuring\n")
-    write(repo, "c.md", "nothing here\n")
-    write(repo, "d.txt", "ray\n")
-    commit_all(repo)
-    write(repo, "new.md", "ray is untracked here\n")
-    got = grep_hits(repo, [("ray", True), ("configur", False), ("zzz", False)], ["*.md"])
-    assert got[0] == {"a b/ünï.md": [1, 1, 1], "new.md": [1]}  # whole word, any case, untracked
-    assert got[1] == {"a b/ünï.md": [2, 2]}
-    assert got[2] == {}
-
-
-def test_grep_lines_hold_unicode_line_breaks(repo: Path) -> None:
-    """git grep ends a record at "\n" only: a line holding U+2028 or U+0085 is one line,
-    not two records (the second of which would read as a path)."""
-    write(repo, "a.md", "head\nlines: 1\u2028 and\x85 more\nlines: 2\n")
-    commit_all(repo)
-    assert grep_fixed(repo, "lines: ", ["*.md"])() == {
-        "a.md": [(2, "lines: 1\u2028 and\x85 more"), (3, "lines: 2")]
-    }
