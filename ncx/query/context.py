@@ -113,7 +113,7 @@ def build_frame(
         if it.text.strip() and not is_link_list(it.text) and not says_nothing(it.text)
     ]
     code, code_ev = code_items(
-        root, cfg, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
+        root, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
     )
     items, below = evidence_floor(items, code_ev)
     # The files the frame points to first: its code's, else the best sections' docs.
@@ -173,7 +173,6 @@ def is_vague(query: str) -> bool:
 
 def code_items(
     root: Path,
-    cfg: Config,
     query: str,
     path_globs: tuple[str, ...] = (),
     best_docs: Sequence[Item] = (),
