@@ -17,7 +17,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 from ncx.errors import BadFrontmatter, BadSource, Unreadable
 
@@ -152,11 +152,16 @@ def open_regular(path: Path | str, *, follow: bool = True) -> BinaryIO:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     if not follow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags)
+    return _regular(os.open(path, flags), path, "rb")
+
+
+def _regular(fd: int, path: Path | str, mode: Literal["rb", "r+b"]) -> BinaryIO:
+    """The open file `fd` as a file object, if it is a regular file (else NotRegular); the
+    descriptor is closed on any failure."""
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket?)", str(path))
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, mode)
     except BaseException:
         os.close(fd)
         raise
@@ -180,13 +185,7 @@ def open_lock(path: Path | str) -> BinaryIO:
             raise
         os.unlink(path)
         fd = os.open(path, flags, 0o666)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket?)", str(path))
-        return os.fdopen(fd, "r+b")
-    except BaseException:
-        os.close(fd)
-        raise
+    return _regular(fd, path, "r+b")
 
 
 def read_unit(path: Path) -> tuple[dict[str, Any], str]:
