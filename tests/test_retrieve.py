@@ -383,3 +383,36 @@ def test_json_output_keeps_one_record_per_line_whatever_line_breaks_a_doc_holds(
     assert text in json.loads(batch)["results"][0]["text"]
     frame = ncx("assemble", "--task", "rotate the backup keys", "--format", "json").stdout
     assert "\u2028" not in frame and text in json.dumps(json.loads(frame), ensure_ascii=False)
+
+
+
+_SCORES_UNDER_SEED = """
+import hashlib, random
+from ncx.query.lexical import build_index
+words = [f"term{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(60)]
+rnd = random.Random(7)
+units = [{"prose": " ".join(rnd.choice(words) for _ in range(40))} for _ in range(3000)]
+lx = build_index(units)
+print(hashlib.sha256(lx.score(words[:12]).tobytes()).hexdigest())
+"""
+
+
+def test_scores_are_the_same_bytes_under_any_hash_seed() -> None:
+    """Same input, same bytes, in every process: a sum over a set's members follows the hash
+    seed's order, and float32 sums in another order differ in their last bits (a frame's
+    JSON scores differed between runs before the terms were summed in a fixed order)."""
+    import os
+    import subprocess
+    import sys
+
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", _SCORES_UNDER_SEED],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3", "4", "5")
+    }
+    assert len(outs) == 1 and len(next(iter(outs)).strip()) == 64

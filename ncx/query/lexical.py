@@ -207,7 +207,7 @@ class LexIndex:
         import numpy as np
 
         scores = np.zeros(self.n_units, dtype=np.float32)
-        for t in set(query_terms):
+        for t in sorted(set(query_terms)):  # a fixed order: float sums are order-sensitive
             col = self.vocab.get(t)
             if col is not None:
                 add_saturated(scores, self, col, k1)

@@ -374,7 +374,9 @@ def _proximity(index: Index, ids: NDArray[np.int64], q_terms: list[str]) -> NDAr
                 prev = t
             else:
                 prev = None
-        out[j] = sum(weight.get(p, 0.0) for p in found) / total
+        # summed in a fixed order: a set's order follows the hash seed, and float sums
+        # in another order differ in the last bit (frame JSON must be the same bytes)
+        out[j] = sum(weight.get(p, 0.0) for p in sorted(found)) / total
     return out
 
 
@@ -416,7 +418,7 @@ def _coverage(index: Index, q_terms: list[str], units: list[int]) -> list[float]
     got = np.zeros(len(units), dtype=np.float64)
     shared = np.zeros(len(units), dtype=np.int32)  # how many of the query's terms each holds
     unseen = False
-    for t in qset:
+    for t in sorted(qset):  # a fixed order: float sums are order-sensitive
         col = lx.vocab.get(t)
         if col is None:
             total += unknown
