@@ -385,7 +385,6 @@ def test_json_output_keeps_one_record_per_line_whatever_line_breaks_a_doc_holds(
     assert "\u2028" not in frame and text in json.dumps(json.loads(frame), ensure_ascii=False)
 
 
-
 _SCORES_UNDER_SEED = """
 import hashlib, random
 from ncx.query.lexical import build_index
