@@ -111,3 +111,17 @@ def test_a_long_lived_process_sees_the_commits_made_since(repo: Path) -> None:
     write(repo, "auth.py", "x = 2\n")
     commit_all(repo, "auth: two")
     assert "auth: two" in git_state(repo).lines(["auth.py"])[-2]
+
+
+def test_a_credential_in_a_commit_subject_is_redacted_in_the_frame(repo: Path) -> None:
+    """Commit subjects reach the agent like any quoted text: a token pasted into one is
+    redacted (hostile sweep: credentials reached agents unredacted through Current State)."""
+    from secret_corpus import GITHUB_CLASSIC
+
+    _history(repo)
+    write(repo, "auth.py", 'def refresh_token(budget):\n    """Refresh."""\n    return -1\n')
+    commit_all(repo, f"auth: use token {GITHUB_CLASSIC} for the retry budget")
+    md = ncx("assemble", "--task", TASK).stdout
+    state = md[md.index("## Current State") : md.index("## Instructions")]
+    assert GITHUB_CLASSIC not in md and GITHUB_CLASSIC[:12] not in md
+    assert "auth: use token [REDACTED" in state

@@ -80,8 +80,13 @@ def _files(paths: Sequence[str]) -> str:
 
 
 def _subject(c: Commit) -> str:
-    """A commit's subject, cut at SUBJECT_CHARS: a pointer to `git show`, not its story."""
-    return c.subject if len(c.subject) <= SUBJECT_CHARS else c.subject[: SUBJECT_CHARS - 1] + "…"
+    """A commit's subject, cut at SUBJECT_CHARS: a pointer to `git show`, not its story. A
+    credential pasted into a commit message is redacted as in every other text a frame
+    quotes (before the cut, so no key is split past the scanner)."""
+    from ncx.secrets import redact
+
+    text = redact(c.subject)[0]
+    return text if len(text) <= SUBJECT_CHARS else text[: SUBJECT_CHARS - 1] + "…"
 
 
 def git_state(root: Path, rev: str | None = None) -> GitState:
