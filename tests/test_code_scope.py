@@ -132,6 +132,14 @@ def test_the_path_and_content_rules() -> None:
     assert path_reason("pkg/_vendor/six.py", ()) == VENDORED
     assert path_reason("astropy/extern/configobj/validate.py", ()) == VENDORED
     assert path_reason("packages/ui/dist/index.js", ()) == BUILT
+    # a Python package's packages/ is what it vendors (requests/packages/urllib3); the top
+    # folder packages/ (and src/packages/) is a monorepo's own
+    assert path_reason("requests/packages/urllib3/exceptions.py", ()) == VENDORED
+    assert path_reason("packages/core/src/index.ts", ()) == ""
+    assert path_reason("packages/ncx_core/api.py", ()) == ""
+    assert path_reason("src/packages/app/main.py", ()) == ""
+    assert path_reason("src/requests/packages/chardet/big5freq.py", ()) == VENDORED
+    assert path_reason("web/packages/ui/button.ts", ()) == ""
     assert path_reason("build/lib/pkg/mod.py", ()) == BUILT
     # pip's own code lives in a folder named build; a project's external/ is its own too
     assert path_reason("src/pip/_internal/operations/build/wheel.py", ()) == ""

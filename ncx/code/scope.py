@@ -38,6 +38,10 @@ _VENDORED = frozenset(
     "vendor vendors vendored _vendor third_party third-party thirdparty 3rdparty extern"
     " node_modules bower_components jspm_packages site-packages".split()
 )
+# Inside a Python package, `packages/` is where a library vendors others (requests'
+# `requests/packages/urllib3`, urllib3's own `urllib3/packages/six.py`, with a README asking
+# for changes to go upstream); at the top of a tree it is a monorepo's own packages.
+_PY_VENDORED = "packages"
 _BUILT = frozenset("dist .next .nuxt .svelte-kit .output".split())
 _TOP_BUILT = frozenset(("build", "_build"))
 
@@ -54,8 +58,10 @@ def path_reason(path: str, excludes: tuple[str, ...]) -> str:
         return ""
     if folders[0] in _TOP_BUILT:
         return BUILT
-    for name in folders:
+    for i, name in enumerate(folders):
         if name in _VENDORED:
+            return VENDORED
+        if name == _PY_VENDORED and i > (folders[0] == "src") and path.endswith(".py"):
             return VENDORED
         if name in _BUILT:
             return BUILT
