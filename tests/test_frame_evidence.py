@@ -134,3 +134,21 @@ def test_the_plan_says_why_each_section_is_quoted_or_held_back() -> None:
     assert [it.why for it in p.whole] == ["the best match", "90% of the best score: quoted whole"]
     assert [it.why for it in p.passages] == ["50% of the best score: a passage"]
     assert [it.why for it in p.below] == ["10% of the best score, under 25%"]
+
+
+def test_a_long_passage_needs_more_evidence_than_a_short_one() -> None:
+    """Background passages over SHORT_PASSAGE tokens need LONG_RATIO of the best score; a
+    note-sized one the old PASSAGE_RATIO: it costs a third as much (docs/decisions.md §48)."""
+    from ncx.query import assembler
+
+    def item(i: int, score: float, words: int) -> Item:
+        text = " ".join(f"word{i}x{k}" for k in range(words))
+        return Item(f"d.md#s{i}", "chunk", "d.md", i, i, (f"S{i}",), None, score, text)
+
+    long_low, short_low, long_mid = item(2, 0.3, 120), item(3, 0.3, 8), item(1, 0.4, 120)
+    p = assembler.plan([item(0, 1.0, 50), long_mid, long_low, short_low, item(4, 0.1, 8)])
+    assert [it.id for it in p.passages] == [long_mid.id, short_low.id]
+    held = {it.id: it.why for it in p.below}
+    assert held[long_low.id] == "30% of the best score, under 35% for a passage this long"
+    assert held["d.md#s4"] == "10% of the best score, under 25%"
+    assert "1 passage over 40 tokens under 35% of the best score left out" in p.stop

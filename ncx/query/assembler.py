@@ -191,6 +191,13 @@ class FrameInput:
 WHOLE_RATIO = 0.8  # quoted whole: within this share of the best score ...
 WHOLE_MAX = 3  # ... and at most this many sections
 PASSAGE_RATIO = 0.25  # quoted by a passage: within this share of the best score ...
+# ... and a passage of more than SHORT_PASSAGE tokens within LONG_RATIO of it. A floor trades
+# an item's tokens against its chance of holding the answer: a 75-token passage at a third of
+# the best score rarely holds it (known-item trees: frames 15-25% shorter, quoted recall the
+# same), while a note or a one-line answer costs a third as much and often does (LoCoMo
+# notes: one floor for all lost 0.03 of frame recall). docs/decisions.md §48.
+LONG_RATIO = 0.35
+SHORT_PASSAGE = 40
 PASSAGE_ROOM = 2000  # ... and at most this many tokens of passages, citations included
 # ... and with evidence (share of the best score times confidence, the idf-weighted share of
 # the task's terms it holds) of at least this: Background exists only for items above it.
@@ -247,6 +254,7 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
     below: tuple[Item, ...] = ()
     stop = f"every candidate ({len(knowledge)}) placed"
     seen: set[str] = set()  # near-duplicates (same words) never spend the budget twice
+    held_long = 0  # passages held to LONG_RATIO
 
     def share_of(it: Item) -> float:
         return it.score / best if best > 0 else 0.0
@@ -275,6 +283,10 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
                 ),
             )
             break
+        elif share < LONG_RATIO and _quote_tokens(it) > SHORT_PASSAGE:
+            why = f"{share:.0%} of the best score, under {LONG_RATIO:.0%} for a passage this long"
+            below = (*below, replace(it, why=why))
+            held_long += 1
         elif share * it.confidence < PASSAGE_FLOOR:
             # a passage's evidence: its share times its confidence
             ev = share * it.confidence
@@ -283,6 +295,11 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
             supported.append(
                 (i, replace(it, why=f"{share:.0%} of the best score: a passage"), share)
             )
+    if held_long:
+        stop = (
+            f"{stop}; {held_long} passage{'s' * (held_long != 1)} over {SHORT_PASSAGE} "
+            f"tokens under {LONG_RATIO:.0%} of the best score left out"
+        )
     # In rank order (or, with PASSAGE_PER_DOC, breadth first: that many passages per document,
     # its sections near the best score all, then the further sections of documents already
     # quoted, in rank order, while room is left).
@@ -315,6 +332,11 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
     )
     passages = tuple(q for _, q in sorted(chosen, key=lambda rq: rq[0]))
     return Plan(tuple(whole), passages, left + below, stop)
+
+
+def _quote_tokens(it: Item) -> int:
+    """The tokens of what the frame would quote of `it` as a passage."""
+    return count_tokens((it.passage or it).text)
 
 
 def _short(knowledge: Sequence[Item]) -> Plan:
