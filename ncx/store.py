@@ -8,7 +8,6 @@ interrupted run never leaves a half-written unit.
 from __future__ import annotations
 
 import codecs
-import errno
 import functools
 import hashlib
 import os
@@ -17,7 +16,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any
 
 from ncx.errors import BadFrontmatter, BadSource, Unreadable
 
@@ -53,6 +52,13 @@ from ncx.frontmatter import (
 from ncx.frontmatter import (
     yaml_problem as yaml_problem,
 )
+
+# The regular-file openers live apart so the commit hooks' fast path can use them without
+# this module's imports; every other caller finds them here.
+from ncx.regular import NotRegular as NotRegular
+from ncx.regular import open_lock as open_lock
+from ncx.regular import open_regular as open_regular
+from ncx.regular import read_regular as read_regular
 
 # `vec: <id>` in a unit's frontmatter names the exact bytes of its .npy: the first 16 hex of
 # their git blob id, so a staged or committed vector is checked from `git ls-files -s` alone,
@@ -137,55 +143,6 @@ def source_text(data: bytes) -> str:
     the query side maps chunks back to the file's lines and must count them as sync did."""
     codec = _bom_codec(data)
     return _newlines(data.decode(codec or "utf-8", "replace"))
-
-
-class NotRegular(OSError):
-    """A path that is a FIFO, socket, device or folder where a file was expected."""
-
-
-def open_regular(path: Path | str, *, follow: bool = True) -> BinaryIO:
-    """A regular file opened for reading; NotRegular for anything else. Opened without
-    blocking and checked on the open descriptor: a tracked doc, or a unit file under
-    .neocortex/, replaced by a FIFO (between a stat and the open, too) must never hang
-    sync, check or retrieve waiting for a writer. `follow=False`: a symlink in its place is
-    an OSError (ELOOP), not its target (files ncx writes itself, such as the cache's)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-    if not follow:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    return _regular(os.open(path, flags), path, "rb")
-
-
-def _regular(fd: int, path: Path | str, mode: Literal["rb", "r+b"]) -> BinaryIO:
-    """The open file `fd` as a file object, if it is a regular file (else NotRegular); the
-    descriptor is closed on any failure."""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO, socket?)", str(path))
-        return os.fdopen(fd, mode)
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_regular(path: Path | str, *, follow: bool = True) -> bytes:
-    """The bytes of a regular file (open_regular)."""
-    with open_regular(path, follow=follow) as f:
-        return f.read()
-
-
-def open_lock(path: Path | str) -> BinaryIO:
-    """A lock file (to flock) opened for writing, made when missing and never truncated. A
-    symlink in its place (a committed `.neocortex/cache/.lock -> ~/.bashrc`) is removed and
-    a real file made: opening it through the link made its target (or truncated it)."""
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags, 0o666)
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
-        os.unlink(path)
-        fd = os.open(path, flags, 0o666)
-    return _regular(fd, path, "r+b")
 
 
 def read_unit(path: Path) -> tuple[dict[str, Any], str]:

@@ -43,3 +43,32 @@ def test_a_code_only_commit_is_judged_in_two_git_calls(
     write(repo, "src/app.py", "x = 4\n")
     git(repo, "add", "src/app.py")
     assert touched.index_concerns_ncx()  # docs moved since the map: the full path decides
+
+
+def test_the_code_only_path_imports_only_what_it_needs(repo: Path) -> None:
+    """Each hook starts a Python process on every commit: the code-only decision imports
+    neither ncx.store (its imports cost a hook ~25 ms) nor typing, nor numpy."""
+    import os
+    import sys
+
+    write(repo, "docs/guide.md", "# Guide\n\nSee `src/app.py`.\n")
+    write(repo, "src/app.py", "x = 1\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    commit_all(repo, "ncx")
+    write(repo, "src/app.py", "x = 2\n")
+    git(repo, "add", "src/app.py")
+    probe = (
+        "import sys; import ncx.tree.touched as t; assert not t.index_concerns_ncx(); "
+        "print(' '.join(sorted(m for m in sys.modules if m in "
+        "('ncx.store', 'typing', 'numpy', 'ncx.tree.staged'))))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GIT_INDEX_FILE": str(repo / ".git" / "index")},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""

@@ -60,7 +60,7 @@ def _included(paths: list[str]) -> bool:
     made (a pull, a checkout: `git diff` of the two commits says, O(change))."""
     import json
 
-    from ncx.store import open_regular  # (a FIFO here must not hang the hook)
+    from ncx.regular import open_regular  # (a FIFO here must not hang the hook)
 
     try:
         # (not through a link: the full path checks the cache's folders, ncx.paths.read_cache)
