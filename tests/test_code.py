@@ -82,6 +82,36 @@ def test_python_reader_keeps_definitions_lines_signatures_docs_and_uses() -> Non
     assert f.imports == ("time", ".adapters")
 
 
+OVERLOADED = """import typing as t
+from typing import overload
+
+
+class Signer:
+    @t.overload
+    def unsign(self, value: str, stamp: t.Literal[True] = True) -> tuple[bytes, int]: ...
+
+    @overload
+    def unsign(self, value: str, stamp: bool = False) -> bytes: ...
+
+    def unsign(self, value, stamp=False):
+        \"\"\"Verify the signature and give the value back.\"\"\"
+        return check_signature(value, stamp)
+"""
+
+
+def test_python_overload_stubs_are_not_definitions_to_open() -> None:
+    """`@overload` stubs are typing, not code: the implementation is the unit (a short
+    stub outranked it and led the frame with `...`); the stubs' names count for the class."""
+    f = read_python(OVERLOADED)
+    units = {s.qualname: s for s in f.symbols if s.qualname}
+    assert sorted(units) == ["Signer", "Signer.unsign"]
+    impl = units["Signer.unsign"]
+    assert (impl.start, impl.end) == (12, 14)
+    assert impl.doc == "Verify the signature and give the value back."
+    assert "check_signature" in impl.uses
+    assert "Literal" in units["Signer"].uses  # a stub's annotation, credited to its class
+
+
 def test_python_reader_survives_bad_and_deep_sources() -> None:
     broken = read_python("def f(:\n  pass\n")
     assert broken.error.startswith("syntax error at line 1") and broken.symbols[0].kind == "module"

@@ -120,6 +120,15 @@ def _walk(
             if node.annotation is not None:
                 push(node.annotation)
             continue
+        if (t is func_t or t is afunc_t) and _is_overload(node):
+            # A typing stub of the definition that follows it (`@overload`): not a
+            # definition to open. Its names count for the definition around it; the
+            # implementation is the unit (a stub, short, outranked it: itsdangerous'
+            # `TimestampSigner.unsign` led frames with its first `@t.overload`).
+            extend(reversed([*node.decorator_list, node.args]))
+            if node.returns is not None:
+                push(node.returns)
+            continue
         if (t is func_t or t is afunc_t or t is class_t) and not deep:
             qual = f"{prefix}.{node.name}" if prefix else node.name
             symbols.append(_Open(node, qual, owner, me.depth + 1))
@@ -155,6 +164,16 @@ def _walk(
                 extend(reversed(v))
             elif v is not None:
                 push(v)
+
+
+def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Decorated `@overload`, `@typing.overload` or `@t.overload`."""
+    for d in node.decorator_list:
+        if (isinstance(d, ast.Name) and d.id == "overload") or (
+            isinstance(d, ast.Attribute) and d.attr == "overload"
+        ):
+            return True
+    return False
 
 
 def _symbols(raw: list[_Open], lines: list[str], comments: dict[int, str]) -> list[Symbol]:
