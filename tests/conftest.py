@@ -75,6 +75,10 @@ def _git_identity(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.setenv(var, "test@ncx.invalid")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # The checkout's modules compiled once, not by every `python -m ncx` the tests start: a
+    # shell with PYTHONDONTWRITEBYTECODE set made each such process compile ~100 modules
+    # (~0.1-0.3 s a process; an installed wheel has its bytecode from the install).
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     # as after an install: this environment's console scripts (ncx, pre-commit) on PATH
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
