@@ -106,11 +106,28 @@ def _looks_random(value: str, *, min_len: int) -> bool:
         return False
     if value.isdigit() or _entropy(value) < 3.0:
         return False
+    if _words_and_a_number(value):
+        return False
     has_letter = any(c.isalpha() for c in value)
     has_digit = any(c.isdigit() for c in value)
     # Random strings of this length almost always mix letters and digits; identifiers and
     # words rarely do. Long base64 without digits still counts if it mixes three classes.
     return (has_letter and has_digit) or (len(value) >= 32 and _classes(value) >= 3)
+
+
+_SEPARATORS = re.compile(r"[-_.]")
+
+
+def _words_and_a_number(value: str) -> bool:
+    """Lowercase words joined by `-`, `_` or `.`, numbered (`refreshed-token-123`, a test's
+    fixture in ky): written by a person, where a generated token mixes its letters and digits
+    inside its runs. (Passwords are judged apart: a chosen one may be words and a number.)"""
+    if not value.islower() and any(c.isalpha() for c in value):
+        return False
+    parts = _SEPARATORS.split(value)
+    words = [p for p in parts if p.isalpha() and len(p) >= 3]
+    rest = [p for p in parts if not (p.isalpha() and len(p) >= 3)]
+    return len(words) >= 2 and all((p.isdigit() and len(p) <= 4) or not p for p in rest)
 
 
 def _looks_like_password(value: str) -> bool:
