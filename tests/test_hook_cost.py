@@ -8,20 +8,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, first_sync, git, write
 
 import ncx.tree.touched as touched
+
+
+def _synced_doc_and_code(repo: Path) -> None:
+    """A doc naming a source file, synced (which records the included-by map at this HEAD)
+    and committed with its .neocortex/."""
+    write(repo, "docs/guide.md", "# Guide\n\nSee `src/app.py`.\n")
+    write(repo, "src/app.py", "x = 1\n")
+    first_sync(repo)
+    commit_all(repo, "ncx")
 
 
 def test_a_code_only_commit_is_judged_in_two_git_calls(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write(repo, "docs/guide.md", "# Guide\n\nSee `src/app.py`.\n")
-    write(repo, "src/app.py", "x = 1\n")
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")  # records the included-by map at this HEAD
-    commit_all(repo, "ncx")
+    _synced_doc_and_code(repo)
     write(repo, "src/app.py", "x = 2\n")
     commit_all(repo, "code")  # HEAD moved past the map's commit, as after every commit
     write(repo, "src/app.py", "x = 3\n")
@@ -51,12 +55,7 @@ def test_the_code_only_path_imports_only_what_it_needs(repo: Path) -> None:
     import os
     import sys
 
-    write(repo, "docs/guide.md", "# Guide\n\nSee `src/app.py`.\n")
-    write(repo, "src/app.py", "x = 1\n")
-    commit_all(repo)
-    ncx("init")
-    ncx("sync")
-    commit_all(repo, "ncx")
+    _synced_doc_and_code(repo)
     write(repo, "src/app.py", "x = 2\n")
     git(repo, "add", "src/app.py")
     probe = (

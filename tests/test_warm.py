@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, first_sync, git, ncx, write
 
 import ncx.query.warm as warm
 from ncx.code.index import code_index_wants_build, load_code_index
@@ -22,9 +22,7 @@ pytestmark = pytest.mark.warm
 def _tree(root: Path) -> None:
     write(root, "docs/guide.md", "# Guide\n\n## Timeouts\n\nEvery request needs a timeout.\n")
     write(root, "pkg/client.py", "def send(request, timeout):\n    return request\n")
-    commit_all(root)
-    ncx("init")
-    ncx("sync")
+    first_sync(root)
     commit_all(root, "ncx")
 
 

@@ -122,7 +122,7 @@ def _words_and_a_number(value: str) -> bool:
     """Lowercase words joined by `-`, `_` or `.`, numbered (`refreshed-token-123`, a test's
     fixture in ky): written by a person, where a generated token mixes its letters and digits
     inside its runs. (Passwords are judged apart: a chosen one may be words and a number.)"""
-    if not value.islower() and any(c.isalpha() for c in value):
+    if not value.islower():  # (also: no letters at all, so no words)
         return False
     parts = _SEPARATORS.split(value)
     words = [p for p in parts if p.isalpha() and len(p) >= 3]
