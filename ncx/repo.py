@@ -7,10 +7,13 @@ run on every commit. Raises NotARepo outside a work tree.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ncx.errors import NcxError, NotARepo
 
@@ -59,8 +62,59 @@ def later(root: Path, *args: str) -> Callable[[], bytes]:
     return result
 
 
+T = TypeVar("T")
+
+# One command's look at the repository (`one_look`): what it asked of git once, it is told
+# again, instead of a git process per asking module (an `ncx sync` asked for the top of
+# the work tree 4 times and listed the code 3 times: 17 git processes, 8 of them repeats).
+_look: dict[tuple[Any, ...], Any] | None = None
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within: `looked` answers a question asked before from its first answer. Entered by
+    each CLI command (ncx.cli.app.command), never by a long-lived one (the MCP server sees
+    the tree change between requests). ncx writes nothing to git's index, so within one
+    command only git itself moves it (a stat refresh): keys that depend on the index name
+    `index_stamp`."""
+    global _look
+    outer = _look
+    _look = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _look = outer
+
+
+def looked(key: tuple[Any, ...], ask: Callable[[], T]) -> T:
+    """`ask()`, or inside `one_look` the answer it gave for `key` before."""
+    if _look is None:
+        return ask()
+    if key not in _look:
+        _look[key] = ask()
+    got: T = _look[key]
+    return got
+
+
+def index_stamp(root: Path) -> tuple[int, ...] | None:
+    """The identity of git's index file (inode, size, times), or None where it cannot be
+    told without asking git (a linked worktree, a submodule's `.git` file, GIT_DIR or
+    GIT_INDEX_FILE set): a key that depends on the index is then not remembered."""
+    if "GIT_DIR" in os.environ or "GIT_INDEX_FILE" in os.environ:
+        return None
+    try:
+        st = os.stat(os.path.join(root, ".git", "index"))
+    except OSError:  # no index yet, or .git is a file
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def find_root(start: Path) -> Path:
-    """The top of the git work tree containing `start`."""
+    """The top of the git work tree containing `start` (asked once a command)."""
+    return looked(("root", str(start)), lambda: _find_root(start))
+
+
+def _find_root(start: Path) -> Path:
     try:
         proc = subprocess.run(
             ["git", "-C", str(start), "rev-parse", "--show-toplevel"],

@@ -385,6 +385,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--e2e", action="store_true", help="also run the end-to-end tier (e2e marker)")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject's addopts): the fast tier on every core; a run with `--e2e`
+    (both tiers, CI's) serially, since under a parallel run's load one MCP test once got no
+    reply (CONTRIBUTING.md). An explicit `-n 2` runs either tier on two workers."""
+    return 0 if config.getoption("--e2e") else os.cpu_count() or 1
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--e2e"):
         return

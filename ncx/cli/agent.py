@@ -218,7 +218,7 @@ def hook_warm() -> None:
     _fail_open("warm", 600.0, produce, warm=False, group=True)
 
 
-@command()
+@command(look=False)  # a server: the tree changes between its requests
 def mcp(
     root: Annotated[
         Path | None,

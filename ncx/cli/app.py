@@ -156,14 +156,18 @@ def _silence_stdout() -> None:
         pass  # not a real file (a test runner's buffer): nothing left to flush into a pipe
 
 
-def command(*args: Any, target: typer.Typer | None = None, **kwargs: Any) -> Callable[[F], F]:
+def command(
+    *args: Any, target: typer.Typer | None = None, look: bool = True, **kwargs: Any
+) -> Callable[[F], F]:
     """app.command (or `target`.command for a sub-app such as `ncx memory`), with NcxError
-    turned into a message and an exit code (the one edge)."""
+    turned into a message and an exit code (the one edge). `look`: the command takes one
+    look at the repository (ncx.repo.one_look); a long-lived one (the MCP server) does not."""
+    from ncx.repo import one_look
 
     def deco(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*a: Any, **kw: Any) -> Any:
-            with _clean_streams():
+            with _clean_streams(), one_look() if look else contextlib.nullcontext():
                 try:
                     return fn(*a, **kw)
                 except NcxError as exc:

@@ -74,8 +74,15 @@ def code_listing(root: Path) -> CodeListing:
         fixed = None
     if fixed is not None:  # a commit's files (ncx.eval.at): its blobs, no work tree to ask
         return _sources(fixed, root, work_tree=False)
-    out = repo.git(root, "ls-files", "-s", "--debug", "-z", "--", *PATHSPECS, _ATTR_SPEC)
-    return _sources(out, root, work_tree=True)
+
+    def ask() -> CodeListing:
+        out = repo.git(root, "ls-files", "-s", "--debug", "-z", "--", *PATHSPECS, _ATTR_SPEC)
+        return _sources(out, root, work_tree=True)
+
+    # a sync lists the code for its index, its status and its warming: once, while the
+    # index file stays as it was (ncx.repo.one_look)
+    stamp = repo.index_stamp(root)
+    return ask() if stamp is None else repo.looked(("code", str(root), stamp), ask)
 
 
 _LIMIT_DIGITS = len(str(MAX_CODE_BYTES))  # a size with fewer digits is under the limit
