@@ -73,6 +73,31 @@ def test_a_path_the_task_writes_lifts_its_file(repo: Path) -> None:
     assert _files(repo, "method = builtin_str(method)")[0] == "pkg/utils.py"
 
 
+def test_a_link_to_a_file_lifts_it_and_the_definition_at_its_line(repo: Path) -> None:
+    write(repo, "pkg/utils.py", "def builtin_str(s):\n    return str(s)\n")
+    write(
+        repo,
+        "pkg/sessions.py",
+        "from .utils import builtin_str\n\n\ndef request(method, url):\n"
+        "    method = builtin_str(method)\n    return method, url\n\n\n"
+        "def close():\n    pass\n",
+    )
+    commit_all(repo)
+    link = "https://github.com/o/r/blob/ca6f9af5/pkg/sessions.py#L5"
+    task = f"Calls builtin_str(method) on every method\nIt happens at [this line]({link}).\n"
+    t = read_task(task)
+    assert t.paths == ("pkg/sessions.py",) and t.lines == (("pkg/sessions.py", 5),)
+    assert read_task("see https://github.com/o/r/tree/release/1.0/pkg/a.py").paths == (
+        "1.0/pkg/a.py",  # a ref with a `/`: the longest tail that names a file decides
+    )
+    assert _files(repo, task)[0] == "pkg/sessions.py"
+    hits = search_code(load_code_index(repo), task, files=10)
+    assert any(h.qualname == "request" and h.why["pointed"] > 0 for h in hits)
+    assert not any(h.qualname == "close" and h.why["pointed"] > 0 for h in hits)
+    # without the link, the definition the task names leads
+    assert _files(repo, "Calls builtin_str(method) on every method")[0] == "pkg/utils.py"
+
+
 def test_a_traceback_frame_in_the_project_lifts_its_function(repo: Path) -> None:
     write(
         repo,
@@ -162,3 +187,30 @@ def test_a_task_file_s_body_is_searched_for_code(repo: Path) -> None:
     frame = json.loads(ncx("assemble", "--task-file", str(issue), "--format", "json").stdout)
     cited = [it["source_path"] for z in frame["zones"] for it in z["items"]]
     assert cited and cited[0] == "pkg/sessions.py", cited
+
+
+def test_a_class_the_task_writes_as_a_word_is_named(repo: Path) -> None:
+    write(
+        repo,
+        "pkg/blueprints.py",
+        "class Blueprint:\n    '''A group of views.'''\n\n"
+        "    def __init__(self, name):\n        self.name = name\n",
+    )
+    write(
+        repo,
+        "pkg/cli.py",
+        "def find_app(name):\n    '''Find the app by its name: an empty one fails.'''\n"
+        "    return name\n",
+    )
+    commit_all(repo)
+    task = "Require a non-empty name\nThings do not work if a Blueprint is given an empty name."
+    assert _files(repo, task)[0] == "pkg/blueprints.py"
+    assert _files(repo, task.replace("Blueprint", "Blueprints"))[0] == "pkg/blueprints.py"
+    hits = search_code(load_code_index(repo), task, files=10)
+    assert any(h.qualname == "Blueprint" and h.why["named"] for h in hits)
+    # opening a sentence, or in another case, it is only a word: the words decide
+    for plain in (
+        task.replace("Blueprint", "blueprint"),
+        "Require a non-empty name\nBlueprint given an empty name: things do not work.",
+    ):
+        assert _files(repo, plain)[0] == "pkg/cli.py", plain

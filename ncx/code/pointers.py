@@ -1,13 +1,14 @@
 """pointers: what a task points at in the code, read from its text. Pure.
 
-An issue says which code it is about in more ways than its words: a path or a file name, the
-frames of a traceback (`File "x.py", line N, in f`; IPython's `File ~/x.py:41, in
-PolyFit.__call__(...)`), options and settings (`--recursive`, `ignore-paths`). (A dotted
-name's last part is a named identifier, ncx.code.rank.named_identifiers: resolving its module
-was tried and dropped, §46.) And much of a long issue is not words
-at all but what a program printed: logs, version dumps, rendered output. `read_task` splits a
-task into its parts so the ranking (ncx.code.rank) weighs each as the evidence it is: the
-title and prose, quoted code, tracebacks and dumps (docs/decisions.md §46).
+An issue says which code it is about in more ways than its words: a path or a file name, a
+link to the file on its forge (`.../blob/<ref>/pkg/models.py#L401`: the file, and the
+definition at the line), the frames of a traceback (`File "x.py", line N, in f`; IPython's
+`File ~/x.py:41, in PolyFit.__call__(...)`), options and settings (`--recursive`,
+`ignore-paths`). (A dotted name's last part is a named identifier,
+ncx.code.rank.named_identifiers: resolving its module was tried and dropped, §46.) And much
+of a long issue is not words at all but what a program printed: logs, version dumps, rendered
+output. `read_task` splits a task into its parts so the ranking (ncx.code.rank) weighs each as
+the evidence it is: the title and prose, quoted code, tracebacks and dumps (decisions.md §46).
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ _FRAME = re.compile(
     r"""|File\s+([^\s,:"]+\.\w+):\d+(?:,\s+in\s+([\w.<>]+))?"""
     r"""|([\w./\\:~-]+\.py)\S*\s+in\s+([\w.<>]+)\("""
 )
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+[/\\])*[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java))\b")
+_SOURCE = r"(?:py|pyi|js|jsx|ts|tsx|go|rs|java)"
+_PATH = re.compile(rf"(?<![\w/.-])((?:[\w.-]+[/\\])*[\w-]+\.{_SOURCE})\b")
+# a link to a file of the repository (`github.com/o/r/blob/<ref>/pkg/models.py#L401`): the
+# path after the ref is the file, written whole (a ref with a `/` leaves folders in front,
+# which ncx.code.rank's longest-tail match drops)
+_LINKED = re.compile(
+    rf"/(?:blob|tree|blame|raw)/[\w.%-]+/((?:[\w.-]+/)*[\w-]+\.{_SOURCE})\b(?:#L(\d+))?"
+)
 _INLINE = re.compile(r"`([^`\n]{1,200})`")
 _OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*|[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)(?![\w-])")
 # lines of output rather than code or prose: a version pin, `key: value` of a report, a
@@ -51,6 +59,7 @@ class TaskText:
     paths: tuple[str, ...]  # path-like strings, as written, in order
     frames: tuple[tuple[str, str], ...]  # (path, function) of each traceback frame, in order
     options: tuple[str, ...]  # option and setting names: `--recursive`, `ignore-paths`
+    lines: tuple[tuple[str, int], ...] = ()  # (path, line) a link points at (`#L377`)
 
 
 def read_task(task: str) -> TaskText:
@@ -65,7 +74,9 @@ def read_task(task: str) -> TaskText:
     trace = "\n".join(parts["trace"])
     frames = tuple(_frames(task))
     spoken = f"{title}\n{prose}"
-    paths = tuple(dict.fromkeys(m.group(1) for m in _PATH.finditer(task)))
+    paths = tuple(
+        dict.fromkeys(m.group(1) for pattern in (_PATH, _LINKED) for m in pattern.finditer(task))
+    )
     # an option or setting in backticks (`ignore-paths`, `--recursive`), or a flag anywhere
     # in the words
     quoted = " ".join(m.group(1) for m in _INLINE.finditer(spoken))
@@ -84,6 +95,11 @@ def read_task(task: str) -> TaskText:
         paths=paths,
         frames=frames,
         options=options,
+        lines=tuple(
+            dict.fromkeys(
+                (m.group(1), int(m.group(2))) for m in _LINKED.finditer(task) if m.group(2)
+            )
+        ),
     )
 
 
