@@ -214,3 +214,27 @@ def test_a_class_the_task_writes_as_a_word_is_named(repo: Path) -> None:
         "Require a non-empty name\nBlueprint given an empty name: things do not work.",
     ):
         assert _files(repo, plain)[0] == "pkg/cli.py", plain
+
+
+def test_an_exception_the_task_says_is_raised_points_where_it_is_raised(repo: Path) -> None:
+    write(
+        repo,
+        "pkg/exceptions.py",
+        "class InvalidURL(ValueError):\n    '''The URL provided was invalid.'''\n\n\n"
+        "class InvalidHeader(ValueError):\n    '''The header provided was invalid.'''\n",
+    )
+    write(
+        repo,
+        "pkg/models.py",
+        "from .exceptions import InvalidURL\n\n\ndef prepare_url(url):\n"
+        "    '''The url's host: one that starts with a dot is refused.'''\n"
+        "    host = url.split('/')[2]\n    if not host:\n        raise InvalidURL(url)\n"
+        "    return host\n",
+    )
+    commit_all(repo)
+    assert _files(repo, "Raise InvalidURL if the host starts with a dot")[0] == "pkg/models.py"
+    assert _files(repo, "InvalidURL is raised if the host starts with a dot")[0] == (
+        "pkg/models.py"
+    )
+    # named without being raised, the class is what the task is about
+    assert _files(repo, "InvalidURL cannot be pickled")[0] == "pkg/exceptions.py"

@@ -155,6 +155,25 @@ def named_identifiers(task: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+# "Raise InvalidURL if the host starts with '.'": the code to change raises the exception;
+# naming the class only says which (its definition led the frame, with its sibling classes).
+# Lifting the units that use it instead was measured and changed no rank (§52).
+_RAISED = re.compile(
+    r"\brais(?:e|es|ed|ing)\s+(?:an?\s+|the\s+)?`?([\w.]+)"
+    r"|`?([\w.]+)`?\s+(?:is|was|are|were|gets?|being|be)\s+raised\b",
+    re.IGNORECASE,
+)
+
+
+def _raised(idx: CodeIndex, task: str) -> set[int]:
+    """The project's classes the task says are raised (`raise X`, `X is raised`)."""
+    out: set[int] = set()
+    for m in _RAISED.finditer(task):
+        name = (m.group(1) or m.group(2)).rsplit(".", 1)[-1]
+        out.update(u for u in idx.defining(name) if KINDS[int(idx.kind[u])] == "class")
+    return out
+
+
 def _word_classes(idx: CodeIndex, task: str) -> list[int]:
     """The class units the task names as capitalised words, in the class's own case (a
     plural's `s` dropped where the singular is the class)."""
@@ -197,7 +216,9 @@ def search_code(
     unit = _weighted_score(idx, tt)
     named = named_identifiers(query)
     best = float(unit.max()) if len(unit) else 0.0
-    named_units = [u for n in named for u in idx.defining(n)]
+    # a class the task says is raised: where it is raised is named, not its definition
+    raised = _raised(idx, query) if best > 0 else set()
+    named_units = [u for n in named for u in idx.defining(n) if u not in raised]
     if named_units and best > 0:
         unit[np.array(named_units, dtype=np.int64)] += NAMED_BONUS * best
     worded = _word_classes(idx, query) if CLASS_WORD_BONUS and best > 0 else []
