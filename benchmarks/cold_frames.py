@@ -71,7 +71,7 @@ def _in_process(clone: Path, questions: list[str]) -> int:
     saved index, byte for byte."""
     from ncx.config import load_config
     from ncx.query.cache import load_index
-    from ncx.query.context import FrameRequest, build_frame
+    from ncx.query.context import FrameRequest, GitState, build_frame
     from ncx.query.search import Searcher
 
     cfg = load_config()
@@ -81,7 +81,7 @@ def _in_process(clone: Path, questions: list[str]) -> int:
     same = 0
     for q in questions:
         req = FrameRequest(task=q)
-        frames = [build_frame(clone, cfg, req, s, git_lines=[]).markdown for s in (cold, warm)]
+        frames = [build_frame(clone, cfg, req, s, git=GitState()).markdown for s in (cold, warm)]
         same += frames[0] == frames[1]
     return same
 

@@ -63,13 +63,13 @@ def doc_frames(
     from ncxbench.dataset import Dataset
 
     from ncx.config import load_config
-    from ncx.query.context import FrameRequest, build_frame, git_state
+    from ncx.query.context import FrameRequest, GitState, build_frame, git_state
     from ncx.query.search import Searcher
 
     ds = Dataset.load(name, SHARED / "bench-data")
     cfg = load_config()
     out: dict[str, dict[str, str]] = {}
-    opened: dict[Path, tuple[Searcher, list[str]]] = {}
+    opened: dict[Path, tuple[Searcher, GitState]] = {}
     for q in [q for q in ds.queries if q["gold"].get(labels)][::every]:
         root = trees / name / q["scope"]
         if root not in opened:
@@ -79,7 +79,7 @@ def doc_frames(
         s, state = opened[root]
         for b in budgets:
             req = FrameRequest(task=q["query"], budget=b)
-            f = build_frame(root, cfg, req, s, git_lines=state)
+            f = build_frame(root, cfg, req, s, git=state)
             out[f"{name}/{labels}/{q['qid']}/{b}"] = _digest(f)
     return out
 
@@ -88,13 +88,13 @@ def code_frames(name: str, budgets: list[int], every: int, work: Path) -> dict[s
     from code_frames import trees as code_trees
 
     from ncx.config import load_config
-    from ncx.query.context import FrameRequest, build_frame, git_state
+    from ncx.query.context import FrameRequest, GitState, build_frame, git_state
     from ncx.query.search import Searcher
     from ncx.query.task import from_text
 
     cfg = load_config()
     out: dict[str, dict[str, str]] = {}
-    opened: dict[Path, tuple[Searcher, list[str]]] = {}
+    opened: dict[Path, tuple[Searcher, GitState]] = {}
     for t, tree in code_trees(work, name)[::every]:
         if tree not in opened:
             opened.clear()
@@ -103,7 +103,7 @@ def code_frames(name: str, budgets: list[int], every: int, work: Path) -> dict[s
         task, crit = from_text(t["task"])
         for b in budgets:
             req = FrameRequest(task=task, criteria=crit, budget=b)
-            f = build_frame(tree, cfg, req, s, git_lines=state)
+            f = build_frame(tree, cfg, req, s, git=state)
             out[f"{name}/code/{t['id']}/{b}"] = _digest(f)
     return out
 
