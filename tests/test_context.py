@@ -136,3 +136,23 @@ def test_a_larger_frame_lets_one_document_give_more_chunks(repo: Path) -> None:
     # No fixed cap per document (issue 28): its sections earn places by the evidence, and
     # the budget is a ceiling, so a larger one gives the same frame.
     assert from_guide(4000) == from_guide(10000) > 4
+
+
+def test_a_json_frame_holds_what_the_markdown_shows(repo: Path) -> None:
+    """A tool reading the JSON frame gets the task, the state and the instructions too (their
+    zones had no text and 0 tokens), and `--json` says `--format json` as other commands do."""
+    write(repo, "docs/cache.md", "# Cache\n\n## Folder\n\nThe cache folder is cleaned weekly.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    args = ("assemble", "--task", "clean the cache folder", "--criteria", "weekly")
+    frame = json.loads(ncx(*args, "--json").stdout)
+    assert frame == json.loads(ncx(*args, "--format", "json").stdout)
+    zones = {z["name"]: z for z in frame["zones"]}
+    md = ncx(*args).stdout
+    for name in ("task", "state", "instructions"):
+        assert zones[name]["text"] and zones[name]["text"] in md, name
+        assert zones[name]["tokens"] == count_tokens(zones[name]["text"])
+    assert "clean the cache folder" in zones["task"]["text"]
+    assert "- weekly" in zones["task"]["text"]
+    assert sum(z["tokens"] for z in frame["zones"]) <= frame["tokens"]

@@ -152,3 +152,37 @@ def test_a_long_passage_needs_more_evidence_than_a_short_one() -> None:
     assert held[long_low.id] == "30% of the best score, under 35% for a passage this long"
     assert held["d.md#s4"] == "10% of the best score, under 25%"
     assert "1 passage over 40 tokens under 35% of the best score left out" in p.stop
+
+
+def test_a_class_quoted_whole_is_not_followed_by_its_own_methods(repo) -> None:  # type: ignore[no-untyped-def]
+    """The lead quotes a short class whole: its methods are in that quote, so the frame does
+    not list them again (they were, as signatures, after the class's own body); a class
+    quoted by a window of its lines keeps them."""
+    from conftest import commit_all, ncx, write
+
+    write(
+        repo,
+        "pkg/fields.py",
+        "class TimeDelta:\n"
+        '    """A field that holds a timedelta; fractional seconds are kept."""\n\n'
+        "    def _serialize(self, value):\n"
+        '        """The timedelta as a number of seconds, fractional seconds kept."""\n'
+        "        return value.total_seconds()\n\n"
+        "    def _deserialize(self, value):\n"
+        '        """A timedelta from a number of seconds."""\n'
+        "        return value\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    task = "TimeDelta loses fractional seconds when it serializes a timedelta"
+    frame = ncx("assemble", "--task", task).stdout
+    code = frame.split("## Code to Open", 1)[1].split("\n## ", 1)[0]
+    assert "class TimeDelta:" in code and "return value.total_seconds()" in code
+    assert "### `pkg/fields.py" in code and code.count("### `pkg/fields.py") == 1, code
+    lead = _hit("pkg/fields.py", "TimeDelta", 1, 4, 1.0)
+    whole = "```python\nclass TimeDelta:\n    x = 1\n    y = 2\n    z = 3\n```"
+    assert context._quoted_whole(whole, lead)
+    windowed = "```python\nclass TimeDelta:\n    ...\n    z = 3\n```"
+    assert not context._quoted_whole(windowed, lead)
+    assert not context._quoted_whole("module pkg/fields.py", lead)

@@ -53,6 +53,9 @@ def assemble(
     fmt: Annotated[
         str, typer.Option("--format", help="markdown (for agents) or json (for tools).")
     ] = "markdown",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The same as --format json (as other commands say it).")
+    ] = False,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Also print, on stderr, why each candidate is in or out."),
@@ -87,6 +90,7 @@ def assemble(
     """
     from ncx.query.context import FrameRequest, build_frame
 
+    fmt = "json" if as_json else fmt
     if fmt not in ("markdown", "json"):
         raise typer.BadParameter("use markdown or json", param_hint="--format")
     if words:

@@ -134,6 +134,7 @@ class Frame:
     zones: dict[str, list[Placed]]
     decisions: list[Decision]
     stop: str = ""  # why the frame holds no more knowledge (evidence ran out, or the budget)
+    fixed: dict[str, str] = field(default_factory=dict)  # task, state, instructions: as shown
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -145,7 +146,9 @@ class Frame:
                 {
                     "name": name,
                     "title": ZONE_TITLES[name],
-                    "tokens": sum(p.tokens for p in placed),
+                    **({"text": self.fixed[name]} if self.fixed.get(name) else {}),
+                    "tokens": sum(p.tokens for p in placed)
+                    or count_tokens(self.fixed.get(name, "")),
                     "items": [
                         {
                             "id": p.item.id,
@@ -468,7 +471,8 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
     markdown = body.replace("{frame_id}", frame_id, 1)
     decisions.sort(key=lambda d: (-d.score, d.id))
-    return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions, stop)
+    shown = {"task": task_block, "state": state_block, "instructions": tail}
+    return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions, stop, shown)
 
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)

@@ -35,6 +35,7 @@ from ncx.query.state import GitState, git_state
 from ncx.tokens import count_tokens
 
 if TYPE_CHECKING:
+    from ncx.code.rank import CodeHit
     from ncx.query.cache import Unit
 
 MIN_BUDGET = 200
@@ -206,8 +207,11 @@ def code_items(
     def task_terms(line: str) -> frozenset[str]:
         return frozenset(lexical_terms(line)) & q_terms
 
-    items = []
+    items: list[Item] = []
+    lead = hits[0] if hits else None
     for i, (h, why) in enumerate(chosen):
+        if i and lead and _quoted_whole(items[0].text, lead) and _inside(h, lead):
+            continue  # a method of a class the lead quotes whole: its lines are there
         lines = _source_lines(root, h.path) if i == 0 else None
         shown = shown_path(h.path)  # a file's name never writes the frame's markdown
         items.append(
@@ -234,6 +238,22 @@ def code_items(
     from ncx.query.fuse import CODE_IN_LIST
 
     return items, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
+
+
+def _quoted_whole(text: str, lead: CodeHit) -> bool:
+    """Whether the lead's item quotes its definition whole: fenced body lines, as many as
+    the definition has, none of them a `...` that stands for lines left out."""
+    lines = text.split("\n")
+    return (
+        lead.kind != "module"
+        and text.startswith("```")
+        and len(lines) - 2 >= lead.end - lead.start + 1
+        and not any(ln.strip() == "..." for ln in lines)
+    )
+
+
+def _inside(h: CodeHit, lead: CodeHit) -> bool:
+    return h.path == lead.path and lead.start <= h.start and h.end <= lead.end
 
 
 def _source_lines(root: Path, rel: str) -> list[str] | None:
