@@ -100,6 +100,8 @@ FALSE_POSITIVES = [
     # a test's fixture value: words and a number, not a generated token (ky's test/hooks.ts)
     "response.json({error: {code: 'TOKEN_REFRESH', newToken: 'refreshed-token-123'}});",
     "The password field must be hidden in the settings form.",
+    # a URL validator's comment: metasyntactic userinfo (marshmallow's validate.py)
+    "# e.g. 'ftp://foo:bar@ftp.example.org/'",
     "set token: true",
     'api_key: "<your-token>"',
     "GITHUB_TOKEN=${GITHUB_TOKEN}",

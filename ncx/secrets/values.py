@@ -94,9 +94,12 @@ def _has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
 
-# Passwords that tutorials and compose files use on purpose; flagging them trains users to
-# ignore the guard.
-_DEFAULT_PASSWORDS = frozenset({"pass", "password", "passwd", "pw", "pwd", "secret", "x"})
+# Passwords that tutorials and compose files use on purpose, and the metasyntactic words
+# docs write for one (`ftp://foo:bar@ftp.example.org/` in marshmallow's URL validator):
+# flagging them trains users to ignore the guard.
+_DEFAULT_PASSWORDS = frozenset(
+    {"pass", "password", "passwd", "pw", "pwd", "secret", "x", "foo", "bar", "baz", "qux", "foobar"}
+)
 
 
 def _looks_random(value: str, *, min_len: int) -> bool:
