@@ -238,3 +238,18 @@ def test_an_exception_the_task_says_is_raised_points_where_it_is_raised(repo: Pa
     )
     # named without being raised, the class is what the task is about
     assert _files(repo, "InvalidURL cannot be pickled")[0] == "pkg/exceptions.py"
+
+
+def test_a_file_the_task_s_words_miss_is_not_listed(repo: Path) -> None:
+    """hexyl's `src/lib.rs` filled `retrieve`'s last place with a score-0 module item: it was
+    reached through the reference graph alone (the file the task matches uses its names)."""
+    write(repo, "pkg/bytes.py", "def squash(buf):\n    return bytes(buf)\n")
+    write(
+        repo,
+        "pkg/units.py",
+        "from .bytes import squash\n\n\ndef kibibyte_multiplier(unit):\n"
+        "    '''The multiplier of a unit: a kibibyte is 1024.'''\n    return squash(unit)\n",
+    )
+    commit_all(repo)
+    assert _files(repo, "Unit multiplier kibibyte") == ["pkg/units.py"]
+    assert all(h.score > 0 for h in search_code(load_code_index(repo), "Unit multiplier kibibyte"))
