@@ -74,8 +74,9 @@ def read_task(task: str) -> TaskText:
     trace = "\n".join(parts["trace"])
     frames = tuple(_frames(task))
     spoken = f"{title}\n{prose}"
+    links = list(_LINKED.finditer(task))
     paths = tuple(
-        dict.fromkeys(m.group(1) for pattern in (_PATH, _LINKED) for m in pattern.finditer(task))
+        dict.fromkeys([*(m.group(1) for m in _PATH.finditer(task)), *(m.group(1) for m in links)])
     )
     # an option or setting in backticks (`ignore-paths`, `--recursive`), or a flag anywhere
     # in the words
@@ -95,11 +96,7 @@ def read_task(task: str) -> TaskText:
         paths=paths,
         frames=frames,
         options=options,
-        lines=tuple(
-            dict.fromkeys(
-                (m.group(1), int(m.group(2))) for m in _LINKED.finditer(task) if m.group(2)
-            )
-        ),
+        lines=tuple(dict.fromkeys((m.group(1), int(m.group(2))) for m in links if m.group(2))),
     )
 
 

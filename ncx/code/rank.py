@@ -165,12 +165,16 @@ _RAISED = re.compile(
 )
 
 
+def _classes(idx: CodeIndex, name: str) -> list[int]:
+    """The class units that define `name` (compared lowercased, as `defining` does)."""
+    return [u for u in idx.defining(name) if KINDS[int(idx.kind[u])] == "class"]
+
+
 def _raised(idx: CodeIndex, task: str) -> set[int]:
     """The project's classes the task says are raised (`raise X`, `X is raised`)."""
     out: set[int] = set()
     for m in _RAISED.finditer(task):
-        name = (m.group(1) or m.group(2)).rsplit(".", 1)[-1]
-        out.update(u for u in idx.defining(name) if KINDS[int(idx.kind[u])] == "class")
+        out.update(_classes(idx, (m.group(1) or m.group(2)).rsplit(".", 1)[-1]))
     return out
 
 
@@ -181,10 +185,7 @@ def _word_classes(idx: CodeIndex, task: str) -> list[int]:
     for w in dict.fromkeys(_WORD_CLASS.findall(task)):
         for name in (w, w[:-1]) if w.endswith("s") else (w,):
             got = [
-                u
-                for u in idx.defining(name)
-                if KINDS[int(idx.kind[u])] == "class"
-                and idx.unit(u).qualname.rsplit(".", 1)[-1] == name
+                u for u in _classes(idx, name) if idx.unit(u).qualname.rsplit(".", 1)[-1] == name
             ]
             if got:
                 out.extend(got)
@@ -261,13 +262,11 @@ def search_code(
     final = lexical / top_lex + W_GRAPH * walk
     with_past = history is not None and W_HISTORY > 0 and (tt.long or HISTORY_SHORT)
     past = _history_scores(idx, history, q) if history is not None and with_past else None
-    if past is not None:  # a file the task's words miss is not lifted by its past alone
-        final += W_HISTORY * np.where(lexical > 0, past, 0.0)
-    if path_globs:
-        final[~keep] = 0.0
-    # a file the task's words miss entirely, reached through the graph alone, is not listed:
-    # it would be shown by a definition scoring 0 (14 of 1,930 files listed on the code-*
-    # sets, none of them gold)
+    if past is not None:
+        final += W_HISTORY * past
+    # a file the task's words miss entirely is not listed, whatever its graph or its past
+    # lift (it would be shown by a definition scoring 0: 14 of 1,930 files listed on the
+    # code-* sets, none of them gold); nor one outside the path globs (its lexical score is 0)
     final[lexical <= 0] = 0.0
     order = [int(f) for f in np.argsort(-final, kind="stable")[:files] if final[f] > 0]
     conf = _coverage(idx, q, file_of, order)
