@@ -292,3 +292,30 @@ def test_a_tasks_change_kind_is_not_taken_for_identifiers(repo: Path) -> None:
     assert task_words("fixed_strings drops the last") == "fixed_strings drops the last"
     assert task_words("Add a fix for x") == "Add a fix for x"
     assert task_words("fix") == "fix"
+
+
+def test_two_rust_trait_impls_of_one_name_are_both_found(repo: Path) -> None:
+    # `impl From<A> for u64` and `impl From<B> for u64` both define `u64.from`: distinct
+    # definitions (their signatures differ), where a file of copies of one is shown once
+    write(
+        repo,
+        "src/units.rs",
+        "pub struct Kibibytes(u64);\npub struct Mebibytes(u64);\n\n"
+        "impl From<Kibibytes> for u64 {\n    /// Kibibytes as bytes.\n"
+        "    fn from(k: Kibibytes) -> u64 {\n        k.0 * 1024\n    }\n}\n\n"
+        "impl From<Mebibytes> for u64 {\n    /// Mebibytes as bytes.\n"
+        "    fn from(m: Mebibytes) -> u64 {\n        m.0 * 1024 * 1024\n    }\n}\n"
+        + "".join(f"\nfn copy() -> u64 {{\n    {i}\n}}\n" for i in range(3)),
+    )
+    write(repo, "src/main.rs", 'fn main() {\n    println!("hi");\n}\n')
+    commit_all(repo)
+    from ncx.code.index import load_code_index
+    from ncx.code.rank import search_code
+
+    hits = search_code(
+        load_code_index(repo), "convert kibibytes and mebibytes from u64", per_file=5
+    )
+    froms = [h.signature for h in hits if h.qualname == "u64.from"]
+    assert sorted(froms) == ["fn from(k: Kibibytes) -> u64", "fn from(m: Mebibytes) -> u64"]
+    copies = search_code(load_code_index(repo), "copy", per_file=5)
+    assert [h.qualname for h in copies].count("copy") == 1  # the same definition three times

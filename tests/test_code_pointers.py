@@ -253,3 +253,56 @@ def test_a_file_the_task_s_words_miss_is_not_listed(repo: Path) -> None:
     commit_all(repo)
     assert _files(repo, "Unit multiplier kibibyte") == ["pkg/units.py"]
     assert all(h.score > 0 for h in search_code(load_code_index(repo), "Unit multiplier kibibyte"))
+
+
+MESSAGE_ISSUE = """Show which subdomain each route answers on
+Listing the routes gives no way to tell which blueprint serves which subdomain, though the
+rules are registered with one. Running the listing prints:
+
+```
+$ flaskish routes
+ * Tip: There are .env files present. Install python-dotenv to use them.
+Endpoint      Methods    Rule
+home          GET        /home
+```
+
+It would help to see the subdomain of each route in the listing beside its rule.
+"""
+
+
+def test_a_message_the_task_quotes_lifts_the_code_that_prints_it(repo: Path) -> None:
+    # flask's `routes` command ranked 7th on an issue that pasted its output, the tip that
+    # its `load_dotenv` prints included (pallets__flask-5063)
+    write(
+        repo,
+        "pkg/cli.py",
+        "def load_dotenv(path):\n    if not has_dotenv():\n"
+        "        print(' * Tip: There are .env files present. Install python-dotenv to use them.')\n"
+        "        return False\n    return True\n\n\n"
+        "def show_table(rows):\n    for row in rows:\n        print(row)\n",
+    )
+    write(
+        repo,
+        "pkg/blueprints.py",
+        "class Blueprint:\n    '''A blueprint registers routes on a subdomain.'''\n\n"
+        "    def register(self, app, subdomain=None):\n"
+        "        '''Register each route rule of the blueprint on the subdomain.'''\n"
+        "        self.subdomain = subdomain\n\n"
+        "    def add_route(self, rule, subdomain):\n"
+        "        '''Add a route rule served on a subdomain.'''\n        return rule, subdomain\n",
+    )
+    write(
+        repo,
+        "pkg/routing.py",
+        "def route_rules(routes):\n    '''Each route with its rule and subdomain.'''\n"
+        "    return [(r.rule, r.subdomain) for r in routes]\n",
+    )
+    commit_all(repo)
+    t = read_task(MESSAGE_ISSUE)
+    assert " * Tip: There are .env files present. Install python-dotenv to use them." in [
+        f" {p}" for p in t.printed
+    ]
+    assert "home          GET        /home" not in t.printed  # two words: not a message
+    hits = search_code(load_code_index(repo), MESSAGE_ISSUE, files=10)
+    assert [h.qualname for h in hits if h.why["pointed"] > 0] == ["load_dotenv"]
+    assert "pkg/cli.py" in _files(repo, MESSAGE_ISSUE)[:2]

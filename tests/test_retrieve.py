@@ -183,6 +183,15 @@ def test_assemble_rejects_tiny_budget_and_empty_task(tree: Path) -> None:
     assert ncx("assemble", ok=False).returncode == 2
 
 
+def test_assemble_names_the_option_for_a_task_given_as_words(tree: Path) -> None:
+    got = ncx("assemble", "fix", "the", "login", ok=False)
+    assert got.returncode == 2
+    assert "ncx assemble --task 'fix the login'" in got.stderr
+    assert ncx("assemble", "--bogus", ok=False).returncode == 2
+    usage = ncx("assemble", "--help").stdout.splitlines()[0]
+    assert usage.strip().endswith("ncx assemble [OPTIONS]")  # no undocumented argument shown
+
+
 def test_wakeup_is_small_and_names_the_project(tree: Path) -> None:
     out = ncx("wakeup").stdout
     assert count_tokens(out) <= 600

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from ncx.query.context import FrameRequest
 
 
-@command()
+@command(context_settings={"allow_extra_args": True})
 def assemble(
+    ctx: typer.Context,
     task: Annotated[
         str | None, typer.Option("--task", "-t", help="What you are about to do.")
     ] = None,
@@ -35,7 +36,8 @@ def assemble(
         Path | None,
         typer.Option(
             "--task-file",
-            help="Read the task (first line) and acceptance criteria (list items) from a file.",
+            help="Read the task from a file (an issue, say): its first line is the task, its list "
+            "items acceptance criteria, and the whole text is searched.",
         ),
     ] = None,
     criteria: Annotated[
@@ -80,11 +82,11 @@ def assemble(
         typer.Option("--path", help="Only knowledge from sources matching this glob (repeatable)."),
     ] = None,
     at: AtOpt = None,
-    words: Annotated[list[str] | None, typer.Argument(hidden=True)] = None,
 ) -> None:
     """Build a position-optimized context frame for a task, within a hard token budget.
 
-    Zones: task, relevant knowledge, background, past learnings, current state, instructions.
+    Zones: task, relevant knowledge, code to open, background, past learnings, current
+    state, instructions.
     Same tree + same task + same options => byte-identical frame; its id goes to stderr.
     Example: ncx assemble --task "add rate limiting to the login endpoint" --budget 8000
     """
@@ -93,6 +95,7 @@ def assemble(
     fmt = "json" if as_json else fmt
     if fmt not in ("markdown", "json"):
         raise typer.BadParameter("use markdown or json", param_hint="--format")
+    words = ctx.args  # (not a declared argument: `--help` would show it in the usage line)
     if words:
         # `ncx assemble "fix the login"`: the task given as an argument, as to `retrieve`
         raise typer.BadParameter(

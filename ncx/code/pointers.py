@@ -4,8 +4,9 @@ An issue says which code it is about in more ways than its words: a path or a fi
 link to the file on its forge (`.../blob/<ref>/pkg/models.py#L401`: the file, and the
 definition at the line), the frames of a traceback (`File "x.py", line N, in f`; IPython's
 `File ~/x.py:41, in PolyFit.__call__(...)`), options and settings (`--recursive`,
-`ignore-paths`). (A dotted name's last part is a named identifier,
-ncx.code.rank.named_identifiers: resolving its module was tried and dropped, §46.) And much
+`ignore-paths`), a message the program printed (the code that prints it). (A dotted name's
+last part is a named identifier, ncx.code.rank.named_identifiers: resolving its module was
+tried and dropped, §46.) And much
 of a long issue is not words at all but what a program printed: logs, version dumps, rendered
 output. `read_task` splits a task into its parts so the ranking (ncx.code.rank) weighs each as
 the evidence it is: the title and prose, quoted code, tracebacks and dumps (decisions.md §46).
@@ -43,6 +44,10 @@ _DUMP_LINE = re.compile(
     r"^\s*(?:[\w.-]+\s*(?:==|>=|<=)\s*[\w.]+|[\w .-]{1,40}:\s+\S.*|[-=+|*#\s]{4,}.*|"
     r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d.*|[<\[{].*[>\]}],?)\s*$"
 )
+# A printed line is a message when it holds this many distinct words: a version pin or a
+# `netCDF4: None` of a report is one or two (their identifiers split into more terms).
+PRINTED_WORDS = 4
+_WORD = re.compile(r"[A-Za-z]{2,}")
 _CODE_LANGS = {"python", "py", "python3", "pycon", "ipython", "js", "ts", "go", "rust", "java"}
 
 
@@ -60,6 +65,9 @@ class TaskText:
     frames: tuple[tuple[str, str], ...]  # (path, function) of each traceback frame, in order
     options: tuple[str, ...]  # option and setting names: `--recursive`, `ignore-paths`
     lines: tuple[tuple[str, int], ...] = ()  # (path, line) a link points at (`#L377`)
+    # lines a program printed (a dump's or a traceback's): a message the code writes is
+    # found by its words all together in one definition (ncx.code.rank._pointed)
+    printed: tuple[str, ...] = ()
 
 
 def read_task(task: str) -> TaskText:
@@ -97,6 +105,13 @@ def read_task(task: str) -> TaskText:
         frames=frames,
         options=options,
         lines=tuple(dict.fromkeys((m.group(1), int(m.group(2))) for m in links if m.group(2))),
+        printed=tuple(
+            dict.fromkeys(
+                ln.strip()
+                for ln in (*parts["dump"], *parts["trace"])
+                if len(set(_WORD.findall(ln))) >= PRINTED_WORDS and not _FRAME.search(ln)
+            )
+        ),
     )
 
 

@@ -57,6 +57,12 @@ LINE_BONUS = 0.3  # a link's line (`#L377`): the definition there, as a tracebac
 # whose words hold all of its words, when few do (a common one points nowhere).
 OPTION_BONUS = 0.3
 OPTION_MAX_UNITS = 8
+# A line the program printed (a message: ncx.code.pointers.PRINTED_WORDS words or more)
+# whose terms are all in one definition and in few (MESSAGE_MAX_UNITS): the code that writes
+# it ("Tip: There are .env or .flaskenv files present ..." is flask's load_dotenv). A line
+# of common words is held by many and lifts none.
+MESSAGE_BONUS = 0.3
+MESSAGE_MAX_UNITS = 3
 # The files whose commit subjects the task's words match (ncx.history.log), their score over
 # the best one's times this, added to the file score: for a long task (an issue) only. Its
 # many words meet the subjects of the commits that touched its files (swe-dev R@5 0.848 ->
@@ -417,6 +423,12 @@ def _pointed(idx: CodeIndex, tt: TaskText) -> dict[int, float]:
         if 0 < len(held) <= OPTION_MAX_UNITS:
             for u in held:
                 lift(u, OPTION_BONUS)
+    if MESSAGE_BONUS > 0:
+        for message in tt.printed:
+            held = _holding_all(idx, terms(message))
+            if 0 < len(held) <= MESSAGE_MAX_UNITS:
+                for u in held:
+                    lift(u, MESSAGE_BONUS)
     return out
 
 
@@ -436,15 +448,18 @@ def _holding_all(idx: CodeIndex, words: list[str]) -> list[int]:
 
 
 def _distinct_names(idx: CodeIndex, ranked: list[int], n: int) -> list[tuple[CodeUnit, int]]:
-    """The first n units of a file with distinct names: one result per definition name and
-    file, so a file of 2,000 copies of one function shows it once."""
+    """The first n units of a file that are distinct definitions: one result per name and
+    signature in a file, so a file of 2,000 copies of one function shows it once, while
+    two definitions that share a name and differ (Rust's `impl From<A> for u64` and
+    `impl From<B> for u64`, both `u64.from`) are both found."""
     out: list[tuple[CodeUnit, int]] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for u in ranked:
         cu = idx.unit(u)
-        if cu.qualname in seen:
+        key = (cu.qualname, cu.signature)
+        if key in seen:
             continue
-        seen.add(cu.qualname)
+        seen.add(key)
         out.append((cu, u))
         if len(out) == n:
             break
