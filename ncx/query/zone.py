@@ -61,7 +61,10 @@ def picked(
     top = lead.file_score or 1.0
     ties = [h for h in hits[1:] if h.path == lead.path and h.score > 0][:TIES]
     out = [(lead, "the best match: quoted with its body")]
-    out += [(h, "a further match in the lead's file") for h in ties]
+    out += [
+        (h, f"a further match in the lead's file, {h.score / (lead.score or 1.0):.0%} of its score")
+        for h in ties
+    ]
     files = [lead.path]
     for h in hits:
         if h.path in files or len(files) >= MAX_FILES:
