@@ -141,7 +141,7 @@ def main() -> None:
                 f = build_frame(tree, cfg, req, s, git=state)
                 m = score(f.as_json(), t["gold"])
                 if a.history and b == budgets[0]:
-                    _history(hist, state, f, t["gold"])
+                    _history(hist, state, f, t["gold"], req)
                 for k, v in m.items():
                     agg[b][k].append(v)
                 rows.append({"set": name, "id": t["id"], "budget": b, **m})
@@ -178,7 +178,9 @@ def main() -> None:
         a.json.write_text(json.dumps(rows, indent=1))
 
 
-def _history(hist: dict[str, list[float]], state: Any, frame: Any, gold: list[str]) -> None:
+def _history(
+    hist: dict[str, list[float]], state: Any, frame: Any, gold: list[str], req: Any
+) -> None:
     """What the frame's Current State shows of history, and whether it bears on the task,
     beside the repository's last five commits (what it showed before)."""
     from ncx import repo
@@ -189,9 +191,11 @@ def _history(hist: dict[str, list[float]], state: Any, frame: Any, gold: list[st
     lead = code or [
         it["source_path"] for z in zones if z["name"] == "relevant" for it in z["items"]
     ]
-    shown = state.touching(lead)
+    from ncx.query.context import asked_terms
+
+    shown = state.touching(lead, asked_terms(req))
     g = set(gold)
-    hist["tok"].append(count_tokens("\n".join(state.lines(lead))))
+    hist["tok"].append(count_tokens("\n".join(state.lines(lead, asked_terms(req)))))
     hist["any"].append(float(len(shown)))
     # (all the files each shown commit touched, as the last five's are counted)
     full = set()

@@ -182,6 +182,26 @@ def parse_simple_frontmatter(yaml_text: str) -> dict[str, Any] | None:
     return meta
 
 
+_WRITTEN = re.compile(r"([A-Za-z_][\w-]*):[ \t]+(\S.*)")
+
+
+def _lines_as_written(yaml_text: str) -> dict[str, str] | None:
+    """`key: value` lines that YAML refuses only for a `: ` inside a plain value, read as
+    their writer meant them: each value the rest of its line. An agent's skill file
+    (`description: Triage an advisory ... differs: the report is private`) made every
+    sync of zod exit 1; a value YAML would read otherwise (a bracket, a quote, an anchor
+    first: `title: [oops`) still does not parse. None when a line is anything else."""
+    out: dict[str, str] = {}
+    for line in yaml_text.split("\n"):
+        if not line.strip():
+            continue
+        m = _WRITTEN.fullmatch(line.rstrip())
+        if m is None or m.group(1) in out or not _PLAIN_OK.match(m.group(2)):
+            return None
+        out[m.group(1)] = m.group(2)
+    return out or None
+
+
 def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], str, int]:
     """Parse a markdown text into (metadata, body, body_start_line); raise BadFrontmatter."""
     yaml_text, body, start = split_frontmatter(text)
@@ -206,6 +226,9 @@ def parse_frontmatter(text: str, *, path: Path | str) -> tuple[dict[str, Any], s
             "frontmatter nests too deep", path=path, hint="flatten the YAML"
         ) from None
     except yaml.YAMLError as exc:
+        written = _lines_as_written(yaml_text)
+        if written is not None:
+            return written, body, start
         mark = getattr(exc, "problem_mark", None)
         # A mark past the last YAML line (an unclosed bracket) points at that last line.
         last = yaml_text.count("\n") + 2

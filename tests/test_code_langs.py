@@ -319,3 +319,30 @@ def test_two_rust_trait_impls_of_one_name_are_both_found(repo: Path) -> None:
     assert sorted(froms) == ["fn from(k: Kibibytes) -> u64", "fn from(m: Mebibytes) -> u64"]
     copies = search_code(load_code_index(repo), "copy", per_file=5)
     assert [h.qualname for h in copies].count("copy") == 1  # the same definition three times
+
+
+GO_GENERIC = b"""package cli
+
+// FlagBase is a flag of any value type.
+type FlagBase[T any, C any, VC ValueCreator[T, C]] struct {
+	Name string
+}
+
+// PostParse runs after the flags are parsed.
+func (f *FlagBase[T, C, VC]) PostParse() error {
+	return nil
+}
+"""
+
+
+def test_a_go_method_of_a_generic_type_is_named_by_the_type() -> None:
+    # urfave/cli's `func (f *FlagBase[T, C, VC]) PostParse()` read as `VC.PostParse`
+    by = _by_qual("go", GO_GENERIC)
+    assert "FlagBase.PostParse" in by and "VC.PostParse" not in by
+    assert by["FlagBase"].signature.startswith("type FlagBase[T any, C any, VC ValueCreator")
+
+
+def test_a_typescript_union_alias_on_its_own_lines_has_one_equals_sign() -> None:
+    # zod's `export type Target =\n  | "draft-2020-12"\n  | ...` read as `type Target = = | ...`
+    by = _by_qual("typescript", b'export type Target =\n  | "draft-2020-12"\n  | "draft-7";\n')
+    assert by["Target"].signature == 'type Target = | "draft-2020-12" | "draft-7"'

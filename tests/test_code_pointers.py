@@ -306,3 +306,24 @@ def test_a_message_the_task_quotes_lifts_the_code_that_prints_it(repo: Path) -> 
     hits = search_code(load_code_index(repo), MESSAGE_ISSUE, files=10)
     assert [h.qualname for h in hits if h.why["pointed"] > 0] == ["load_dotenv"]
     assert "pkg/cli.py" in _files(repo, MESSAGE_ISSUE)[:2]
+
+
+def test_a_stub_beside_its_module_ranks_after_it(repo: Path) -> None:
+    # attrs' filters.pyi led a new user's frame for a change to filters.py: the stub repeats
+    # the module's signatures (here with more of the task's words), the code is the module's
+    write(
+        repo,
+        "pkg/filters.py",
+        "def exclude(*what):\n    cls, names = _split_what(what)\n"
+        "    return lambda attribute, value: attribute.name not in names\n",
+    )
+    write(
+        repo,
+        "pkg/filters.pyi",
+        "def exclude(*what: Union[type, str, Attribute]) -> FilterType: ...\n",
+    )
+    write(repo, "pkg/lone.pyi", "def include_type(*what: type) -> FilterType: ...\n")
+    commit_all(repo)
+    got = _files(repo, "exclude attributes of a type from the filter")
+    assert got.index("pkg/filters.py") < got.index("pkg/filters.pyi"), got
+    assert "pkg/lone.pyi" in got  # a stub with no module beside it is the code there is

@@ -125,3 +125,47 @@ def test_a_credential_in_a_commit_subject_is_redacted_in_the_frame(repo: Path) -
     state = md[md.index("## Current State") : md.index("## Instructions")]
     assert GITHUB_CLASSIC not in md and GITHUB_CLASSIC[:12] not in md
     assert "auth: use token [REDACTED" in state
+
+
+def test_only_commits_worded_like_the_task_are_shown(repo: Path) -> None:
+    # a new user's 30 frames: 3 of 90 commit lines bore on the task ("Merge pull request
+    # #2256 from …", "docs: fix markup" in the file the frame opens)
+    write(repo, "auth.py", "x = 0\n")
+    commit_all(repo, "auth: refresh the token before its budget runs out")
+    for subject in ("fix typo", "docs: fix markup", "Use the new linter"):
+        write(repo, "auth.py", f"x = {len(subject)}\n")
+        commit_all(repo, subject)
+    st = git_state(repo)
+    terms = frozenset({"token", "budget"})
+    assert [c.subject for c in st.touching(["auth.py"], terms)] == [
+        "auth: refresh the token before its budget runs out"
+    ]
+    # words that only say a change is one match nothing ("fix the token" is `token`)
+    assert [c.subject for c in st.touching(["auth.py"], frozenset({"fix", "markup"}))] == [
+        "docs: fix markup"
+    ]
+    assert st.touching(["auth.py"], frozenset({"fix"})) == ()
+    assert st.lines(["auth.py"], frozenset({"unrelated"})) == list(st.head)
+    assert len(st.touching(["auth.py"])) == 3  # without a task: the newest, as before
+
+
+def test_a_merged_pull_request_is_named_by_its_title(repo: Path) -> None:
+    write(repo, "a.py", "x = 1\n")
+    commit_all(repo, "start")
+    git(repo, "checkout", "-q", "-b", "fish")
+    write(repo, "a.py", "x = 2\n")
+    commit_all(repo, "escape single quotes")
+    git(repo, "checkout", "-q", "main")
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "Merge pull request #2256 from someone/fish",
+        "-m",
+        "Escape single quotes in fish completions",
+        "fish",
+    )
+    (merge, _start) = git_state(repo).touching(["a.py"])
+    assert merge.subject == "Escape single quotes in fish completions (#2256)"

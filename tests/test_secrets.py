@@ -310,3 +310,14 @@ def test_no_input_shape_makes_the_scan_blow_up(text: str) -> None:
     start = time.perf_counter()
     find_secrets(text)
     assert time.perf_counter() - start < 5.0
+
+
+def test_a_url_querys_next_parameter_ends_a_value() -> None:
+    # zod's connection-string tests: `authSource=admin&connectTimeoutMS=300000` was one
+    # 29-character "assigned secret" (and a frame told the user to rotate it)
+    from ncx.secrets import find_secrets
+
+    assert find_secrets("mongodb://host:1234/?authSource=admin&connectTimeoutMS=300000") == []
+    # a random value before the `&` is still one
+    hits = find_secrets("https://x.io/cb?api_secret=f9K2mQ8xL4vN7pR1tZ6wY3bH&next=1")
+    assert [h.kind for h in hits] == ["assigned_secret"]

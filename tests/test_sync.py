@@ -600,3 +600,32 @@ def test_the_fixture_rule_names_fixture_folders_and_nothing_else() -> None:
     docs = ["docs/roots/x.md", "tests/README.md", "fixtures.md", "docs/testing.md", "README.md"]
     assert [p for p in fixtures if fixture_reason(p) is None] == []
     assert [p for p in docs if fixture_reason(p) is not None] == []
+
+
+def test_a_value_with_a_colon_inside_is_read_as_written(synced: Path) -> None:
+    # an agent's skill file in zod: strict YAML refuses the `: ` inside the description, and
+    # every sync of the tree exited 1 for it
+    write(
+        synced,
+        ".claude/skills/advisory/SKILL.md",
+        "---\nname: advisory\nallowed-tools: Read, Grep\n"
+        "description: Triage an advisory. The workflow differs: the report is private.\n"
+        "---\n\n# Triaging an advisory\n\nLand the fix before any comment is drafted.\n",
+    )
+    git(synced, "add", "-A")
+    out = ncx("sync")
+    assert "does not parse" not in out.stderr
+    hit = ncx("retrieve", "--json", "land the fix before any comment on an advisory").stdout
+    assert ".claude/skills/advisory/SKILL.md" in hit.splitlines()[0]
+
+
+def test_quiet_sync_counts_the_credential_warnings(synced: Path) -> None:
+    from secret_corpus import GITHUB_CLASSIC
+
+    write(synced, "docs/token.md", f"# Token\n\nUse `{GITHUB_CLASSIC}` to push.\n")
+    git(synced, "add", "-A")
+    quiet = ncx("sync", "-q").stderr
+    assert "looks like" not in quiet and "1 warning(s) of credentials redacted" in quiet
+    write(synced, "docs/token.md", f"# Token\n\nUse `{GITHUB_CLASSIC}` to push, then pull.\n")
+    loud = ncx("sync").stderr
+    assert "docs/token.md" in loud and "warning(s) of credentials" not in loud

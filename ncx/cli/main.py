@@ -190,7 +190,13 @@ def sync(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Print only the summary line.")
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print only the summary line, and a count of the files not indexed and of "
+            "the credential warnings.",
+        ),
     ] = False,
 ) -> None:
     """Chunk and embed changed docs; drop chunks of removed docs; re-embed edited memories.
@@ -262,7 +268,10 @@ def sync(
         from ncx.code.guard import secret_warnings as code_warnings
         from ncx.tree.sync import secret_warnings
 
-        for line in [*secret_warnings(report), *code_warnings(code_secrets)]:
+        warned = [*secret_warnings(report), *code_warnings(code_secrets)]
+        if quiet and warned:  # one line, as for the files not indexed
+            _say(f"ncx: {len(warned)} warning(s) of credentials redacted (`ncx sync` lists them)")
+        for line in [] if quiet else warned:
             _say(line)
         if quiet and report.skipped:
             _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")

@@ -275,7 +275,7 @@ def _receiver(node: Node, source: bytes) -> str:
     if recv is None:
         return ""
     names = [c for c in _leaves(recv) if c.type == "type_identifier"]
-    return _text(source, names[-1]) if names else ""
+    return _text(source, names[0]) if names else ""  # `*FlagBase[T, VC]`: the base type
 
 
 def _leaves(node: Node) -> list[Node]:
@@ -300,13 +300,17 @@ def _signature(node: Node, source: bytes) -> str:
         shape = collapse(_head(value, source, value.end_byte))
         if len(shape) > SHAPE_CHARS:
             shape = shape[: SHAPE_CHARS - 1] + "…"
-        return one_line(f"{_head(node, source, value.start_byte).rstrip(' =')} = {shape}")
+        name = _head(node, source, value.start_byte).rstrip().rstrip("=").rstrip()
+        return one_line(f"{name} = {shape}")  # (a union may start on the next line: `=\n  |`)
     body = None
     for f in _BODY_FIELDS:
         if (body := node.child_by_field_name(f)) is not None:
             break
     end = body.start_byte if body is not None else node.end_byte
-    return one_line(_head(node, source, end).rstrip(" {=\n"))
+    head = one_line(_head(node, source, end).rstrip(" {=\n"))
+    if node.type == "type_spec" and not head.startswith("type "):
+        head = f"type {head}"  # Go's `type` keyword is its declaration's, not the spec's
+    return head
 
 
 SHAPE_CHARS = 160  # of a type alias's right-hand side in its signature

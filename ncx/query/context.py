@@ -127,7 +127,7 @@ def build_frame(
         below=tuple(below),
         learnings=tuple(_item(s, h) for h in memories),
         state=tuple(
-            (git_state(root) if git is None else git).lines(lead)
+            (git_state(root) if git is None else git).lines(lead, asked_terms(req))
             + _state_note(root, req.state_file)
         ),
         instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
@@ -135,6 +135,12 @@ def build_frame(
         vague=is_vague(query),
     )
     return assemble(inp, req.budget)
+
+
+def asked_terms(req: FrameRequest) -> frozenset[str]:
+    """The terms of what the task asks (its text and criteria, not a task file's body: an
+    issue's logs share a word with every commit): what Current State's commits are held to."""
+    return frozenset(lexical_terms("\n".join([req.task, *req.criteria])))
 
 
 # A doc section's evidence is its score over the best section's, times its confidence (the
@@ -208,11 +214,18 @@ def code_items(
         return frozenset(lexical_terms(line)) & q_terms
 
     items: list[Item] = []
+    read: dict[str, list[str] | None] = {}  # each file's lines, read once
     lead = hits[0] if hits else None
     for i, (h, why) in enumerate(chosen):
         if i and lead and _quoted_whole(items[0].text, lead) and _inside(h, lead):
             continue  # a method of a class the lead quotes whole: its lines are there
-        lines = _source_lines(root, h.path) if i == 0 else None
+        short = zone.SHORT_WHOLE if i else 0
+        if i == 0 or (short and h.kind != "module"):
+            if h.path not in read:
+                read[h.path] = _source_lines(root, h.path)
+            lines = read[h.path]
+        else:
+            lines = None
         shown = shown_path(h.path)  # a file's name never writes the frame's markdown
         items.append(
             Item(
@@ -230,6 +243,7 @@ def code_items(
                     body_tokens=body_tokens(budget) if i == 0 else 0,
                     brief=i >= BRIEF,
                     task_terms=task_terms,
+                    short=short,
                 ),
                 why=why,
             )

@@ -12,6 +12,7 @@ the repository's history. No dates, so frames stay reproducible (docs/decisions.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from ncx.layout import NCX_DIR
 
 WINDOW = 300  # commits on the first-parent line searched for the ones that touched a file
 SHOWN = 3  # commits a frame shows
+POOL = 10  # ... of the newest this many that touched its files, those worded like the task
 SUBJECT_CHARS = 80
 CHANGED_SHOWN = 15  # work-in-progress files named
 
@@ -42,16 +44,29 @@ class GitState:
     root: str = ""  # the repository and the revision the history is read from ("": none)
     rev: str = "HEAD"
 
-    def touching(self, files: Sequence[str]) -> tuple[Commit, ...]:
-        """The newest SHOWN commits of the last WINDOW that touched any of `files`."""
+    def touching(
+        self, files: Sequence[str], terms: frozenset[str] | None = None
+    ) -> tuple[Commit, ...]:
+        """The newest SHOWN commits of the last WINDOW that touched any of `files`; given
+        the task's `terms` (ncx.query.lexical), only those among the newest POOL whose
+        subject shares one: a commit worded like the task bears on it, "Merge pull request
+        #2256" or a typo fix there does not (a new user's 30 frames: 3 of 90 commit lines
+        worth reading, decisions.md §58)."""
         wanted = tuple(sorted(set(files)))
         if not self.root or not wanted:
             return ()
-        return _touching(self.root, self.rev, wanted)
+        found = _touching(self.root, self.rev, wanted)
+        if terms is None:
+            return found[:SHOWN]
+        from ncx.query.lexical import terms as terms_of
 
-    def lines(self, files: Sequence[str]) -> list[str]:
-        """The Current State lines of a frame that points to `files`."""
-        return state_lines(self.head, self.touching(files), files)
+        asked = terms - _change_words()
+        return tuple(c for c in found if asked & set(terms_of(c.subject)))[:SHOWN]
+
+    def lines(self, files: Sequence[str], terms: frozenset[str] | None = None) -> list[str]:
+        """The Current State lines of a frame that points to `files` (for a task of these
+        `terms`: see `touching`)."""
+        return state_lines(self.head, self.touching(files, terms), files)
 
 
 def state_lines(head: Sequence[str], commits: Sequence[Commit], files: Sequence[str]) -> list[str]:
@@ -131,11 +146,11 @@ def _touching(root: str, rev: str, files: tuple[str, ...]) -> tuple[Commit, ...]
         out = repo.git(
             Path(root),
             "log",
-            f"-{SHOWN}",
+            f"-{max(SHOWN, POOL)}",
             "--first-parent",
             "-m",
             "--no-renames",
-            "--format=%x1e%h%x1f%s",
+            "--format=%x1e%h%x1f%s%x1f%b",
             "--name-only",
             "-z",
             span,
@@ -147,7 +162,40 @@ def _touching(root: str, rev: str, files: tuple[str, ...]) -> tuple[Commit, ...]
     commits = []
     for record in out.split("\x1e")[1:]:  # each: sha US subject NUL LF file NUL file NUL ...
         header, _, names = record.partition("\0")
-        sha, _, subject = header.partition("\x1f")
+        sha, subject, body = [*header.split("\x1f", 2), "", ""][:3]
         touched = frozenset(f for f in names.lstrip("\n").split("\0") if f)
-        commits.append(Commit(sha, " ".join(subject.split()), touched))
+        commits.append(Commit(sha, _said(subject, body), touched))
     return tuple(commits)
+
+
+# Words that say a change is one, not what it changes: "fix" and "add" open most subjects
+# and most tasks, and would make every commit look worded like every task.
+_CHANGE_WORDS = (
+    "fix fixes fixed add adds added update updated remove removed change changed improve "
+    "improved support use make bump release version merge merged feat chore refactor docs "
+    "test tests cleanup minor typo pull request branch"
+)
+
+
+@functools.cache
+def _change_words() -> frozenset[str]:
+    from ncx.query.lexical import terms
+
+    return frozenset(terms(_CHANGE_WORDS))
+
+
+_FORGE_MERGE = re.compile(
+    r"Merge (?:pull request|PR) (#\d+)\b|Merged in \S+ \(pull request (#\d+)\)"
+)
+
+
+def _said(subject: str, body: str) -> str:
+    """What a commit says of its change: its subject; for a forge's merge ("Merge pull
+    request #2256 from user/branch"), the pull request's title, the body's first line,
+    with its number (a first-parent history of merged pull requests is all such subjects)."""
+    subject = " ".join(subject.split())
+    m = _FORGE_MERGE.match(subject)
+    if m is None:
+        return subject
+    title = next((" ".join(ln.split()) for ln in body.splitlines() if ln.strip()), "")
+    return f"{title} ({m.group(1) or m.group(2)})" if title else subject

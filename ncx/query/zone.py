@@ -32,6 +32,9 @@ TIES = 4
 BODY_TOKENS = 1200  # 800 until decisions.md §55
 BODY_SHARE = 0.2  # a lead's quote takes at most this share of a small frame's budget
 BRIEF = 1  # items after the lead quote their docstring's first sentence only
+# ... or, a definition whole within this many tokens, its body (a 3-line method the change
+# touches was a bare signature in 11 of a new user's 30 frames: decisions.md §58)
+SHORT_WHOLE = 200
 BRIEF_CHARS = 160
 _FENCE = {
     "python": "python",
@@ -87,15 +90,22 @@ def item_text(
     body_tokens: int = 0,
     brief: bool = False,
     task_terms: Callable[[str], frozenset[str]] | None = None,
+    short: int = 0,
 ) -> str:
     """A code item as the frame quotes it: the definition's head, fenced, and its docstring
     summary (`brief`: its first sentence); or, given `body_tokens` and the file's lines, the
-    lead's quote (lead_lines) within that many tokens."""
+    lead's quote (lead_lines) within that many tokens; or, given `short` and the lines, the
+    definition whole when it fits in that many tokens."""
     lang = _FENCE.get(language_of(hit.path) or "", "")
     doc = _first_sentence(hit.doc) if brief else hit.doc
     if hit.kind == "module":
         head = f"module {shown_path(hit.path)}"
         return f"{head}: {doc}" if doc else head
+    if short and lines is not None and not body_tokens:
+        whole = lead_lines(hit, lines, short)  # whole, or its head and `...`
+        text = "\n".join(whole)
+        if whole and "```" not in text and not any(ln.strip() == "..." for ln in whole):
+            return f"```{lang}\n{text}\n```"
     if body_tokens and lines is not None:
         body = lead_lines(hit, lines, body_tokens, task_terms)
         if body and "```" not in "\n".join(body):

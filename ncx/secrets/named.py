@@ -227,6 +227,11 @@ def _assignment_hits(text: str, low: str, lines: _Lines) -> Iterator[_Hit]:
             # value is a variable's name (_CODE_REF), not a password.
             value = value.rstrip("}")
             end = m.start(group) + len(value)
+        if group == "bare" and (amp := _QUERY_NEXT.search(value)) is not None:
+            # A URL's query: `authSource=admin&connectTimeoutMS=300000` is two values, and
+            # `&` ends the first (zod's connection-string tests read as one 29-character secret).
+            value = value[: amp.start()]
+            end = m.start(group) + len(value)
         if _looks_like_aws_secret(words, value):
             kind, what = "aws_secret_access_key", "an AWS secret access key"
         elif group == "bare" and (rest := _aws_secret_rest(text, words, value, end)) is not None:
@@ -251,6 +256,9 @@ def _assignment_hits(text: str, low: str, lines: _Lines) -> Iterator[_Hit]:
             "environment variable."
         )
         yield _Hit(kind, m.start(group), end, len(_RULES) + 1, reason)
+
+
+_QUERY_NEXT = re.compile(r"&[A-Za-z_][\w.-]*=")
 
 
 def _env_passphrase(m: re.Match[str], group: str, value: str) -> bool:
