@@ -327,32 +327,3 @@ def test_a_stub_beside_its_module_ranks_after_it(repo: Path) -> None:
     got = _files(repo, "exclude attributes of a type from the filter")
     assert got.index("pkg/filters.py") < got.index("pkg/filters.pyi"), got
     assert "pkg/lone.pyi" in got  # a stub with no module beside it is the code there is
-
-
-def test_text_the_task_quotes_lifts_the_definition_holding_it(repo: Path) -> None:
-    # zod's Georgian locale: "Replaces 'სტრინგი' (transliteration) with 'ველი'" names no
-    # file, but the quoted word is in one definition only
-    write(
-        repo,
-        "pkg/locales/ka.py",
-        "def error():\n    return {'string': 'სტრინგი', 'number': 'რიცხვი'}\n",
-    )
-    for lang in ("de", "fr", "es"):
-        write(
-            repo,
-            f"pkg/locales/{lang}.py",
-            "def error():\n    '''The locale's translation of each string type.'''\n"
-            "    return {'string': 'string', 'number': 'number'}\n",
-        )
-    write(
-        repo,
-        "pkg/strings.py",
-        "def translate_string(string, locale):\n    '''Translate a string for a locale.'''\n"
-        "    return locale.error()['string']\n",
-    )
-    commit_all(repo)
-    task = "Correct the Georgian translation for 'string'\n\nReplaces 'სტრინგი' with 'ველი'."
-    assert read_task(task).quoted == ("string", "სტრინგი", "ველი")
-    hits = search_code(load_code_index(repo), task, files=10)
-    assert [h.path for h in hits if h.why["pointed"] > 0] == ["pkg/locales/ka.py"]
-    assert read_task("it's the user's choice, don't").quoted == ()  # apostrophes quote nothing

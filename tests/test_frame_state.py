@@ -26,14 +26,14 @@ def _history(root: Path) -> None:
         "auth.py",
         'def refresh_token(budget):\n    """Refresh, retrying."""\n    return budget - 1\n',
     )
-    commit_all(root, "auth: spend one retry less")
+    commit_all(root, "auth: spend one retry of the budget less")
     for i in range(4):  # the repository's last commits: elsewhere
         write(root, "ui.py", f"def paint(canvas):\n    return canvas * {i}\n")
         commit_all(root, f"ui: repaint {i}")
     write(
         root, "auth.py", 'def refresh_token(budget):\n    """Refresh, retrying."""\n    return 0\n'
     )
-    commit_all(root, "auth: no retries")
+    commit_all(root, "auth: no retries left in the budget")
 
 
 def test_current_state_names_the_commits_that_touched_the_frames_code(repo: Path) -> None:
@@ -41,12 +41,12 @@ def test_current_state_names_the_commits_that_touched_the_frames_code(repo: Path
     md = ncx("assemble", "--task", TASK).stdout
     state = md[md.index("## Current State") : md.index("## Instructions")]
     assert "recent commits to `auth.py`:" in state
-    assert "auth: spend one retry less" in state
+    assert "auth: spend one retry of the budget less" in state
     assert "ui: repaint" not in state  # history that does not bear on the task stays out
-    assert state.index("no retries") < state.index("spend one retry less")  # newest first
+    assert state.index("no retries") < state.index("spend one retry")  # newest first
     # the same frame at a commit: its own history, nothing later
     at = ncx("assemble", "--task", TASK, "--at", "HEAD~1").stdout
-    assert "auth: spend one retry less" in at and "no retries" not in at
+    assert "auth: spend one retry" in at and "no retries" not in at
 
 
 def test_only_commits_to_the_frames_files_and_only_in_the_window(repo: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -132,7 +132,7 @@ def test_only_commits_worded_like_the_task_are_shown(repo: Path) -> None:
     # #2256 from …", "docs: fix markup" in the file the frame opens)
     write(repo, "auth.py", "x = 0\n")
     commit_all(repo, "auth: refresh the token before its budget runs out")
-    for subject in ("fix typo", "docs: fix markup", "Use the new linter"):
+    for subject in ("fix typo", "docs: fix markup", "Use the ruff linter"):
         write(repo, "auth.py", f"x = {len(subject)}\n")
         commit_all(repo, subject)
     st = git_state(repo)
@@ -140,11 +140,11 @@ def test_only_commits_worded_like_the_task_are_shown(repo: Path) -> None:
     assert [c.subject for c in st.touching(["auth.py"], terms)] == [
         "auth: refresh the token before its budget runs out"
     ]
-    # words that only say a change is one match nothing ("fix the token" is `token`)
-    assert [c.subject for c in st.touching(["auth.py"], frozenset({"fix", "markup"}))] == [
-        "docs: fix markup"
+    # one shared word is not enough, and words that only say a change is one are none
+    assert st.touching(["auth.py"], frozenset({"fix", "markup"})) == ()
+    assert [c.subject for c in st.touching(["auth.py"], frozenset({"ruff", "linter"}))] == [
+        "Use the ruff linter"
     ]
-    assert st.touching(["auth.py"], frozenset({"fix"})) == ()
     assert st.lines(["auth.py"], frozenset({"unrelated"})) == list(st.head)
     assert len(st.touching(["auth.py"])) == 3  # without a task: the newest, as before
 

@@ -617,15 +617,3 @@ def test_a_value_with_a_colon_inside_is_read_as_written(synced: Path) -> None:
     assert "does not parse" not in out.stderr
     hit = ncx("retrieve", "--json", "land the fix before any comment on an advisory").stdout
     assert ".claude/skills/advisory/SKILL.md" in hit.splitlines()[0]
-
-
-def test_quiet_sync_counts_the_credential_warnings(synced: Path) -> None:
-    from secret_corpus import GITHUB_CLASSIC
-
-    write(synced, "docs/token.md", f"# Token\n\nUse `{GITHUB_CLASSIC}` to push.\n")
-    git(synced, "add", "-A")
-    quiet = ncx("sync", "-q").stderr
-    assert "looks like" not in quiet and "1 warning(s) of credentials redacted" in quiet
-    write(synced, "docs/token.md", f"# Token\n\nUse `{GITHUB_CLASSIC}` to push, then pull.\n")
-    loud = ncx("sync").stderr
-    assert "docs/token.md" in loud and "warning(s) of credentials" not in loud

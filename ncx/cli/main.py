@@ -194,8 +194,8 @@ def sync(
         typer.Option(
             "--quiet",
             "-q",
-            help="Print only the summary line, and a count of the files not indexed and of "
-            "the credential warnings.",
+            help="Print only the summary line, errors, each credential found (always "
+            "said), and a count of the files not indexed.",
         ),
     ] = False,
 ) -> None:
@@ -268,10 +268,8 @@ def sync(
         from ncx.code.guard import secret_warnings as code_warnings
         from ncx.tree.sync import secret_warnings
 
-        warned = [*secret_warnings(report), *code_warnings(code_secrets)]
-        if quiet and warned:  # one line, as for the files not indexed
-            _say(f"ncx: {len(warned)} warning(s) of credentials redacted (`ncx sync` lists them)")
-        for line in [] if quiet else warned:
+        # said by every sync, -q too: a credential in the tree is the user's to remove
+        for line in [*secret_warnings(report), *code_warnings(code_secrets)]:
             _say(line)
         if quiet and report.skipped:
             _say(f"ncx: {len(report.skipped)} file(s) not indexed (see `ncx sync --dry-run`)")

@@ -48,9 +48,6 @@ _DUMP_LINE = re.compile(
 # `netCDF4: None` of a report is one or two (their identifiers split into more terms).
 PRINTED_WORDS = 4
 _WORD = re.compile(r"[A-Za-z]{2,}")
-# a quoted span of the task's words: 'x' or "x" (not an apostrophe: the quote opens after a
-# space or a bracket and closes before one, or the line's end, or punctuation)
-_QUOTED = re.compile(r"""(?:(?<=[\s(\[])|^)(['"])([^'"\n]{1,60})\1(?=[\s).,;:!?\]]|$)""", re.M)
 _CODE_LANGS = {"python", "py", "python3", "pycon", "ipython", "js", "ts", "go", "rust", "java"}
 
 
@@ -71,8 +68,6 @@ class TaskText:
     # lines a program printed (a dump's or a traceback's): a message the code writes is
     # found by its words all together in one definition (ncx.code.rank._pointed)
     printed: tuple[str, ...] = ()
-    # text the task quotes in its words ('სტრინგი', "Too early"): found as a message is
-    quoted: tuple[str, ...] = ()
 
 
 def read_task(task: str) -> TaskText:
@@ -110,7 +105,6 @@ def read_task(task: str) -> TaskText:
         frames=frames,
         options=options,
         lines=tuple(dict.fromkeys((m.group(1), int(m.group(2))) for m in links if m.group(2))),
-        quoted=tuple(dict.fromkeys(m.group(2) for m in _QUOTED.finditer(spoken))),
         printed=tuple(
             dict.fromkeys(
                 ln.strip()

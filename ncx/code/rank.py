@@ -62,13 +62,11 @@ LINE_BONUS = 0.3  # a link's line (`#L377`): the definition there, as a tracebac
 # whose words hold all of its words, when few do (a common one points nowhere).
 OPTION_BONUS = 0.3
 OPTION_MAX_UNITS = 8
-# A line the program printed (a message: ncx.code.pointers.PRINTED_WORDS words or more), or
-# text the task quotes in its words, whose terms are all in one definition and in few
-# (MESSAGE_MAX_UNITS): the code that writes it ("Tip: There are .env or .flaskenv files
-# present ..." is flask's load_dotenv; 'სტრინგი' is zod's Georgian locale). A line of common
-# words is held by many and lifts none. 0.3-1.0 the same on every code-* set; 0.3 left
-# zod's locale 10th, 0.6 and 1.0 put it 4th (decisions.md §60).
-MESSAGE_BONUS = 0.6
+# A line the program printed (a message: ncx.code.pointers.PRINTED_WORDS words or more)
+# whose terms are all in one definition and in few (MESSAGE_MAX_UNITS): the code that writes
+# it ("Tip: There are .env or .flaskenv files present ..." is flask's load_dotenv). A line
+# of common words is held by many and lifts none.
+MESSAGE_BONUS = 0.3
 MESSAGE_MAX_UNITS = 3
 # The files whose commit subjects the task's words match (ncx.history.log), their score over
 # the best one's times this, added to the file score: for a long task (an issue) only. Its
@@ -438,7 +436,7 @@ def _pointed(idx: CodeIndex, tt: TaskText) -> dict[int, float]:
             for u in held:
                 lift(u, OPTION_BONUS)
     if MESSAGE_BONUS > 0:
-        for message in (*tt.printed, *tt.quoted):
+        for message in tt.printed:
             held = _holding_all(idx, terms(message))
             if 0 < len(held) <= MESSAGE_MAX_UNITS:
                 for u in held:

@@ -23,7 +23,8 @@ from ncx.layout import NCX_DIR
 
 WINDOW = 300  # commits on the first-parent line searched for the ones that touched a file
 SHOWN = 3  # commits a frame shows
-POOL = 10  # ... of the newest this many that touched its files, those worded like the task
+POOL = 10  # ... of the newest this many that touched its files, those worded like the task:
+SHARED = 2  # sharing this many of its terms (one is the project's name or "flag" as often)
 SUBJECT_CHARS = 80
 CHANGED_SHOWN = 15  # work-in-progress files named
 
@@ -49,9 +50,9 @@ class GitState:
     ) -> tuple[Commit, ...]:
         """The newest SHOWN commits of the last WINDOW that touched any of `files`; given
         the task's `terms` (ncx.query.lexical), only those among the newest POOL whose
-        subject shares one: a commit worded like the task bears on it, "Merge pull request
-        #2256" or a typo fix there does not (a new user's 30 frames: 3 of 90 commit lines
-        worth reading, decisions.md §58)."""
+        subject shares SHARED of them: a commit worded like the task bears on it, "Merge
+        pull request #2256" or a typo fix there does not (a new user's 30 frames: 3 of 90
+        commit lines worth reading, decisions.md §58)."""
         wanted = tuple(sorted(set(files)))
         if not self.root or not wanted:
             return ()
@@ -61,7 +62,7 @@ class GitState:
         from ncx.query.lexical import terms as terms_of
 
         asked = terms - _change_words()
-        return tuple(c for c in found if asked & set(terms_of(c.subject)))[:SHOWN]
+        return tuple(c for c in found if len(asked & set(terms_of(c.subject))) >= SHARED)[:SHOWN]
 
     def lines(self, files: Sequence[str], terms: frozenset[str] | None = None) -> list[str]:
         """The Current State lines of a frame that points to `files` (for a task of these
