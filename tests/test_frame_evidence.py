@@ -186,3 +186,43 @@ def test_a_class_quoted_whole_is_not_followed_by_its_own_methods(repo) -> None: 
     windowed = "```python\nclass TimeDelta:\n    ...\n    z = 3\n```"
     assert not context._quoted_whole(windowed, lead)
     assert not context._quoted_whole("module pkg/fields.py", lead)
+
+
+def test_a_definition_quoted_whole_is_not_followed_by_what_it_holds(repo) -> None:  # type: ignore[no-untyped-def]
+    """After the lead, a short definition is quoted whole (§58): a function nested in it is in
+    that quote and not listed again; two definitions of one name (an if/else) keep two ids."""
+    import json
+
+    from conftest import commit_all, ncx, write
+
+    write(
+        repo,
+        "pkg/filters.py",
+        "import sys\n\n\n"
+        "def include(*what):\n"
+        '    """A filter that includes the attributes named by what."""\n\n'
+        "    def include_(attribute, value):\n"
+        "        return attribute.name in what\n\n"
+        "    return include_\n\n\n"
+        "def exclude(*what):\n"
+        '    """A filter that excludes the attributes named by what."""\n'
+        "    return lambda attribute, value: attribute.name not in what\n\n\n"
+        "if sys.version_info >= (3, 10):\n\n"
+        "    def split_what(what):\n"
+        '        """Split the attributes a filter names by type."""\n'
+        "        return what\n\n"
+        "else:\n\n"
+        "    def split_what(what, legacy=True):\n"
+        '        """Split the attributes a filter names by type, the old way."""\n'
+        "        return what\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    task = "the include filter and the exclude filter drop attributes named by what"
+    frame = json.loads(ncx("assemble", "--task", task, "--json").stdout)
+    code = next(z for z in frame["zones"] if z["name"] == "code")["items"]
+    ids = [it["id"] for it in code]
+    assert len(ids) == len(set(ids)), ids
+    assert "pkg/filters.py:include" in ids and "pkg/filters.py:include.include_" not in ids, ids
+    assert sum(i.startswith("pkg/filters.py:split_what") for i in ids) == 2, ids

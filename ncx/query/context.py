@@ -215,10 +215,10 @@ def code_items(
 
     items: list[Item] = []
     read: dict[str, list[str] | None] = {}  # each file's lines, read once
-    lead = hits[0] if hits else None
+    whole: list[CodeHit] = []  # the definitions quoted whole so far
     for i, (h, why) in enumerate(chosen):
-        if i and lead and _quoted_whole(items[0].text, lead) and _inside(h, lead):
-            continue  # a method of a class the lead quotes whole: its lines are there
+        if any(_inside(h, w) for w in whole):
+            continue  # inside a definition quoted whole above (a method, a nested def)
         short = zone.SHORT_WHOLE if i else 0
         if i == 0 or (short and h.kind != "module"):
             if h.path not in read:
@@ -227,9 +227,12 @@ def code_items(
         else:
             lines = None
         shown = shown_path(h.path)  # a file's name never writes the frame's markdown
+        ident = f"{shown}:{h.qualname}" if h.qualname else shown
+        if any(it.id == ident for it in items):  # one name, two definitions (an if/else)
+            ident = f"{ident}:{h.start}"
         items.append(
             Item(
-                id=f"{shown}:{h.qualname}" if h.qualname else shown,
+                id=ident,
                 kind="code",
                 source_path=shown,
                 start_line=h.start,
@@ -248,6 +251,8 @@ def code_items(
                 why=why,
             )
         )
+        if _quoted_whole(items[-1].text, h):
+            whole.append(h)
     # the lead's evidence on the scale docs are held to (fuse.interleave)
     from ncx.query.fuse import CODE_IN_LIST
 
