@@ -193,9 +193,10 @@ def _history(
     ]
     from ncx.query.context import asked_terms
 
-    shown = state.touching(lead, asked_terms(req))
+    asked = asked_terms(req)
+    shown = state.touching(lead, asked)
     g = set(gold)
-    hist["tok"].append(count_tokens("\n".join(state.lines(lead, asked_terms(req)))))
+    hist["tok"].append(count_tokens("\n".join(state.lines(lead, asked))))
     hist["any"].append(float(len(shown)))
     # (all the files each shown commit touched, as the last five's are counted)
     full = set()

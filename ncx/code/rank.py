@@ -430,17 +430,16 @@ def _pointed(idx: CodeIndex, tt: TaskText) -> dict[int, float]:
         got = files(p)
         if len(got) == 1:
             lift(_unit_at(idx, got[0], line), LINE_BONUS)
-    for o in tt.options:
-        held = _holding_all(idx, terms(o))
-        if 0 < len(held) <= OPTION_MAX_UNITS:
+    # an option or a message: the few definitions holding all its words (a common one is
+    # held by many and points nowhere)
+    for said, most, w in (
+        *((o, OPTION_MAX_UNITS, OPTION_BONUS) for o in tt.options),
+        *((m, MESSAGE_MAX_UNITS, MESSAGE_BONUS) for m in tt.printed),
+    ):
+        held = _holding_all(idx, terms(said))
+        if 0 < len(held) <= most:
             for u in held:
-                lift(u, OPTION_BONUS)
-    if MESSAGE_BONUS > 0:
-        for message in tt.printed:
-            held = _holding_all(idx, terms(message))
-            if 0 < len(held) <= MESSAGE_MAX_UNITS:
-                for u in held:
-                    lift(u, MESSAGE_BONUS)
+                lift(u, w)
     return out
 
 
