@@ -603,6 +603,11 @@ def main() -> None:
     ap.add_argument("--hooks-yaml", type=Path, default=here.parents[1] / ".pre-commit-hooks.yaml")
     ap.add_argument("--timeout", type=float, default=600, help="seconds per measured command")
     ap.add_argument("--json-out", type=Path)
+    ap.add_argument(
+        "--hooks-only",
+        action="store_true",
+        help="measure the floors and the commits only (no check, status or fresh clone)",
+    )
     args = ap.parse_args()
     if not args.ncx:
         sys.exit("pass --ncx PATH")
@@ -656,9 +661,10 @@ def main() -> None:
         "code-only commit, ncx-sync + ncx-check hooks", runs, code_commit(b, root, "ncx"), floor="B"
     )
     doc = doc_commits(b, root, runs, nonce=f"{t0:.0f}")
-    b.measure("ncx check (full)", runs, lambda i: b.run([b.ncx, "check"], root), expect=(0, 1))
-    b.measure("ncx status", runs, lambda i: b.run([b.ncx, "status"], root), floor="A")
-    clone_assemble(b, root, runs)
+    if not args.hooks_only:
+        b.measure("ncx check (full)", runs, lambda i: b.run([b.ncx, "check"], root), expect=(0, 1))
+        b.measure("ncx status", runs, lambda i: b.run([b.ncx, "status"], root), floor="A")
+        clone_assemble(b, root, runs)
 
     floors = {"A": fa.median(), "B": fb.median()}
     header = [

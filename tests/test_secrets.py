@@ -321,3 +321,56 @@ def test_a_url_querys_next_parameter_ends_a_value() -> None:
     # a random value before the `&` is still one
     hits = find_secrets("https://x.io/cb?api_secret=f9K2mQ8xL4vN7pR1tZ6wY3bH&next=1")
     assert [h.kind for h in hits] == ["assigned_secret"]
+
+
+def test_every_match_of_a_rule_holds_one_of_its_kinds_needles() -> None:
+    """A rule's pattern is compiled only once a text holds one of its kind's needles
+    (rules._rule_hits): that is only sound if every match holds one. Every rule, on every
+    text of the corpus (shapes, true and false positives, benign prose)."""
+    import secret_corpus as corpus
+
+    from ncx.secrets.rules import _NEEDLES, _RULES
+
+    texts = [t for t, *_ in corpus.TRUE_POSITIVES] + list(corpus.FALSE_POSITIVES)
+    texts += [t for _, t, *_ in corpus.SHAPES] + list(corpus.BENIGN)
+    matched = set()
+    for rule in _RULES:
+        needles = _NEEDLES.get(rule.kind)
+        if needles is None:
+            continue
+        for text in texts:
+            for m in rule.pattern.get().finditer(text):
+                matched.add(rule.kind)
+                assert any(n in m[0] for n in needles), (rule.kind, m[0])
+    assert len(matched) >= len(_NEEDLES) - 3, sorted(set(_NEEDLES) - matched)
+
+
+def test_a_scan_finds_the_same_whether_the_rules_were_compiled_or_not() -> None:
+    """Each text scanned in a process where no rule was compiled yet, and in one where every
+    rule was: the same findings (which texts compiled what before changes nothing)."""
+    import json
+    import subprocess
+    import sys
+
+    import secret_corpus as corpus
+
+    texts = [t for _, t, *_ in corpus.SHAPES] + [t for t, *_ in corpus.TRUE_POSITIVES]
+    texts += list(corpus.FALSE_POSITIVES) + list(corpus.BENIGN)
+    probe = (
+        "import json, sys; from ncx.secrets import find_secrets; from ncx.secrets.rules import "
+        "_RULES; texts = json.load(sys.stdin); "
+        "[r.pattern.get() for r in _RULES if sys.argv[1] == 'warm']; "
+        "print(json.dumps([[repr(f) for f in find_secrets(t)] for t in texts]))"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", probe, way],
+            input=json.dumps(texts),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for way in ("cold", "warm")
+    ]
+    assert runs[0] == runs[1]
+    assert sum(map(len, json.loads(runs[0]))) >= len(corpus.SHAPES)

@@ -27,9 +27,30 @@ from ncx.secrets.values import (
 # --- Rules with a recognisable shape -------------------------------------------------------
 
 
+class _Lazy:
+    """A rule's pattern, compiled when a text first needs it. The ~150 patterns took 40-50
+    ms to compile at import, in every process that reads a doc (both commit hooks, each
+    frame), and most texts hold none of most rules' needles (`_rule_hits`)."""
+
+    __slots__ = ("_compiled", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._compiled is not None
+
+    def get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+
 class _Rule(NamedTuple):
     kind: str
-    pattern: re.Pattern[str]
+    pattern: _Lazy
     label: str
     shown: int  # characters of the value safe to show
     valid: Callable[[re.Match[str]], bool]
@@ -39,7 +60,7 @@ class _Rule(NamedTuple):
     # Characters that may not come right before the match (a leading look-behind in the
     # written pattern, checked here instead so that the regex engine can jump straight to
     # the literal prefix: a look-behind first makes it try every position).
-    left: re.Pattern[str] | None = None
+    left: _Lazy | None = None
 
 
 _LEADING_LOOKBEHIND = re.compile(r"\(\?<!(\[[^\]]*\])\)")
@@ -47,18 +68,18 @@ _LEADING_LOOKBEHIND = re.compile(r"\(\?<!(\[[^\]]*\])\)")
 
 def _rule(
     kind: str,
-    pattern: re.Pattern[str],
+    pattern: _Lazy,
     label: str,
     shown: int,
     valid: Callable[[re.Match[str]], bool],
     *,
     prefixed: bool = True,
 ) -> _Rule:
-    lead = _LEADING_LOOKBEHIND.match(pattern.pattern)
+    lead = _LEADING_LOOKBEHIND.match(pattern.source)
     if lead is None:
         return _Rule(kind, pattern, label, shown, valid, prefixed)
-    rest = re.compile(pattern.pattern[lead.end() :], pattern.flags)
-    return _Rule(kind, rest, label, shown, valid, prefixed, re.compile(lead[1]))
+    rest = _Lazy(pattern.source[lead.end() :])
+    return _Rule(kind, rest, label, shown, valid, prefixed, _Lazy(lead[1]))
 
 
 def _value(m: re.Match[str]) -> str:
@@ -129,7 +150,7 @@ def _cli_value_ok(pw: str) -> bool:
 _RULES: tuple[_Rule, ...] = (
     _rule(
         "private_key",
-        re.compile(
+        _Lazy(
             _PEM_BEGIN
             # A bare header is prose about keys; a key has a base64 body, on the next line,
             # on the same line (a key squeezed onto one line) or after "\n" in JSON. PEM may
@@ -146,7 +167,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "private_key",
-        re.compile(
+        _Lazy(
             r"PuTTY-User-Key-File-\d:[^\n]*\n(?:[^\n]*\n){0,6}?Private-Lines:[ \t]*\d+"
             r"[ \t]*\r?\n(?P<body>[A-Za-z0-9+/=]{20,})"
         ),
@@ -157,28 +178,28 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "aws_access_key_id",
-        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        _Lazy(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
         "an AWS access key id",
         4,
         _tail(4),
     ),
     _rule(
         "github_token",
-        re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
+        _Lazy(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
         "a GitHub token",
         4,
         lambda m: _random_tail(m[0].split("_", 1)[1] if m[0].startswith("gh") else m[0][11:]),
     ),
     _rule(
         "gitlab_token",
-        re.compile(r"(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt|oas)-[A-Za-z0-9_-]{20,}"),
+        _Lazy(r"(?<![A-Za-z0-9_-])gl(?:pat|dt|rt|ptt|oas)-[A-Za-z0-9_-]{20,}"),
         "a GitLab token",
         6,
         lambda m: _random_tail(m[0].split("-", 1)[1]),
     ),
     _rule(
         "slack_webhook",
-        re.compile(
+        _Lazy(
             r"https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,}/"
             r"B?[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"
         ),
@@ -188,7 +209,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "slack_token",
-        re.compile(r"(?<![A-Za-z0-9])(?:xox[abprse]|xapp)-[A-Za-z0-9-]{10,}"),
+        _Lazy(r"(?<![A-Za-z0-9])(?:xox[abprse]|xapp)-[A-Za-z0-9-]{10,}"),
         "a Slack token",
         5,
         # Real Slack tokens carry long numeric workspace/user ids; "xoxb-your-token" does not.
@@ -196,7 +217,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "discord_webhook",
-        re.compile(
+        _Lazy(
             r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/\d{15,20}/"
             r"[A-Za-z0-9_-]{50,80}"
         ),
@@ -206,35 +227,35 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "stripe_key",
-        re.compile(r"(?<![A-Za-z0-9])[rs]k_live_[A-Za-z0-9]{20,}"),
+        _Lazy(r"(?<![A-Za-z0-9])[rs]k_live_[A-Za-z0-9]{20,}"),
         "a Stripe live key",
         8,
         _tail(8),
     ),
     _rule(
         "google_api_key",
-        re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+        _Lazy(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         "a Google API key",
         4,
         _tail(4),
     ),
     _rule(
         "google_oauth_secret",
-        re.compile(r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
+        _Lazy(r"(?<![A-Za-z0-9_-])GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])"),
         "a Google OAuth client secret",
         7,
         _tail(7),
     ),
     _rule(
         "anthropic_key",
-        re.compile(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9]+-[A-Za-z0-9_-]{20,}"),
+        _Lazy(r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9]+-[A-Za-z0-9_-]{20,}"),
         "an Anthropic API key",
         7,
         _tail(7),
     ),
     _rule(
         "openai_key",
-        re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+        _Lazy(r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
         "an OpenAI-style API key",
         3,
         # Needs a digit: "sk-this-is-not-a-real-key" is prose-shaped, real keys are not.
@@ -244,7 +265,7 @@ _RULES: tuple[_Rule, ...] = (
         "jwt",
         # Each part base64url, as the spec writes it, or with its "=" padding and the
         # standard alphabet's + and /, as some libraries and hand-made tokens have it.
-        re.compile(
+        _Lazy(
             r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_+/-]{8,}={0,2}\.[A-Za-z0-9_+/-]{8,}={0,2}"
             r"\.[A-Za-z0-9_+/-]{8,}={0,2}"
         ),
@@ -254,51 +275,49 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "sendgrid_key",
-        re.compile(
-            r"(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}(?![A-Za-z0-9_-])"
-        ),
+        _Lazy(r"(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}(?![A-Za-z0-9_-])"),
         "a SendGrid API key",
         3,
         lambda m: _random_tail(m[0].rsplit(".", 1)[1]),
     ),
     _rule(
         "npm_token",
-        re.compile(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
+        _Lazy(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])"),
         "an npm access token",
         4,
         _tail_digit(4),
     ),
     _rule(
         "pypi_token",
-        re.compile(r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}"),
+        _Lazy(r"(?<![A-Za-z0-9_-])pypi-AgE[A-Za-z0-9_-]{50,}"),
         "a PyPI API token",
         5,
         _tail(8),
     ),
     _rule(
         "huggingface_token",
-        re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])"),
+        _Lazy(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,40}(?![A-Za-z0-9_])"),
         "a Hugging Face token",
         3,
         lambda m: _random_tail(m[0][3:]) and _classes(m[0][3:]) >= 2,
     ),
     _rule(
         "databricks_token",
-        re.compile(r"(?<![A-Za-z0-9_])dapi[0-9a-f]{32}(?:-\d)?(?![A-Za-z0-9_])"),
+        _Lazy(r"(?<![A-Za-z0-9_])dapi[0-9a-f]{32}(?:-\d)?(?![A-Za-z0-9_])"),
         "a Databricks token",
         4,
         _tail_digit(4),
     ),
     _rule(
         "shopify_token",
-        re.compile(r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])"),
+        _Lazy(r"(?<![A-Za-z0-9_])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9_])"),
         "a Shopify access token",
         6,
         _tail_digit(6),
     ),
     _rule(
         "square_token",
-        re.compile(
+        _Lazy(
             r"(?<![A-Za-z0-9_-])(?:sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}|EAAA[A-Za-z0-9_-]{60})"
             r"(?![A-Za-z0-9_-])"
         ),
@@ -308,56 +327,56 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "mailgun_key",
-        re.compile(r"(?<![A-Za-z0-9_-])key-[0-9a-z]{32}(?![A-Za-z0-9_-])"),
+        _Lazy(r"(?<![A-Za-z0-9_-])key-[0-9a-z]{32}(?![A-Za-z0-9_-])"),
         "a Mailgun API key",
         4,
         _tail_digit(4),
     ),
     _rule(
         "digitalocean_token",
-        re.compile(r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"),
+        _Lazy(r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"),
         "a DigitalOcean token",
         7,
         _tail_digit(7),
     ),
     _rule(
         "atlassian_token",
-        re.compile(r"(?<![A-Za-z0-9_-])AT(?:ATT|CTT)[A-Za-z0-9_=-]{50,}"),
+        _Lazy(r"(?<![A-Za-z0-9_-])AT(?:ATT|CTT)[A-Za-z0-9_=-]{50,}"),
         "an Atlassian API token",
         5,
         _tail(5),
     ),
     _rule(
         "telegram_bot_token",
-        re.compile(r"(?<![0-9A-Za-z])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
+        _Lazy(r"(?<![0-9A-Za-z])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"),
         "a Telegram bot token",
         0,
         lambda m: _random_tail(m[0].split(":", 1)[1]),
     ),
     _rule(
         "twilio_key",
-        re.compile(r"(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9])"),
+        _Lazy(r"(?<![A-Za-z0-9])(?:SK|AC)[0-9a-f]{32}(?![A-Za-z0-9])"),
         "a Twilio key or account id",
         2,
         _twilio,
     ),
     _rule(
         "vault_token",
-        re.compile(r"(?<![A-Za-z0-9_.-])hv[sb]\.[A-Za-z0-9_-]{24,}"),
+        _Lazy(r"(?<![A-Za-z0-9_.-])hv[sb]\.[A-Za-z0-9_-]{24,}"),
         "a HashiCorp Vault token",
         4,
         _tail_digit(4),
     ),
     _rule(
         "age_secret_key",
-        re.compile(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+        _Lazy(r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
         "an age secret key",
         15,
         _tail(15),
     ),
     _rule(
         "private_key",
-        re.compile(
+        _Lazy(
             # A key's base64 body pasted without its header: the DER of an RSA, PKCS#8 or
             # EC private key, or the openssh-key-v1 magic, each fixed by its format.
             r"(?<![A-Za-z0-9+/])(?P<v>(?:MII[A-Za-z0-9+/]{3}(?:IBAAKC|IBADANBgkqhkiG9w0BAQEFAASC)"
@@ -370,28 +389,28 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "webhook_secret",
-        re.compile(r"(?<![A-Za-z0-9_])whsec_[A-Za-z0-9+/=]{24,}"),
+        _Lazy(r"(?<![A-Za-z0-9_])whsec_[A-Za-z0-9+/=]{24,}"),
         "a webhook signing secret",
         6,
         _tail_digit(6),
     ),
     _rule(
         "postman_key",
-        re.compile(r"(?<![A-Za-z0-9_-])PMAK-[0-9a-f]{24}-[0-9a-f]{34}(?![A-Za-z0-9_-])"),
+        _Lazy(r"(?<![A-Za-z0-9_-])PMAK-[0-9a-f]{24}-[0-9a-f]{34}(?![A-Za-z0-9_-])"),
         "a Postman API key",
         5,
         _tail(5),
     ),
     _rule(
         "newrelic_key",
-        re.compile(r"(?<![A-Za-z0-9_-])NR(?:AK|AA|II|JS)-[A-Z0-9]{27}(?![A-Za-z0-9_-])"),
+        _Lazy(r"(?<![A-Za-z0-9_-])NR(?:AK|AA|II|JS)-[A-Z0-9]{27}(?![A-Za-z0-9_-])"),
         "a New Relic key",
         5,
         _tail_digit(5),
     ),
     _rule(
         "linear_key",
-        re.compile(r"(?<![A-Za-z0-9_])lin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
+        _Lazy(r"(?<![A-Za-z0-9_])lin_(?:api|oauth)_[A-Za-z0-9]{32,}"),
         "a Linear API key",
         8,
         lambda m: _random_tail(m[0].rsplit("_", 1)[1]),
@@ -399,7 +418,7 @@ _RULES: tuple[_Rule, ...] = (
     *(
         _rule(
             "notion_token",
-            re.compile(pattern),
+            _Lazy(pattern),
             "a Notion integration token",
             4,
             lambda m: _random_tail(m[0].split("_", 1)[1]) and _has_digit(m[0]),
@@ -411,7 +430,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "doppler_token",
-        re.compile(
+        _Lazy(
             r"(?<![A-Za-z0-9_.])dp\.(?:st|ct|pt|sa|scim|audit)\.(?:[a-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,}"
         ),
         "a Doppler token",
@@ -420,23 +439,21 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "google_oauth_token",
-        re.compile(r"(?<![A-Za-z0-9_.-])ya29\.[A-Za-z0-9_-]{30,}"),
+        _Lazy(r"(?<![A-Za-z0-9_.-])ya29\.[A-Za-z0-9_-]{30,}"),
         "a Google OAuth access token",
         5,
         _tail_digit(5),
     ),
     _rule(
         "mailchimp_key",
-        re.compile(r"(?<![A-Za-z0-9_-])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9_-])"),
+        _Lazy(r"(?<![A-Za-z0-9_-])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9_-])"),
         "a Mailchimp API key",
         0,
         lambda m: _random_tail(m[0][:32]) and re.search("[a-f]", m[0][:32]) is not None,
     ),
     _rule(
         "azure_sas",
-        re.compile(
-            r"[?&]sv=[0-9-]{8,12}&[^\s\"'<>]*?\bsig=(?P<v>[A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})"
-        ),
+        _Lazy(r"[?&]sv=[0-9-]{8,12}&[^\s\"'<>]*?\bsig=(?P<v>[A-Za-z0-9%+/]{30,}(?:%3D|=){0,2})"),
         "an Azure shared access signature",
         0,
         lambda m: _random_tail(m["v"]),
@@ -444,7 +461,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "azure_function_key",
-        re.compile(
+        _Lazy(
             r"(?:\.azurewebsites\.net/[^\s\"'<>?]*\?(?:[^\s\"'<>]*&)?code=|x-functions-key:[ \t]*)"
             r"(?P<v>[A-Za-z0-9_-]{30,}(?:==|%3D%3D)?)"
         ),
@@ -460,7 +477,7 @@ _RULES: tuple[_Rule, ...] = (
     *(
         _rule(
             "cli_password",
-            re.compile(pattern),
+            _Lazy(pattern),
             "a password on a command line",
             0,
             lambda m: _cli_value_ok(m["v"]),
@@ -486,7 +503,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "django_secret_key",
-        re.compile(r"(?<![A-Za-z0-9_])SECRET_KEY[ \t]*=[ \t]*['\"](?P<v>[^'\"\n]{30,})['\"]"),
+        _Lazy(r"(?<![A-Za-z0-9_])SECRET_KEY[ \t]*=[ \t]*['\"](?P<v>[^'\"\n]{30,})['\"]"),
         "a Django SECRET_KEY",
         0,
         lambda m: (
@@ -504,7 +521,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "azure_storage_key",
-        re.compile(
+        _Lazy(
             r"(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*"
             r"(?P<v>[A-Za-z0-9+/]{20,}={0,2})"
         ),
@@ -515,7 +532,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "netrc_password",
-        re.compile(
+        _Lazy(
             r"(?<![\w-])(?:machine[ \t]+(?:localhost|[\w-]+(?:\.[\w-]+)+)|default)\s+"
             r"(?:login[ \t]+\S+\s+)?(?:account[ \t]+\S+\s+)?password[ \t]+(?P<v>\S+)"
         ),
@@ -526,7 +543,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "cli_password",
-        re.compile(
+        _Lazy(
             r"(?<![\w-])(?:-u|--user)(?:[ \t]+|=)[\"']?(?P<user>[^\s:\"'@]{1,64}):"
             r"(?P<v>[^\s\"']{1,128})"
         ),
@@ -541,9 +558,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "basic_auth",
-        re.compile(
-            r"(?<![A-Za-z0-9])[Bb]asic[ \t]+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"
-        ),
+        _Lazy(r"(?<![A-Za-z0-9])[Bb]asic[ \t]+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
         "HTTP Basic credentials",
         0,
         _basic_credentials,
@@ -551,7 +566,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "bearer_token",
-        re.compile(r"[Bb]earer (?P<v>[A-Za-z0-9._~+/-]{20,}=*)"),
+        _Lazy(r"[Bb]earer (?P<v>[A-Za-z0-9._~+/-]{20,}=*)"),
         "a bearer token",
         0,
         lambda m: _looks_random(m["v"], min_len=20),
@@ -670,15 +685,24 @@ _GATED = frozenset({
 
 def _rule_hits(text: str, rules: Iterable[tuple[int, _Rule]]) -> Iterator[_Hit]:
     for rank, rule in rules:
-        if rule.kind in _GATED and not any(n in text for n in _NEEDLES[rule.kind]):
+        # A gated kind's needles are looked for in every text; any other kind's only until
+        # a text holds one, so that a pattern is compiled when it can first match.
+        needles = _NEEDLES.get(rule.kind)
+        if (
+            needles is not None
+            and (rule.kind in _GATED or not rule.pattern.ready)
+            and not any(n in text for n in needles)
+        ):
             continue
         if rule.label == _BARE_KEY and not any(n in text for n in _BARE_KEY_STARTS):
             continue
-        for m in rule.pattern.finditer(text):
+        pattern = rule.pattern.get()
+        left = None if rule.left is None else rule.left.get()
+        for m in pattern.finditer(text):
             start = m.start()
-            if rule.left is not None and start and rule.left.match(text, start - 1):
+            if left is not None and start and left.match(text, start - 1):
                 continue
             if not rule.valid(m):
                 continue
-            group = "v" if "v" in rule.pattern.groupindex else 0
+            group = "v" if "v" in pattern.groupindex else 0
             yield _Hit(rule.kind, m.start(group), m.end(group), rank, _rule_reason(rule, m))

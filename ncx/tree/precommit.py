@@ -98,10 +98,14 @@ def hook_sync(root: Path, cfg: Config, say: Say, out: Say) -> int:
         stop := _tree_gate(root, say, "ncx: no .neocortex/ here; run `ncx init` (hook skipped)")
     ) is not None:
         return stop
+    from ncx.tree import handover
     from ncx.tree.staged import verify
     from ncx.tree.sync import sync
 
-    verdict = verify(root, cfg, None if scope.everything else scope)
+    judged = None if scope.everything else scope
+    verdict = verify(root, cfg, judged)
+    # (before sync writes the working tree: the key holds the manifest as verify read it)
+    handover.leave(root, handover.key(root, cfg, judged), verdict.findings)
     based = {} if scope.everything else _stale_base(root, cfg, scope, verdict)
     if not verdict.findings:
         return 0
@@ -319,11 +323,16 @@ def hook_check(
     if (stop := _tree_gate(root, say, "ncx: no .neocortex/ here; nothing to check")) is not None:
         return stop
     if staged:
-        from ncx.tree.staged import verify
+        from ncx.tree import handover
 
-        findings: Sequence[Finding | object] = verify(
-            root, cfg, None if scope.everything else scope
-        ).findings
+        judged = None if scope.everything else scope
+        # The sync hook of this commit judged this very index a moment ago (handover.py).
+        left = handover.take(root, handover.key(root, cfg, judged))
+        if left is None:
+            from ncx.tree.staged import verify
+
+            left = verify(root, cfg, judged).findings
+        findings: Sequence[Finding | object] = left
         where = "what this commit holds"
     else:
         from ncx.tree.check import check_tree
