@@ -13,6 +13,18 @@ the default budget and at --budget 2500. Scored as code_tasks.py scores a frame:
   R       frame R: share of gold files cited by any item
   R@1     `retrieve --kind code`'s first file is gold (what `first` is held against)
 
+and, where the task is a commit whose mirror is at hand (--history; the commit sets), at the
+level of the lines the commit changed (its `git diff -U0` hunks, parent side: an item whose
+line range meets one is "changed"), closer to what a reader judges worth reading than the
+gold file (a neighbouring definition of the gold file counts for `prec`, not here); for a
+task that names its definitions instead (code-neuralmind-public's `oracle_symbol`), an item
+"meets" when it is one of them or inside one (a method of the class):
+
+  dprec   share of the code items that meet a changed line
+  dfirst  whether the first code item meets one
+  dshare  tokens of items that meet one / the frame's tokens
+  shown   whether some code item's text holds a line the commit edits (the agent sees it)
+
 With --history MIRRORS (the `fetch` tool's folder: MIRRORS/owner+name/repo), each frame's
 Current State is read from the task's upstream parent in its repository's mirror (its history,
 nothing later), and a second table says what that history costs and whether it bears on the
@@ -74,20 +86,116 @@ def trees(work: Path, name: str, limit: int = 0) -> list[tuple[dict[str, Any], P
     return out
 
 
-def score(frame: Any, gold: list[str]) -> dict[str, float]:
-    items = [(it["source_path"], it["tokens"]) for z in frame["zones"] for it in z["items"]]
-    code = [p for p, _ in items if os.path.splitext(p)[1].lower() in CODE_SUFFIXES]
+Changed = dict[str, list[Any]]  # gold file -> changed (first, last) lines, or named qualnames
+
+
+def score(frame: Any, gold: list[str], changed: Changed | None = None) -> dict[str, float]:
+    items = [it for z in frame["zones"] for it in z["items"]]
+    code = [it for it in items if os.path.splitext(it["source_path"])[1].lower() in CODE_SUFFIXES]
     g = set(gold)
     tok = frame["tokens"]
     m = {
         "tok": float(tok),
-        "gold": sum(t for p, t in items if p in g) / tok if tok else 0.0,
-        "R": len({p for p, _ in items} & g) / len(g),
+        "gold": sum(it["tokens"] for it in items if it["source_path"] in g) / tok if tok else 0.0,
+        "R": len({it["source_path"] for it in items} & g) / len(g),
     }
     if code:
-        m["first"] = float(code[0] in g)
-        m["prec"] = sum(p in g for p in code) / len(code)
+        m["first"] = float(code[0]["source_path"] in g)
+        m["prec"] = sum(it["source_path"] in g for it in code) / len(code)
+    if changed is not None:
+        met = [_meets(it, changed) for it in code]
+        m["dshare"] = sum(it["tokens"] for it in code if _meets(it, changed)) / tok if tok else 0.0
+        if code:
+            m["dfirst"] = float(met[0])
+            m["dprec"] = sum(met) / len(met)
+        m["shown"] = float(any(_shows(it, changed) for it in code))
     return m
+
+
+def _shows(item: dict[str, Any], changed: Changed) -> bool:
+    """The item's text holds a line the change edits (a removed line, or one of the two an
+    insertion goes between), of at least 8 characters stripped: the agent sees where the
+    change is. A task that names definitions (no lines): as _meets."""
+    marks = changed.get(item["source_path"])
+    if not marks:
+        return False
+    if any(isinstance(m, str) for m in marks):
+        return _meets(item, changed)
+    shown = {ln.strip() for ln in item.get("text", "").split("\n")}
+    return any(len(t.strip()) >= 8 and t.strip() in shown for m in marks for t in m[2])
+
+
+def _meets(item: dict[str, Any], changed: Changed) -> bool:
+    """The item's line range meets a changed hunk of its file, or it is (or is inside) a
+    definition the task names. A module item (a file's name and doc, its range the whole
+    file) never does: it does not show the changed lines."""
+    marks = changed.get(item["source_path"])
+    qual = item.get("section") or ""
+    if not marks or not qual:
+        return False
+    a, b = item.get("start_line"), item.get("end_line")
+    for m in marks:
+        if isinstance(m, str):
+            if qual == m or qual.startswith(m + "."):
+                return True
+        elif a is not None and b is not None and a <= m[1] and m[0] <= b:
+            return True
+    return False
+
+
+def _blob_lines(mirror: Path, rev: str, path: str) -> list[str]:
+    got = subprocess.run(
+        ["git", "-C", str(mirror), "show", f"{rev}:{path}"],
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
+    return got.stdout.split("\n") if got.returncode == 0 else []
+
+
+def changed_lines(mirror: Path, task: dict[str, Any]) -> Changed | None:
+    """The parent-side line ranges the task's commit changed, per gold file, or the
+    definitions a task names (`oracle_symbol`); None: neither (a real issue's fix is not a
+    commit of its mirror), or the mirror lacks the commit. Each hunk is (first, last, the
+    parent's lines it removes); a pure insertion after line n is (n, n + 1, lines n and
+    n + 1)."""
+    import re
+
+    oracle = task["meta"].get("oracle_symbol")
+    if oracle:  # "class Session", "Session.get_adapter + HTTPAdapter.send"
+        names = [part.split()[-1] for part in oracle.split("+") if part.strip()]
+        return {g: list(names) for g in task["gold"]}
+    commit, parent = task["meta"].get("commit"), task["meta"].get("upstream_parent")
+    if not commit or not parent or not mirror.is_dir():
+        return None
+    scope = task.get("scope")
+    paths = [f"{scope}/{g}" if scope else g for g in task["gold"]]
+    got = subprocess.run(
+        ["git", "-C", str(mirror), "diff", "-U0", "--no-color", parent, commit, "--", *paths],
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
+    if got.returncode != 0:
+        return None
+    out: Changed = {}
+    path = None
+    for line in got.stdout.splitlines():
+        if line.startswith("--- "):
+            path = line[6:] if line.startswith("--- a/") else None
+            if path and scope:
+                path = path.removeprefix(scope + "/")
+        elif path and (h := re.match(r"@@ -(\d+)(?:,(\d+))? ", line)):
+            start, n = int(h.group(1)), int(h.group(2) or 1)
+            if n:
+                out.setdefault(path, []).append((start, start + n - 1, []))
+            else:  # an insertion after line `start`: the lines it goes between
+                old = _blob_lines(mirror, parent, f"{scope}/{path}" if scope else path)
+                around = [old[i - 1] for i in (start, start + 1) if 0 < i <= len(old)]
+                out.setdefault(path, []).append((start, start + 1, around))
+        elif path and line.startswith("-") and out.get(path):
+            out[path][-1][2].append(line[1:])
+    return out
 
 
 def main() -> None:
@@ -111,9 +219,12 @@ def main() -> None:
 
     budgets = [int(b) for b in a.budgets.split(",")]
     cfg = load_config()
-    keys = ("tok", "gold", "prec", "first", "R")
-    print("| set | budget | n | tok | gold share | code prec | first code | frame R | R@1 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    keys = ("tok", "gold", "prec", "first", "R", "dprec", "dfirst", "dshare", "shown")
+    print(
+        "| set | budget | n | tok | gold share | code prec | first code | frame R | R@1 |"
+        " changed: prec | first | share | shown |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows: list[dict[str, Any]] = []
     hist_rows: list[tuple[str, dict[str, list[float]]]] = []
     for name in a.sets.split(","):
@@ -129,9 +240,11 @@ def main() -> None:
                 open_at.clear()  # one tree's caches in memory at a time
                 open_at[tree] = (Searcher.open(tree, cfg), CodeSearcher(tree), git_state(tree))
             s, code, state = open_at[tree]
+            changed = None
             if a.history:
                 mirror = a.history / t["repo"].replace("/", "+") / "repo"
                 state = git_state(mirror, t["meta"]["upstream_parent"])
+                changed = changed_lines(mirror, t)
             task, crit = from_text(t["task"])
             files = list(dict.fromkeys(h.path for h in code.search(t["task"])))
             r1.append(float(bool(files) and files[0] in t["gold"]))
@@ -139,7 +252,7 @@ def main() -> None:
                 extra = {"body": body_of(t["task"])} if TASK_BODY else {}
                 req = FrameRequest(task=task, criteria=crit, budget=b, **extra)
                 f = build_frame(tree, cfg, req, s, git=state)
-                m = score(f.as_json(), t["gold"])
+                m = score(f.as_json(), t["gold"], changed)
                 if a.history and b == budgets[0]:
                     _history(hist, state, f, t["gold"], req)
                 for k, v in m.items():
@@ -156,7 +269,8 @@ def main() -> None:
             print(
                 f"| {name} | {b} | {len(v['tok'])} | {sum(v['tok']) / len(v['tok']):,.0f} | "
                 f"{mean('gold')} | {mean('prec')} | {mean('first')} | {mean('R')} | "
-                f"{sum(r1) / len(r1):.3f} |",
+                f"{sum(r1) / len(r1):.3f} | {mean('dprec')} | {mean('dfirst')} | "
+                f"{mean('dshare')} | {mean('shown')} |",
                 flush=True,
             )
         if a.history:

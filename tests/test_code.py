@@ -458,3 +458,62 @@ def test_a_source_file_replaced_by_a_fifo_is_never_waited_on(repo: Path) -> None
     os.mkfifo(repo / "pkg/adapters.py")  # tracked, and now a FIFO no one writes to
     out = ncx("retrieve", "--kind", "code", "--json", "send a prepared request").stdout
     assert "pkg/adapters.py" not in out and "pkg/sessions.py" in out
+
+
+RETRY = '''def retry_count(response):
+    """The retry count of a response."""
+    return response.retries
+
+
+def send_with_retry(session, request, attempts):
+    """Send a request, retrying failed connects."""
+    last = None
+    for attempt in range(attempts):
+        try:
+            response = session.send(request)
+        except ConnectionError as e:
+            last = e
+            continue
+        if response.status < 500:
+            return response
+        wait = min(60, 2 ** attempt)
+        session.sleep(wait)
+    raise last or RuntimeError("no attempt made")
+
+
+def other(x):
+    return x
+'''
+
+
+def test_within_a_file_a_longer_definition_leads_on_close_scores(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LENGTH_PRIOR (decisions.md §63): among one file's matches, a change is more often in
+    the long definition than BM25's length normalisation says; the files' order stays."""
+    from ncx.code import rank
+    from ncx.code.search import CodeSearcher
+
+    write(repo, "net/retry.py", RETRY)
+    write(repo, "net/util.py", "def count(items):\n    return len(items)\n")
+    write(
+        repo,
+        "net/log.py",
+        'def log_failed(event):\n    """Log a failed event."""\n    print(event)\n',
+    )
+    commit_all(repo)
+    task = "retry failed responses"
+
+    def ranked(prior: float) -> list[tuple[str, str]]:
+        monkeypatch.setattr(rank, "LENGTH_PRIOR", prior)
+        return [(h.path, h.qualname) for h in CodeSearcher(repo).search(task, per_file=3)]
+
+    kept = rank.LENGTH_PRIOR
+    assert kept > 0
+    flat, prior = ranked(0.0), ranked(kept)
+    assert flat[0] == ("net/retry.py", "retry_count")
+    # the same files in the same order, and the same definitions in each
+    assert list(dict.fromkeys(p for p, _ in flat)) == list(dict.fromkeys(p for p, _ in prior))
+    assert sorted(flat) == sorted(prior)
+    assert prior[0] == ("net/retry.py", "send_with_retry")
+    assert [p for p, _ in prior][-1] == "net/log.py"

@@ -3,6 +3,8 @@ earns a place, and the evidence floor docs are held to on a code task."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from ncx.code.rank import CodeHit
 from ncx.query import context, zone
 from ncx.query.assembler import Item
@@ -59,6 +61,43 @@ def test_a_short_lead_is_quoted_whole_with_the_doc_comment_above_it() -> None:
     hit = _hit("gate/timeout.go", "Timeout", 5, 7, 1.0)
     out = zone.lead_lines(hit, src, 400, None)
     assert out == src[2:]  # the doc comment, then the body whole
+
+
+def test_a_listed_definition_shows_the_body_line_that_holds_the_tasks_terms() -> None:
+    """TELLING_LINES (decisions.md §64): a definition after the lead is its signature and the
+    one line of its body that holds the most of the task's terms (two or more), in place,
+    with `...` for the rest; its docstring is not that line, and a body with no such line
+    is the signature alone."""
+    src = [
+        "class HTTPAdapter:",
+        "    @retry",
+        "    def send(self, request, stream=False, timeout=None):",
+        '        """Send a request: add headers, then pool."""',
+        "        conn = self.get_connection(request.url)",
+        "        self.add_headers(request)",
+        "        return conn.urlopen(request)",
+        "    def close(self):",
+        "        self.poolmanager.clear()",
+    ]
+    send = _hit("requests/adapters.py", "HTTPAdapter.send", 2, 7, 1.0)
+    send = dataclasses.replace(
+        send, signature="def send(self, request, stream=False, timeout=None)"
+    )
+    text = zone.item_text(
+        send, src, brief=True, task_terms=_task_terms("pass kwargs from send to add_headers")
+    )
+    assert text.split("\n")[:5] == [
+        "```python",
+        "def send(self, request, stream=False, timeout=None)",
+        "    ...",
+        "    self.add_headers(request)",
+        "    ...",
+    ]
+    close = _hit("requests/adapters.py", "HTTPAdapter.close", 8, 9, 1.0)
+    text = zone.item_text(
+        close, src, brief=True, task_terms=_task_terms("pass kwargs to add_headers")
+    )
+    assert text == "```python\ndef HTTPAdapter.close()\n```"
 
 
 def test_a_further_file_needs_evidence_close_to_the_leads_and_more_than_one_word() -> None:
@@ -186,6 +225,32 @@ def test_a_class_quoted_whole_is_not_followed_by_its_own_methods(repo) -> None: 
     windowed = "```python\nclass TimeDelta:\n    ...\n    z = 3\n```"
     assert not context._quoted_whole(windowed, lead)
     assert not context._quoted_whole("module pkg/fields.py", lead)
+
+
+def test_a_method_whose_head_the_lead_window_shows_is_not_listed_again(repo) -> None:  # type: ignore[no-untyped-def]
+    """A class lead quoted by a window of its lines: a method whose `def` line (past its
+    decorators: `@property` stands above many) is in the window is not listed after it (a
+    new user's zod frame quoted `ZodObject` with `strip` inside, then listed `strip`)."""
+    from conftest import commit_all, write
+
+    write(
+        repo,
+        "pkg/obj.py",
+        "class Obj:\n"
+        "    @property\n"
+        "    def strip(self):\n"
+        "        return 1\n\n"
+        "    @property\n"
+        "    def passthrough(self):\n"
+        "        return 2\n",
+    )
+    commit_all(repo)
+    window = "```python\nclass Obj:\n    @property\n    def strip(self):\n    ...\n```"
+    quoted = {ln.strip() for ln in window.split("\n") if ln.strip()}
+    strip = _hit("pkg/obj.py", "Obj.strip", 2, 4, 1.0)
+    passthrough = _hit("pkg/obj.py", "Obj.passthrough", 6, 8, 1.0)
+    assert context._head_quoted(repo, strip, {}, quoted)
+    assert not context._head_quoted(repo, passthrough, {}, quoted)  # its `@property` is, not it
 
 
 def test_a_definition_quoted_whole_is_not_followed_by_what_it_holds(repo) -> None:  # type: ignore[no-untyped-def]

@@ -216,9 +216,12 @@ def code_items(
     items: list[Item] = []
     read: dict[str, list[str] | None] = {}  # each file's lines, read once
     whole: list[CodeHit] = []  # the definitions quoted whole so far
+    quoted: set[str] = set()  # the lead's quoted lines, stripped
     for i, (h, why) in enumerate(chosen):
         if any(_inside(h, w) for w in whole):
             continue  # inside a definition quoted whole above (a method, a nested def)
+        if items and _inside(h, chosen[0][0]) and _head_quoted(root, h, read, quoted):
+            continue  # its head is in the lead's quote already (a method of a class lead)
         short = zone.SHORT_WHOLE if i else 0
         if i == 0 or (short and h.kind != "module"):
             if h.path not in read:
@@ -253,6 +256,8 @@ def code_items(
         )
         if _quoted_whole(items[-1].text, h):
             whole.append(h)
+        elif i == 0:
+            quoted = {ln.strip() for ln in items[-1].text.split("\n") if ln.strip()}
     # the lead's evidence on the scale docs are held to (fuse.interleave)
     from ncx.query.fuse import CODE_IN_LIST
 
@@ -269,6 +274,23 @@ def _quoted_whole(text: str, lead: CodeHit) -> bool:
         and len(lines) - 2 >= lead.end - lead.start + 1
         and not any(ln.strip() == "..." for ln in lines)
     )
+
+
+def _head_quoted(
+    root: Path, h: CodeHit, read: dict[str, list[str] | None], quoted: set[str]
+) -> bool:
+    """Whether the line that opens h (past its decorators and attributes: `@property`
+    stands above many) is among the lead's quoted lines: the lead's window shows it."""
+    if h.path not in read:
+        read[h.path] = _source_lines(root, h.path)
+    lines = read[h.path] or []
+    k = h.start - 1
+    while 0 <= k < min(h.end, len(lines)) - 1 and lines[k].lstrip().startswith(("@", "#[")):
+        k += 1
+    if not 0 <= k < len(lines):
+        return False
+    head = lines[k].strip()
+    return len(head) >= 8 and head in quoted
 
 
 def _inside(h: CodeHit, lead: CodeHit) -> bool:

@@ -110,8 +110,77 @@ def item_text(
         body = lead_lines(hit, lines, body_tokens, task_terms)
         if body and "```" not in "\n".join(body):
             return f"```{lang}\n" + "\n".join(body) + "\n```"
-    text = f"```{lang}\n{hit.signature}\n```"
+    telling = telling_lines(hit, lines, task_terms) if lines is not None and task_terms else []
+    if telling and "```" not in "\n".join(telling):
+        text = "```" + lang + "\n" + "\n".join([hit.signature, *telling]) + "\n```"
+    else:
+        text = f"```{lang}\n{hit.signature}\n```"
     return f"{text}\n{doc}" if doc else text
+
+
+# A definition listed by its signature also shows up to TELLING_LINES of its body's lines
+# that hold TELLING_TERMS or more of the task's terms (the call the task names, the value it
+# changes): the line a change edits is often one such line of a definition after the lead
+# (decisions.md §64). 0: signatures only.
+TELLING_LINES = 1
+TELLING_TERMS = 2
+
+
+def telling_lines(
+    hit: CodeHit, lines: Sequence[str], task_terms: Callable[[str], frozenset[str]]
+) -> list[str]:
+    """The lines of hit's body (below its signature) that hold the most of the task's terms,
+    at least TELLING_TERMS, up to TELLING_LINES of them in file order, indented as in the file
+    relative to the definition, with `...` for the lines left out; [] when none holds
+    enough. Redacted as every quote is (ncx.code.guard)."""
+    if TELLING_LINES <= 0 or hit.end <= hit.start:
+        return []
+    from ncx.code.guard import redact_body
+
+    first = hit.start - 1
+    while first < hit.end - 1 and not lines[first].rstrip().endswith((":", "{")):
+        first += 1  # past the decorators and the head, to the body
+    end = min(hit.end, len(lines))
+    first = _past_docstring(lines, first + 1, end) - 1
+    body = range(first + 1, end)
+    scored = [(len(task_terms(lines[k])), k) for k in body if lines[k].strip()]
+    best = sorted((c for c in scored if c[0] >= TELLING_TERMS), key=lambda c: (-c[0], c[1]))
+    chosen = sorted(k for _, k in best[:TELLING_LINES])
+    if not chosen:
+        return []
+    base = lines[hit.start - 1]
+    indent = len(base) - len(base.lstrip())
+    out: list[str] = []
+    at = first
+    for k in chosen:
+        ln = redact_body(lines[k])
+        if k > at + 1:
+            out.append(" " * (len(ln) - len(ln.lstrip()) - indent) + "...")
+        out.append(ln[indent:] if not ln[:indent].strip() else ln.strip())
+        at = k
+    if at < hit.end - 1:
+        out.append(" " * max(0, len(out[-1]) - len(out[-1].lstrip())) + "...")
+    return out
+
+
+_QUOTES = ('"""', "'''")
+
+
+def _past_docstring(lines: Sequence[str], k: int, end: int) -> int:
+    """The first line at or after k that is not in a Python docstring opening there (shown
+    as the item's doc already)."""
+    if k >= end:
+        return k
+    head = lines[k].lstrip().lstrip("rRbBuU")
+    quote = next((q for q in _QUOTES if head.startswith(q)), None)
+    if quote is None:
+        return k
+    if head.count(quote) >= 2:
+        return k + 1  # one line
+    k += 1
+    while k < end and quote not in lines[k]:
+        k += 1
+    return k + 1
 
 
 def body_tokens(budget: int) -> int:
