@@ -100,6 +100,19 @@ def test_a_listed_definition_shows_the_body_line_that_holds_the_tasks_terms() ->
     assert text == "```python\ndef HTTPAdapter.close()\n```"
 
 
+def test_a_long_class_does_not_lead_its_best_method_does() -> None:
+    """CLASS_LEAD_LINES (decisions.md §65): a class too long to read leads by its best
+    method among the hits, and follows it; a short class, or one with no method among the
+    hits, leads as ranked."""
+    big = dataclasses.replace(_hit("z/types.ts", "ZodObject", 10, 480, 1.0, 5.0), kind="class")
+    method = _hit("z/types.ts", "ZodObject.strip", 300, 306, 1.0, 2.0)
+    other = _hit("z/types.ts", "mergeValues", 600, 640, 1.0, 3.0)
+    assert zone.pick([big, other, method])[:3] == [method, big, other]
+    small = dataclasses.replace(big, end=10 + zone.CLASS_LEAD_LINES - 2)  # one line short
+    assert zone.pick([small, other, method])[0] == small
+    assert zone.pick([big, other])[0] == big
+
+
 def test_a_further_file_needs_evidence_close_to_the_leads_and_more_than_one_word() -> None:
     lead = _hit("a.py", "lead", 1, 5, 1.0)
     tie = _hit("a.py", "tie", 7, 9, 1.0, score=0.5)

@@ -60,6 +60,7 @@ def picked(
     """`pick`'s hits, each with why it is in (what `--explain` says)."""
     if not hits:
         return []
+    hits = _method_first(hits)
     lead = hits[0]
     top = lead.file_score or 1.0
     ties = [h for h in hits[1:] if h.path == lead.path and h.score > 0][:TIES]
@@ -81,6 +82,31 @@ def picked(
         terms = f", {held} of the task's terms" if held is not None else ""
         out.append((h, f"a further file: {h.file_score / top:.0%} of the lead file's score{terms}"))
     return out
+
+
+# A class of CLASS_LEAD_LINES lines or more does not lead: its best method among the hits
+# does, and the class follows it. Quoted as a lead, such a class is its head and a window of
+# a few of its hundreds of lines (a 472-line class led a new user's zod frames with 135 lines
+# quoted); its method is what an agent opens (decisions.md §65; 0: off).
+CLASS_LEAD_LINES = 200
+
+
+def _method_first(hits: Sequence[CodeHit]) -> Sequence[CodeHit]:
+    """The hits with a long class lead's best method among them moved to the front."""
+    lead = hits[0]
+    if not CLASS_LEAD_LINES or lead.kind != "class" or lead.end - lead.start + 1 < CLASS_LEAD_LINES:
+        return hits
+    inner = next(
+        (
+            i
+            for i, h in enumerate(hits[1:], start=1)
+            if h.path == lead.path and h.score > 0 and lead.start <= h.start and h.end <= lead.end
+        ),
+        None,
+    )
+    if inner is None:
+        return hits
+    return [hits[inner], lead, *hits[1:inner], *hits[inner + 1 :]]
 
 
 def item_text(
