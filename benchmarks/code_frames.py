@@ -104,7 +104,9 @@ def score(frame: Any, gold: list[str], changed: Changed | None = None) -> dict[s
         m["prec"] = sum(it["source_path"] in g for it in code) / len(code)
     if changed is not None:
         met = [_meets(it, changed) for it in code]
-        m["dshare"] = sum(it["tokens"] for it in code if _meets(it, changed)) / tok if tok else 0.0
+        m["dshare"] = (
+            sum(it["tokens"] for it, ok in zip(code, met, strict=True) if ok) / tok if tok else 0.0
+        )
         if code:
             m["dfirst"] = float(met[0])
             m["dprec"] = sum(met) / len(met)

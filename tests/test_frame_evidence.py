@@ -98,6 +98,9 @@ def test_a_listed_definition_shows_the_body_line_that_holds_the_tasks_terms() ->
         close, src, brief=True, task_terms=_task_terms("pass kwargs to add_headers")
     )
     assert text == "```python\ndef HTTPAdapter.close()\n```"
+    # the file now ends before the indexed definition did (edited since): no line, no error
+    gone = _hit("requests/adapters.py", "HTTPAdapter.retry", 20, 30, 1.0)
+    assert zone.telling_lines(gone, src, _task_terms("retry add_headers")) == []
 
 
 def test_a_long_class_does_not_lead_its_best_method_does() -> None:

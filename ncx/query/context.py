@@ -218,9 +218,9 @@ def code_items(
     whole: list[CodeHit] = []  # the definitions quoted whole so far
     quoted: set[str] = set()  # the lead's quoted lines, stripped
     for i, (h, why) in enumerate(chosen):
-        if any(_inside(h, w) for w in whole):
+        if any(zone.inside(h, w) for w in whole):
             continue  # inside a definition quoted whole above (a method, a nested def)
-        if items and _inside(h, chosen[0][0]) and _head_quoted(root, h, read, quoted):
+        if items and zone.inside(h, chosen[0][0]) and _head_quoted(root, h, read, quoted):
             continue  # its head is in the lead's quote already (a method of a class lead)
         short = zone.SHORT_WHOLE if i else 0
         if i == 0 or (short and h.kind != "module"):
@@ -291,10 +291,6 @@ def _head_quoted(
         return False
     head = lines[k].strip()
     return len(head) >= 8 and head in quoted
-
-
-def _inside(h: CodeHit, lead: CodeHit) -> bool:
-    return h.path == lead.path and lead.start <= h.start and h.end <= lead.end
 
 
 def _source_lines(root: Path, rel: str) -> list[str] | None:

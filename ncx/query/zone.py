@@ -97,16 +97,16 @@ def _method_first(hits: Sequence[CodeHit]) -> Sequence[CodeHit]:
     if not CLASS_LEAD_LINES or lead.kind != "class" or lead.end - lead.start + 1 < CLASS_LEAD_LINES:
         return hits
     inner = next(
-        (
-            i
-            for i, h in enumerate(hits[1:], start=1)
-            if h.path == lead.path and h.score > 0 and lead.start <= h.start and h.end <= lead.end
-        ),
-        None,
+        (i for i, h in enumerate(hits[1:], start=1) if h.score > 0 and inside(h, lead)), None
     )
     if inner is None:
         return hits
     return [hits[inner], lead, *hits[1:inner], *hits[inner + 1 :]]
+
+
+def inside(h: CodeHit, outer: CodeHit) -> bool:
+    """h lies within outer's lines in outer's file (a method of a class, a nested def)."""
+    return h.path == outer.path and outer.start <= h.start and h.end <= outer.end
 
 
 def item_text(
@@ -163,16 +163,16 @@ def telling_lines(
         return []
     from ncx.code.guard import redact_body
 
-    first = hit.start - 1
-    while first < hit.end - 1 and not lines[first].rstrip().endswith((":", "{")):
-        first += 1  # past the decorators and the head, to the body
     end = min(hit.end, len(lines))
+    first = hit.start - 1
+    while first < end - 1 and not lines[first].rstrip().endswith((":", "{")):
+        first += 1  # past the decorators and the head, to the body
     first = _past_docstring(lines, first + 1, end) - 1
     body = range(first + 1, end)
     scored = [(len(task_terms(lines[k])), k) for k in body if lines[k].strip()]
     best = sorted((c for c in scored if c[0] >= TELLING_TERMS), key=lambda c: (-c[0], c[1]))
     chosen = sorted(k for _, k in best[:TELLING_LINES])
-    if not chosen:
+    if not chosen:  # (also when the file now ends before the definition did)
         return []
     base = lines[hit.start - 1]
     indent = len(base) - len(base.lstrip())
