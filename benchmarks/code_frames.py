@@ -99,6 +99,14 @@ def score(frame: Any, gold: list[str], changed: Changed | None = None) -> dict[s
         "gold": sum(it["tokens"] for it in items if it["source_path"] in g) / tok if tok else 0.0,
         "R": len({it["source_path"] for it in items} & g) / len(g),
     }
+    # where the docs' tokens go: their share of the frame, and whether a gold file is cited
+    # by the docs zones alone (what a rule on docs could cost frame R)
+    docs = [
+        it for z in frame["zones"] if z["name"] in ("relevant", "background") for it in z["items"]
+    ]
+    m["docs"] = sum(it["tokens"] for it in docs) / tok if tok else 0.0
+    cited_code = {it["source_path"] for it in code}
+    m["docsR"] = float(bool({it["source_path"] for it in docs} & g - cited_code))
     if code:
         m["first"] = float(code[0]["source_path"] in g)
         m["prec"] = sum(it["source_path"] in g for it in code) / len(code)
@@ -243,8 +251,8 @@ def main() -> None:
                 open_at[tree] = (Searcher.open(tree, cfg), CodeSearcher(tree), git_state(tree))
             s, code, state = open_at[tree]
             changed = None
-            if a.history:
-                mirror = a.history / t["repo"].replace("/", "+") / "repo"
+            mirror = a.history / t["repo"].replace("/", "+") / "repo" if a.history else None
+            if mirror is not None and mirror.is_dir():  # (code-neuralmind-public has none)
                 state = git_state(mirror, t["meta"]["upstream_parent"])
                 changed = changed_lines(mirror, t)
             task, crit = from_text(t["task"])
@@ -255,10 +263,10 @@ def main() -> None:
                 req = FrameRequest(task=task, criteria=crit, budget=b, **extra)
                 f = build_frame(tree, cfg, req, s, git=state)
                 m = score(f.as_json(), t["gold"], changed)
-                if a.history and b == budgets[0]:
+                if mirror is not None and mirror.is_dir() and b == budgets[0]:
                     _history(hist, state, f, t["gold"], req)
                 for k, v in m.items():
-                    agg[b][k].append(v)
+                    agg[b].setdefault(k, []).append(v)
                 rows.append({"set": name, "id": t["id"], "budget": b, **m})
                 if t["id"] == a.show:
                     print(f.markdown)
@@ -272,7 +280,8 @@ def main() -> None:
                 f"| {name} | {b} | {len(v['tok'])} | {sum(v['tok']) / len(v['tok']):,.0f} | "
                 f"{mean('gold')} | {mean('prec')} | {mean('first')} | {mean('R')} | "
                 f"{sum(r1) / len(r1):.3f} | {mean('dprec')} | {mean('dfirst')} | "
-                f"{mean('dshare')} | {mean('shown')} |",
+                f"{mean('dshare')} | {mean('shown')} | docs {mean('docs')}, R by docs only "
+                f"{mean('docsR')} |",
                 flush=True,
             )
         if a.history:

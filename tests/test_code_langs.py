@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import commit_all, first_sync, ncx, write
 
 from ncx.code.model import Symbol
-from ncx.code.rank import task_words
+from ncx.code.rank import in_scope, task_scope, task_words
 from ncx.code.read import read_code
 
 RUST_SEARCHER = b"""//! Line buffers for the searcher.
@@ -292,6 +292,42 @@ def test_a_tasks_change_kind_is_not_taken_for_identifiers(repo: Path) -> None:
     assert task_words("fixed_strings drops the last") == "fixed_strings drops the last"
     assert task_words("Add a fix for x") == "Add a fix for x"
     assert task_words("fix") == "fix"
+
+
+def test_the_area_a_subject_names_before_its_colon_ranks_first(repo: Path) -> None:
+    """`table: ...` (Go's style) or `fix(table): ...` names the folder the change is in: of
+    two files defining the same names, the one in that folder ranks first (decisions.md
+    §67); a word before a colon that names no folder or file changes nothing."""
+    src = (
+        "package {pkg}\n\n// Filter applies a filter on some data.\n"
+        "type Filter struct {{\n\tdata Children\n\tfilter func(index int) bool\n}}\n\n"
+        "// NewFilter initializes a new Filter.\n"
+        "func NewFilter(data Children) *Filter {{\n\treturn &Filter{{data: data}}\n}}\n"
+    )
+    # tree/ holds every word of the tasks (table, panics too): it ranks first on the words
+    tree = src.format(pkg="tree").replace(
+        "// NewFilter initializes",
+        "// NewFilter panics on an empty table of children; it initializes",
+    )
+    write(repo, "tree/children.go", tree)
+    write(repo, "table/rows.go", src.format(pkg="table"))
+    commit_all(repo)
+
+    def first(task: str) -> str:
+        out = ncx("retrieve", "--kind", "code", "--json", task).stdout
+        return json.loads(out.splitlines()[0])["source_path"]
+
+    unscoped = first("NewFilter panics when Filter is never called")
+    for task in ("table: NewFilter panics", "fix(table): NewFilter panics"):
+        assert first(task) == "table/rows.go", task
+    assert first("tree: NewFilter panics") == "tree/children.go"
+    assert first("Note: NewFilter panics when Filter is never called") == unscoped
+    assert task_scope("feat(v4/core)!: x") == "v4/core" and task_scope("fix: x") is None
+    assert in_scope(["a/v4/core/api.ts", "a/v4/core.ts", "a/v3/types.ts"], "v4/core").tolist() == [
+        True,
+        True,
+        False,
+    ]
 
 
 def test_two_rust_trait_impls_of_one_name_are_both_found(repo: Path) -> None:

@@ -143,6 +143,29 @@ def test_docs_on_a_code_task_are_held_to_the_codes_evidence(monkeypatch) -> None
     assert [d.id for d in keep] == ["d0", "d1", "d2"]
 
 
+def test_a_weak_section_stays_out_of_a_code_tasks_frame() -> None:
+    """DOCS_WITH_CODE (decisions.md §66): beside code, a section holding few of the task's
+    terms stays out whatever its rank among the docs; with no code, the docs' floors decide."""
+    docs = [_doc(0, 1.0, 0.2), _doc(1, 0.9, 0.8)]
+    keep, below = context.evidence_floor(docs, code_ev=0.0, with_code=True)
+    assert [d.id for d in keep] == ["d1"] and [d.id for d in below] == ["d0"]
+    assert "20% of the task's terms" in below[0].why
+    keep, below = context.evidence_floor(docs, code_ev=0.0)
+    assert [d.id for d in keep] == ["d0", "d1"] and not below
+
+
+def test_an_empty_module_item_does_not_stand_for_its_file() -> None:
+    """A module item with no doc names its file and nothing else (decisions.md §66): its
+    file's best definition stands for the file instead; a file found by its module only
+    keeps it; a module with a doc is an item like any other."""
+    mod = dataclasses.replace(_hit("a.py", "", 1, 50, 1.0, 3.0), kind="module")
+    fn = _hit("a.py", "parse", 10, 20, 1.0, 2.0)
+    only = dataclasses.replace(_hit("b.py", "", 1, 30, 0.9, 2.5), kind="module")
+    assert zone.pick([mod, fn, only]) == [fn, only]
+    documented = dataclasses.replace(mod, doc="Parsing of the config file.")
+    assert zone.pick([documented, fn]) == [documented, fn]
+
+
 def test_a_code_task_frame_is_the_code_and_says_why_the_docs_stayed_out(repo) -> None:  # type: ignore[no-untyped-def]
     """A task naming a definition gets its body first; docs that share a word or two with it
     stay out, and --explain says they were under the floor the code set."""
@@ -175,7 +198,8 @@ def test_a_code_task_frame_is_the_code_and_says_why_the_docs_stayed_out(repo) ->
     assert lead.split()[0] == "placed" and "(the best match: quoted with its body)" in lead
     held = next(ln for ln in explain[2:] if "docs/history.md" in ln)  # (past the stop line)
     assert held.split()[:2] == ["below", "floor"]
-    assert "(evidence " in held and "under the floor" in held
+    # (a section sharing one word with a code task: weak evidence itself, §66)
+    assert "of the task's terms, under the 30% a section needs beside code" in held
 
 
 def test_the_plan_says_why_each_section_is_quoted_or_held_back() -> None:

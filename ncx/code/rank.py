@@ -94,11 +94,30 @@ CLASS_WORD_BONUS = 0.3  # times the best score: flat from 0.2 to 0.7 on every co
 # "fix" matched FixedCompletions and fixed_strings (14 of hono's 30 commit tasks start with
 # it). Dropped: a conventional-commit type before `:` or `(scope):` (the scope stays: it names
 # the area, `fix(etag):`) and a leading "fix" verb.
+_CHANGE_TYPES = (
+    "fix",
+    "feat",
+    "chore",
+    "refactor",
+    "docs",
+    "test",
+    "perf",
+    "build",
+    "ci",
+    "style",
+    "revert",
+)
 _CHANGE_KIND = re.compile(
-    r"\s*(?:(?:fix|feat|chore|refactor|docs|test|perf|build|ci|style|revert)"
+    rf"\s*(?:(?:{'|'.join(_CHANGE_TYPES)})"
     r"(?:\(([^)]*)\))?!?:\s*)?(?:fix(?:e[sd]|ing)?\b)?",
     re.IGNORECASE,
 )
+# The area a subject names before its colon, Go's `table: NewFilter panics` or a
+# conventional commit's `fix(locales): ...`: where it is a folder or a file's stem in the
+# tree, the files outside it rank after those in it (their score times SCOPE_PRIOR; 1: off).
+# A word before a colon that names no path ("Note: ...") changes nothing. decisions.md §67.
+_SCOPED = re.compile(r"\s*(?:[A-Za-z]+\(([\w./-]+)\)!?|([\w./-]+)):\s")
+SCOPE_PRIOR = 0.5
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$"
 )
@@ -159,6 +178,30 @@ def task_words(task: str) -> str:
         return task
     rest = f"{m.group(1) or ''} {task[m.end() :]}".strip()
     return rest or task  # a task of those words alone ("fix") keeps them
+
+
+def task_scope(task: str) -> str | None:
+    """The area the task's subject names before its colon, lowercased (None: none, or a
+    change type such as `fix:`)."""
+    m = _SCOPED.match(task)
+    if m is None:
+        return None
+    scope = (m.group(1) or m.group(2)).strip("/").lower()
+    return None if not scope or scope in _CHANGE_TYPES else scope
+
+
+def in_scope(paths: list[str], scope: str) -> NDArray[np.bool_]:
+    """Per path: whether `scope` (`table`, `v4/core`) is a run of its folders or its
+    folders and file stem."""
+    import numpy as np
+
+    want = f"/{scope}/"
+    out = np.zeros(len(paths), dtype=bool)
+    for i, p in enumerate(paths):
+        low = p.lower()
+        stem = low.rsplit(".", 1)[0] if "." in low.rsplit("/", 1)[-1] else low
+        out[i] = want in f"/{low.rsplit('/', 1)[0]}/" or f"/{stem}/".endswith(want)
+    return out
 
 
 def named_identifiers(task: str) -> list[str]:
@@ -225,6 +268,7 @@ def search_code(
 
     if idx.empty or files <= 0:
         return []
+    scope = task_scope(query) if SCOPE_PRIOR < 1 else None
     query = task_words(query)
     tt = read_task(query)
     q = terms(query)
@@ -268,6 +312,10 @@ def search_code(
         for f in stubs:
             if idx.files[f][:-1] in have:
                 fscore[f] *= STUB_PRIOR
+    if scope is not None:
+        inside = in_scope(idx.files, scope)
+        if inside.any():
+            fscore[~inside] *= SCOPE_PRIOR
     if path_globs:
         import fnmatch
 

@@ -29,7 +29,7 @@ from ncx.query.assembler import (
     tidy,
 )
 from ncx.query.lexical import terms as lexical_terms
-from ncx.query.rank import Filters, Hit
+from ncx.query.rank import WEAK_BELOW, Filters, Hit
 from ncx.query.search import Searcher, clip_query
 from ncx.query.state import GitState, git_state
 from ncx.tokens import count_tokens
@@ -116,7 +116,7 @@ def build_frame(
     code, code_ev = code_items(
         root, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
     )
-    items, below = evidence_floor(items, code_ev)
+    items, below = evidence_floor(items, code_ev, with_code=bool(code))
     # The files the frame points to first: its code's, else the best sections' docs.
     lead = [it.source_path for it in code or items[: assembler.WHOLE_MAX]]
     inp = FrameInput(
@@ -152,9 +152,17 @@ def asked_terms(req: FrameRequest) -> frozenset[str]:
 # docs/decisions.md §40).
 DOC_FLOOR = 0.0
 DOCS_VS_CODE = 1.0
+# ... and where the task found code, a section that is weak evidence itself (it holds under
+# DOCS_WITH_CODE of the task's terms, idf-weighted: Hit.weak) stays out whatever its rank
+# among the docs: a release checklist or a test fixture's LICENSE sharing a word with a code
+# task. At 0.3 no docs question on a code tree loses its section (benchmarks/three_repos.py);
+# at 0.5 one of jotai's did (decisions.md §66).
+DOCS_WITH_CODE = WEAK_BELOW
 
 
-def evidence_floor(items: list[Item], code_ev: float) -> tuple[list[Item], list[Item]]:
+def evidence_floor(
+    items: list[Item], code_ev: float, with_code: bool = False
+) -> tuple[list[Item], list[Item]]:
     """The sections above the evidence floor, in rank order, and those below it."""
     if not items:
         return [], []
@@ -164,7 +172,13 @@ def evidence_floor(items: list[Item], code_ev: float) -> tuple[list[Item], list[
     below: list[Item] = []
     for it in items:
         ev = it.score / best * it.confidence
-        if ev >= floor:
+        if with_code and it.confidence < DOCS_WITH_CODE:
+            why = (
+                f"holds {it.confidence:.0%} of the task's terms, under the "
+                f"{DOCS_WITH_CODE:.0%} a section needs beside code"
+            )
+            below.append(dataclasses.replace(it, why=why))
+        elif ev >= floor:
             keep.append(it)
         else:
             why = f"evidence {ev:.2f}, under the floor {floor:.2f} the code lead sets"

@@ -29,6 +29,9 @@ MAX_FILES = 4
 FILE_GAP = 0.3  # 0.35 until §52 moved the rankings (decisions.md §53)
 MIN_SHARED = 2
 TIES = 4
+# (a further match of the lead's file above TIE_RATIO of the lead's score: 0.25 and 0.5
+# lowered code precision and gold share on every set, decisions.md §66; 0: off)
+TIE_RATIO = 0.0
 BODY_TOKENS = 1200  # 800 until decisions.md §55
 BODY_SHARE = 0.2  # a lead's quote takes at most this share of a small frame's budget
 BRIEF = 1  # items after the lead quote their docstring's first sentence only
@@ -60,10 +63,13 @@ def picked(
     """`pick`'s hits, each with why it is in (what `--explain` says)."""
     if not hits:
         return []
-    hits = _method_first(hits)
+    hits = _method_first(_named_first(hits))
     lead = hits[0]
     top = lead.file_score or 1.0
-    ties = [h for h in hits[1:] if h.path == lead.path and h.score > 0][:TIES]
+    floor = TIE_RATIO * lead.score
+    ties = [
+        h for h in hits[1:] if h.path == lead.path and h.score > floor and h.score > 0 and _says(h)
+    ][:TIES]
     out = [(lead, "the best match: quoted with its body")]
     out += [
         (h, f"a further match in the lead's file, {h.score / (lead.score or 1.0):.0%} of its score")
@@ -81,6 +87,35 @@ def picked(
         files.append(h.path)
         terms = f", {held} of the task's terms" if held is not None else ""
         out.append((h, f"a further file: {h.file_score / top:.0%} of the lead file's score{terms}"))
+    return out
+
+
+# A module item without a doc is its file's name and nothing else: the file is named by
+# its best definition instead, when the search found one (a frame listed `module
+# src/paging.rs` as an item to read; decisions.md §66). False: listed as found.
+EMPTY_MODULES_OUT = True
+
+
+def _says(h: CodeHit) -> bool:
+    """Whether h's item shows more than its file's name."""
+    return not EMPTY_MODULES_OUT or h.kind != "module" or bool(h.doc.strip())
+
+
+def _named_first(hits: Sequence[CodeHit]) -> Sequence[CodeHit]:
+    """Each file's first hit that says something moved to its file's first place, so an
+    empty module item never stands for its file (it is dropped where another hit of its
+    file is found; kept where it is the file's only hit)."""
+    if not EMPTY_MODULES_OUT:
+        return hits
+    out = list(hits)
+    for i, h in enumerate(hits):
+        if _says(h):
+            continue
+        later = range(i + 1, len(hits))
+        alt = next((j for j in later if hits[j].path == h.path and _says(hits[j])), None)
+        if alt is not None:
+            out[i] = hits[alt]
+            out[alt] = h
     return out
 
 
