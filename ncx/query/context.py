@@ -29,7 +29,7 @@ from ncx.query.assembler import (
     tidy,
 )
 from ncx.query.lexical import terms as lexical_terms
-from ncx.query.rank import WEAK_BELOW, Filters, Hit
+from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher, clip_query
 from ncx.query.state import GitState, git_state
 from ncx.tokens import count_tokens
@@ -152,12 +152,12 @@ def asked_terms(req: FrameRequest) -> frozenset[str]:
 # docs/decisions.md §40).
 DOC_FLOOR = 0.0
 DOCS_VS_CODE = 1.0
-# ... and where the task found code, a section that is weak evidence itself (it holds under
-# DOCS_WITH_CODE of the task's terms, idf-weighted: Hit.weak) stays out whatever its rank
-# among the docs: a release checklist or a test fixture's LICENSE sharing a word with a code
-# task. At 0.3 no docs question on a code tree loses its section (benchmarks/three_repos.py);
-# at 0.5 one of jotai's did (decisions.md §66).
-DOCS_WITH_CODE = WEAK_BELOW
+# ... and, where the task found code, a section that holds under DOCS_WITH_CODE of the
+# task's terms (its confidence, idf-weighted) could be held back whatever its rank: off (0).
+# At 0.3 (WEAK_BELOW) gold share rose on every code set, but read by hand it dropped as many
+# useful sections (the settings a new option joins, a readme's Retry-After rules: 13-26% of an
+# issue's many terms) as filler (12-18%): decisions.md §66.
+DOCS_WITH_CODE = 0.0
 
 
 def evidence_floor(
