@@ -25,6 +25,9 @@ task that names its definitions instead (code-neuralmind-public's `oracle_symbol
   dshare  tokens of items that meet one / the frame's tokens
   shown   whether some code item's text holds a line the commit edits (the agent sees it)
 
+and where the docs' tokens go: `docs` the share of the frame's tokens in the docs zones,
+`docsR` whether a gold file is cited by the docs zones alone (what a rule on docs can cost R).
+
 With --history MIRRORS (the `fetch` tool's folder: MIRRORS/owner+name/repo), each frame's
 Current State is read from the task's upstream parent in its repository's mirror (its history,
 nothing later), and a second table says what that history costs and whether it bears on the
@@ -229,12 +232,24 @@ def main() -> None:
 
     budgets = [int(b) for b in a.budgets.split(",")]
     cfg = load_config()
-    keys = ("tok", "gold", "prec", "first", "R", "dprec", "dfirst", "dshare", "shown")
+    keys = (
+        "tok",
+        "gold",
+        "prec",
+        "first",
+        "R",
+        "dprec",
+        "dfirst",
+        "dshare",
+        "shown",
+        "docs",
+        "docsR",
+    )
     print(
         "| set | budget | n | tok | gold share | code prec | first code | frame R | R@1 |"
-        " changed: prec | first | share | shown |"
+        " changed: prec | first | share | shown | docs share | gold by docs only |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows: list[dict[str, Any]] = []
     hist_rows: list[tuple[str, dict[str, list[float]]]] = []
     for name in a.sets.split(","):
@@ -252,7 +267,9 @@ def main() -> None:
             s, code, state = open_at[tree]
             changed = None
             mirror = a.history / t["repo"].replace("/", "+") / "repo" if a.history else None
-            if mirror is not None and mirror.is_dir():  # (code-neuralmind-public has none)
+            if mirror is not None and not mirror.is_dir():
+                mirror = None  # (code-neuralmind-public has none)
+            if mirror is not None:
                 state = git_state(mirror, t["meta"]["upstream_parent"])
                 changed = changed_lines(mirror, t)
             task, crit = from_text(t["task"])
@@ -263,10 +280,10 @@ def main() -> None:
                 req = FrameRequest(task=task, criteria=crit, budget=b, **extra)
                 f = build_frame(tree, cfg, req, s, git=state)
                 m = score(f.as_json(), t["gold"], changed)
-                if mirror is not None and mirror.is_dir() and b == budgets[0]:
+                if mirror is not None and b == budgets[0]:
                     _history(hist, state, f, t["gold"], req)
                 for k, v in m.items():
-                    agg[b].setdefault(k, []).append(v)
+                    agg[b][k].append(v)
                 rows.append({"set": name, "id": t["id"], "budget": b, **m})
                 if t["id"] == a.show:
                     print(f.markdown)
@@ -280,8 +297,7 @@ def main() -> None:
                 f"| {name} | {b} | {len(v['tok'])} | {sum(v['tok']) / len(v['tok']):,.0f} | "
                 f"{mean('gold')} | {mean('prec')} | {mean('first')} | {mean('R')} | "
                 f"{sum(r1) / len(r1):.3f} | {mean('dprec')} | {mean('dfirst')} | "
-                f"{mean('dshare')} | {mean('shown')} | docs {mean('docs')}, R by docs only "
-                f"{mean('docsR')} |",
+                f"{mean('dshare')} | {mean('shown')} | {mean('docs')} | {mean('docsR')} |",
                 flush=True,
             )
         if a.history:

@@ -66,10 +66,8 @@ def picked(
     hits = _method_first(_named_first(hits))
     lead = hits[0]
     top = lead.file_score or 1.0
-    floor = TIE_RATIO * lead.score
-    ties = [
-        h for h in hits[1:] if h.path == lead.path and h.score > floor and h.score > 0 and _says(h)
-    ][:TIES]
+    floor = TIE_RATIO * lead.score  # (>= 0: a tie scores above 0 at the least)
+    ties = [h for h in hits[1:] if h.path == lead.path and h.score > floor and _says(h)][:TIES]
     out = [(lead, "the best match: quoted with its body")]
     out += [
         (h, f"a further match in the lead's file, {h.score / (lead.score or 1.0):.0%} of its score")
