@@ -382,3 +382,34 @@ def test_a_typescript_union_alias_on_its_own_lines_has_one_equals_sign() -> None
     # zod's `export type Target =\n  | "draft-2020-12"\n  | ...` read as `type Target = = | ...`
     by = _by_qual("typescript", b'export type Target =\n  | "draft-2020-12"\n  | "draft-7";\n')
     assert by["Target"].signature == 'type Target = | "draft-2020-12" | "draft-7"'
+
+
+TS_DIRECTIVES = b"""// eslint-disable-next-line complexity
+export function mergeHeaders(source: Headers, extra: Headers): Headers {
+	return new Headers([...source, ...extra]);
+}
+
+// TODO: Make this strongly-typed (no `any`).
+// It still takes every shape.
+export const deepMerge = (...sources: any[]): any => sources[0];
+
+// @ts-expect-error: the DOM type lacks it
+// Duplex streams need the half option.
+export function duplex(): object {
+	return {half: true};
+}
+
+// Regions of the page are painted in order.
+export function paintRegions(): void {}
+"""
+
+
+def test_a_tools_directive_or_a_todo_is_not_shown_as_the_doc() -> None:
+    """A linter's switch or a note to the maintainers above a definition says nothing of
+    what it does: listed after the lead it printed `eslint-disable-next-line complexity` as
+    the definition's one-line doc (a new user's ky frames, decisions.md §68)."""
+    docs = {q: s.doc for q, s in _by_qual("typescript", TS_DIRECTIVES).items()}
+    assert docs["mergeHeaders"] == ""
+    assert docs["deepMerge"] == ""
+    assert docs["duplex"] == "Duplex streams need the half option."
+    assert docs["paintRegions"] == "Regions of the page are painted in order."

@@ -332,3 +332,89 @@ def test_a_definition_quoted_whole_is_not_followed_by_what_it_holds(repo) -> Non
     assert len(ids) == len(set(ids)), ids
     assert "pkg/filters.py:include" in ids and "pkg/filters.py:include.include_" not in ids, ids
     assert sum(i.startswith("pkg/filters.py:split_what") for i in ids) == 2, ids
+
+
+def test_a_jsdoc_block_is_quoted_whole_or_not_at_all() -> None:
+    """ky writes JSDoc without a `*` on its inner lines, and a Markdown example inside it:
+    the quote began at the block's closing `*/` (13 items of a new user's 30 frames,
+    decisions.md §68). The block is quoted whole; one longer than DOC_ABOVE lines not at all."""
+    src = [
+        "import {NetworkError} from './errors.js';",
+        "",
+        "/**",
+        "Type guard to check if an error is a `NetworkError`.",
+        "",
+        "@example",
+        "```",
+        "if (isNetworkError(error)) {}",
+        "```",
+        "*/",
+        "export function isNetworkError(error: unknown): error is NetworkError {",
+        "\treturn error instanceof NetworkError;",
+        "}",
+    ]
+    hit = _hit("source/utils/type-guards.ts", "isNetworkError", 11, 13, 1.0)
+    assert zone.lead_lines(hit, src, 400, None) == src[2:]
+    long_doc = [*src[:3], *[f"line {i} of a long doc" for i in range(20)], *src[9:]]
+    hit = _hit("source/utils/type-guards.ts", "isNetworkError", 25, 27, 1.0)
+    assert zone.lead_lines(hit, long_doc, 400, None) == long_doc[24:]
+    starred = ["/**", " * Type guard.", " */", *src[10:]]
+    hit = _hit("source/utils/type-guards.ts", "isNetworkError", 4, 6, 1.0)
+    assert zone.lead_lines(hit, starred, 400, None) == starred
+
+
+def test_a_listed_definition_shows_its_doc_above_its_code_and_a_big_type_by_its_first_line() -> (
+    None
+):
+    """A listed definition's one-line doc stands above its fence (after it, it read as stray
+    text); a type whose flattened signature was cut short is shown by the line that opens it
+    (`export type Options = {`), not 250 characters of its fields on one line."""
+    fields = [f"\t{name}?: number;" for name in ("limit", "backoffLimit", "delay", "jitter")]
+    src = ["export type RetryOptions = {", *fields, "};"]
+    flat = "type RetryOptions = { " + " ".join(f.strip() for f in fields)
+    hit = dataclasses.replace(
+        _hit("source/types/retry.ts", "RetryOptions", 1, len(src), 1.0),
+        kind="type",
+        signature=flat[:40] + "…",
+        doc="Options for retrying a request.",
+    )
+    text = zone.item_text(hit, src, brief=True)
+    assert text == "Options for retrying a request.\n\n```ts\nexport type RetryOptions = {\n```"
+    whole = dataclasses.replace(hit, signature="type RetryOptions = { limit?: number }")
+    assert zone.item_text(whole, src, brief=True).endswith(
+        "```ts\ntype RetryOptions = { limit?: number }\n```"
+    )
+
+
+def test_the_class_around_the_lead_is_not_listed_for_a_line_the_lead_shows(repo) -> None:  # type: ignore[no-untyped-def]
+    """A listed definition around an item already in the frame (the class of a method lead)
+    or inside it, whose one quoted line the frame shows already, adds only its signature: a
+    new user's ky frame listed `class Ky` and `Ky.create.function_`, both quoting the
+    `throwHttpErrors` line inside the `Ky.create` lead (decisions.md §68)."""
+    from conftest import commit_all, ncx, write
+
+    steps = "".join(f"        step_{i} = self.prepare_step({i}, request)\n" for i in range(300))
+    write(
+        repo,
+        "pkg/client.py",
+        "class Client:\n"
+        '    """A client that sends requests; raises HTTPError on error responses."""\n\n'
+        "    def __init__(self, throw_http_errors=True):\n"
+        "        self.throw_http_errors = throw_http_errors\n\n"
+        "    def send(self, request):\n"
+        '        """Send one request."""\n'
+        f"{steps}"
+        "        response = self.transport.handle(request)\n"
+        "        if self.throw_http_errors and response.status_code >= 400:\n"
+        "            raise HTTPError(response)\n"
+        "        return response\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    task = "send raises HTTPError on a 204 response when throw_http_errors is set"
+    frame = ncx("assemble", "--task", task).stdout
+    code = frame.split("## Code to Open", 1)[1].split("\n## ", 1)[0]
+    assert code.strip().split("\n", 1)[0].endswith("— Client.send"), code
+    assert "if self.throw_http_errors and response.status_code >= 400:" in code
+    assert "— Client\n" not in code, code

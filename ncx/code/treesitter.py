@@ -396,13 +396,31 @@ _BLOCK_TAG = re.compile(r"@[A-Za-z]")
 _TAG_WITH_PROSE = re.compile(r"@[\w-]+\s+\S+\s+\S")  # `@deprecated use x`, not `@module a`
 
 
+# Comments for tools, not readers: a linter's or formatter's switch, a coverage tool's, a
+# compiler's directive (Go's `//go:generate`), an editor's fold. Never a definition's doc.
+_DIRECTIVE = re.compile(
+    r"(?:eslint[- :]|eslint$|@ts-(?:ignore|expect-error|nocheck|check)|prettier-ignore"
+    r"|(?:istanbul|c8|v8) ignore|biome-ignore|deno-(?:lint|fmt)-ignore|tslint:|jshint "
+    r"|go:\w|nolint|lint:ignore|\+build |noinspection|NOSONAR|CHECKSTYLE[: ]|noqa\b"
+    r"|type: ?ignore|pylint: ?disable|#(?:end)?region\b|<editor-fold|[#@]__PURE__)"
+)
+_ASIDE = re.compile(r"(?:TODO|FIXME|XXX|HACK)\b")
+
+
 def _doc_of(comment: str) -> str:
     """A doc comment's summary: its first paragraph of prose. Tag lines (`@module`,
     `@param x the x`, `@returns`) are not prose: skipped before it, and one ends it; a doc
     of tags alone keeps its first tag that says something (`@deprecated use send()`)."""
     prose: list[str] = []
     tags: list[str] = []
+    aside = False  # in a TODO's paragraph
     for s in _strip_comment(comment).splitlines():
+        if _DIRECTIVE.match(s) or (aside and s):
+            continue  # a tool's directive says nothing of the definition
+        if _ASIDE.match(s):
+            aside = True  # a note to the maintainers: not what the definition does
+            continue
+        aside = False
         if _BLOCK_TAG.match(s):
             if prose:
                 break

@@ -231,6 +231,8 @@ def code_items(
     read: dict[str, list[str] | None] = {}  # each file's lines, read once
     whole: list[CodeHit] = []  # the definitions quoted whole so far
     quoted: set[str] = set()  # the lead's quoted lines, stripped
+    seen: dict[str, set[str]] = {}  # every item's quoted lines so far, stripped, by file
+    kept: list[CodeHit] = []  # the definitions listed so far
     for i, (h, why) in enumerate(chosen):
         if any(zone.inside(h, w) for w in whole):
             continue  # inside a definition quoted whole above (a method, a nested def)
@@ -247,6 +249,20 @@ def code_items(
         ident = f"{shown}:{h.qualname}" if h.qualname else shown
         if any(it.id == ident for it in items):  # one name, two definitions (an if/else)
             ident = f"{ident}:{h.start}"
+        text = item_text(
+            h,
+            lines,
+            body_tokens=body_tokens(budget) if i == 0 else 0,
+            brief=i >= BRIEF,
+            task_terms=task_terms,
+            short=short,
+        )
+        if _repeats(text, seen.get(h.path, set())) and any(
+            zone.inside(h, o) or zone.inside(o, h) for o in kept if o.path == h.path
+        ):
+            continue  # the class around an item, or a def inside it, quoting what it quotes
+        seen.setdefault(h.path, set()).update(_code_lines(text, head=True))
+        kept.append(h)
         items.append(
             Item(
                 id=ident,
@@ -257,14 +273,7 @@ def code_items(
                 section=(h.qualname,) if h.qualname else (),
                 doc_id=None,
                 score=h.file_score,
-                text=item_text(
-                    h,
-                    lines,
-                    body_tokens=body_tokens(budget) if i == 0 else 0,
-                    brief=i >= BRIEF,
-                    task_terms=task_terms,
-                    short=short,
-                ),
+                text=text,
                 why=why,
             )
         )
@@ -276,6 +285,21 @@ def code_items(
     from ncx.query.fuse import CODE_IN_LIST
 
     return items, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
+
+
+def _code_lines(text: str, *, head: bool = False) -> list[str]:
+    """A code item's quoted lines, stripped, without the `...` that stand for lines left out;
+    past its head (its signature or first line) unless `head`."""
+    fence = text.split("```")
+    body = fence[1].split("\n")[1 if head else 2 :] if len(fence) >= 3 else []  # (the language)
+    return [ln.strip() for ln in body if ln.strip() and ln.strip() != "..."]
+
+
+def _repeats(text: str, shown: set[str]) -> bool:
+    """Whether every body line a listed item quotes is quoted above already (a `class Ky`
+    stub whose one line is inside the `Ky.create` lead's quote: decisions.md §68)."""
+    body = _code_lines(text)
+    return bool(body) and all(ln in shown for ln in body)
 
 
 def _quoted_whole(text: str, lead: CodeHit) -> bool:
@@ -408,18 +432,25 @@ def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Ite
     )
 
 
+_CLOSING = re.compile(r"[\s)\]}>;,]*\Z")  # a code line that only closes brackets
+
+
 def _no_empty_code(raw: list[str], i: int, j: int) -> tuple[int, int]:
     """The window [i, j) less a code fence at its edge with none of its block's code inside
     the window (a window that starts on a block's closing fence, or ends on an opening one,
-    quoted an empty code block: 21 of 531 flask and jotai frame items, issue 28)."""
+    quoted an empty code block: 21 of 531 flask and jotai frame items, issue 28), and less
+    the code lines at its start that only close brackets it does not show opening."""
 
     def fence(k: int) -> bool:
         return raw[k].lstrip().startswith("```")
 
-    while i < j and (not raw[i].strip() or fence(i)):
-        if fence(i) and sum(1 for ln in raw[:i] if ln.lstrip().startswith("```")) % 2 == 0:
+    def in_code(k: int) -> bool:
+        return sum(1 for ln in raw[:k] if ln.lstrip().startswith("```")) % 2 == 1
+
+    while i < j and (not raw[i].strip() or fence(i) or (_CLOSING.match(raw[i]) and in_code(i))):
+        if fence(i) and not in_code(i):
             break  # an opening fence: its code follows
-        i += 1
+        i += 1  # (a `});` whose opening the window left out says nothing: 2 of a ky frame's 3)
     while j > i and (not raw[j - 1].strip() or fence(j - 1)):
         if fence(j - 1) and sum(1 for ln in raw[: j - 1] if ln.lstrip().startswith("```")) % 2:
             break  # a closing fence: its code precedes

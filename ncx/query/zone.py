@@ -170,11 +170,23 @@ def item_text(
         if body and "```" not in "\n".join(body):
             return f"```{lang}\n" + "\n".join(body) + "\n```"
     telling = telling_lines(hit, lines, task_terms) if lines is not None and task_terms else []
+    head = _head_line(hit, lines)
     if telling and "```" not in "\n".join(telling):
-        text = "```" + lang + "\n" + "\n".join([hit.signature, *telling]) + "\n```"
+        text = "```" + lang + "\n" + "\n".join([head, *telling]) + "\n```"
     else:
-        text = f"```{lang}\n{hit.signature}\n```"
-    return f"{text}\n{doc}" if doc else text
+        text = f"```{lang}\n{head}\n```"
+    # the doc above the code it describes: a line after the fence read as stray text
+    return f"{doc}\n\n{text}" if doc else text
+
+
+def _head_line(hit: CodeHit, lines: Sequence[str] | None) -> str:
+    """What a listed definition is shown by: its signature, or, where the signature was cut
+    short and the definition opens a block (a TypeScript object type, an interface of fifty
+    fields flattened to one truncated line), that opening line as written."""
+    if not hit.signature.endswith("…") or lines is None or not 0 < hit.start <= len(lines):
+        return hit.signature
+    first = lines[hit.start - 1].strip()
+    return first if first.endswith("{") else hit.signature
 
 
 # A definition listed by its signature also shows up to TELLING_LINES of its body's lines
@@ -249,6 +261,29 @@ def body_tokens(budget: int) -> int:
 
 
 _DOC_LINE = ("//", "/*", "*", "#[", "@", "#!")
+DOC_ABOVE = 12  # lines of comments and attributes quoted above a definition, at most
+
+
+def doc_above(lines: Sequence[str], start: int) -> int:
+    """Where the comments and attributes right above line index `start` begin, or `start`
+    when there are none or more than DOC_ABOVE lines of them. A block comment is taken whole
+    or not at all: its inner lines need not start with `*` (ky's JSDoc, a Markdown example
+    inside it), and its closing `*/` alone would read as stray code."""
+    above = start
+    while above > 0:
+        s = lines[above - 1].strip()
+        if s.endswith("*/") and not s.startswith("/*"):
+            k = above - 2  # the block's last line: back to the line that opens it
+            while k >= max(0, start - DOC_ABOVE) and not lines[k].lstrip().startswith("/*"):
+                k -= 1
+            if k < max(0, start - DOC_ABOVE):
+                return start  # too long to quote (or never opened): none of it
+            above = k
+        elif s.startswith(_DOC_LINE):
+            above -= 1
+        else:
+            break
+    return above if start - above <= DOC_ABOVE else start
 
 
 def lead_lines(
@@ -263,10 +298,7 @@ def lead_lines(
     and the start of its docstring) and the window of lines sharing the most of the task's
     terms (`task_terms(line)`), with `...` where lines are left out. [] when nothing fits."""
     start, end = hit.start - 1, min(hit.end, len(lines))
-    above = start
-    while above > 0 and lines[above - 1].strip().startswith(_DOC_LINE):
-        above -= 1
-    doc = list(lines[above:start]) if start - above <= 12 else []
+    doc = list(lines[doc_above(lines, start) : start])
     body = list(lines[start:end])
     from ncx.code.guard import redact_body
 
