@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -289,3 +290,38 @@ def test_a_searcher_on_a_clone_answers_a_query_in_chinese(
     clone = _synced_clone(repo, tmp_path, monkeypatch)
     hits = Searcher.open(clone, load_config()).search("東京都の設定を変更する", k=3)
     assert hits and hits[0].source_path == "docs/tokyo.md"
+
+
+_BESIDE = """
+import sys
+from pathlib import Path
+from ncx.config import load_config
+from ncx.query import beside
+from ncx.query.search import Searcher
+root = Path(sys.argv[1])
+index = root / ".neocortex/cache/code/index.npz"
+print("wanted", beside._both_missing(root))
+with beside.code_index_beside(root):
+    Searcher.open(root, load_config())  # the search cache, built here
+print("code index", index.is_file())
+print("again", beside._both_missing(root))
+"""
+
+
+def test_a_fresh_clone_builds_its_code_index_beside_its_search_cache(big_clone: Path) -> None:
+    """A fresh clone needs both indexes: the code index is built in a child process while
+    this one builds the search cache (decisions.md §69), so leaving the block finds it built
+    though nothing here asked for code; the index is the one a build in this process
+    writes, byte for byte, and the frame the warm frame."""
+    script = big_clone.parent / "beside.py"
+    script.write_text(_BESIDE)
+    cmd = [sys.executable, str(script), str(big_clone)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:3] == ["wanted True", "code index True", "again False"], out
+    index = big_clone / ".neocortex/cache/code/index.npz"
+    beside_bytes = index.read_bytes()
+    first = _frame().stdout
+    assert "shop/refunds.py" in first
+    shutil.rmtree(big_clone / ".neocortex/cache")
+    assert _frame().stdout == first  # (built in turn, in this process)
+    assert index.read_bytes() == beside_bytes

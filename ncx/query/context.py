@@ -91,7 +91,12 @@ def build_frame(
         raise UsageError("the task is empty", hint='give --task "what you are about to do"')
     # one line each, so the code ranking can tell an issue's title, words and dumps apart
     query = clip_query("\n".join([req.task, *req.criteria, req.body]))[0]
-    s = searcher or Searcher.open(root, cfg)
+    if searcher is None:
+        from ncx.query.beside import code_index_beside
+
+        with code_index_beside(root):  # (a fresh clone: the code index built meanwhile)
+            searcher = Searcher.open(root, cfg)
+    s = searcher
     chunk_filters = Filters(frozenset({"chunk"}), req.filters.domains, req.filters.path_globs)
     knowledge = _fitting(s, query, chunk_filters, req.budget)
     memories = [
