@@ -418,3 +418,23 @@ def test_the_class_around_the_lead_is_not_listed_for_a_line_the_lead_shows(repo)
     assert code.strip().split("\n", 1)[0].endswith("— Client.send"), code
     assert "if self.throw_http_errors and response.status_code >= 400:" in code
     assert "— Client\n" not in code, code
+
+
+def test_an_item_cites_the_doc_comment_it_quotes() -> None:
+    """A Go lead quoted with the comment above its `func` line is cited from the comment's
+    line (it was cited from the `func` line, two lines below what it showed)."""
+    src = [
+        "package gate",
+        "",
+        "// Timeout is how long the gateway waits.",
+        "// It is never zero.",
+        "func Timeout(ms int) int {",
+        "\treturn ms",
+        "}",
+    ]
+    hit = _hit("gate/timeout.go", "Timeout", 5, 7, 1.0)
+    quoted = zone.item_text(hit, src, body_tokens=400)
+    assert quoted.split("\n")[1] == "// Timeout is how long the gateway waits."
+    assert context._first_quoted(hit, src, quoted) == 3
+    listed = zone.item_text(hit, None)  # a signature alone: cited from the definition
+    assert context._first_quoted(hit, src, listed) == 5

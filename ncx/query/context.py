@@ -273,7 +273,7 @@ def code_items(
                 id=ident,
                 kind="code",
                 source_path=shown,
-                start_line=h.start,
+                start_line=_first_quoted(h, lines, text),
                 end_line=h.end,
                 section=(h.qualname,) if h.qualname else (),
                 doc_id=None,
@@ -290,6 +290,19 @@ def code_items(
     from ncx.query.fuse import CODE_IN_LIST
 
     return items, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
+
+
+def _first_quoted(h: CodeHit, lines: list[str] | None, text: str) -> int:
+    """The first line an item cites: the first of the doc comment above the definition where
+    the item quotes it (a Go item cited its `func` line and showed the comment above it),
+    else the definition's first."""
+    from ncx.query.zone import doc_above
+
+    if lines is None or not text.startswith("```") or not 0 < h.start <= len(lines):
+        return h.start
+    top = doc_above(lines, h.start - 1)
+    first = text.split("\n", 2)[1] if "\n" in text else ""
+    return top + 1 if top < h.start - 1 and first.strip() == lines[top].strip() else h.start
 
 
 def _code_lines(text: str, *, head: bool = False) -> list[str]:
