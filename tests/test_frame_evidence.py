@@ -48,16 +48,19 @@ def test_a_long_lead_is_quoted_by_its_head_and_the_lines_the_task_names() -> Non
     assert len(out) < 40
 
 
+GO_TIMEOUT = [
+    "package gate",
+    "",
+    "// Timeout is how long the gateway waits.",
+    "// It is never zero.",
+    "func Timeout(ms int) int {",
+    "\treturn ms",
+    "}",
+]
+
+
 def test_a_short_lead_is_quoted_whole_with_the_doc_comment_above_it() -> None:
-    src = [
-        "package gate",
-        "",
-        "// Timeout is how long the gateway waits.",
-        "// It is never zero.",
-        "func Timeout(ms int) int {",
-        "\treturn ms",
-        "}",
-    ]
+    src = GO_TIMEOUT
     hit = _hit("gate/timeout.go", "Timeout", 5, 7, 1.0)
     out = zone.lead_lines(hit, src, 400, None)
     assert out == src[2:]  # the doc comment, then the body whole
@@ -423,15 +426,7 @@ def test_the_class_around_the_lead_is_not_listed_for_a_line_the_lead_shows(repo)
 def test_an_item_cites_the_doc_comment_it_quotes() -> None:
     """A Go lead quoted with the comment above its `func` line is cited from the comment's
     line (it was cited from the `func` line, two lines below what it showed)."""
-    src = [
-        "package gate",
-        "",
-        "// Timeout is how long the gateway waits.",
-        "// It is never zero.",
-        "func Timeout(ms int) int {",
-        "\treturn ms",
-        "}",
-    ]
+    src = GO_TIMEOUT
     hit = _hit("gate/timeout.go", "Timeout", 5, 7, 1.0)
     quoted = zone.item_text(hit, src, body_tokens=400)
     assert quoted.split("\n")[1] == "// Timeout is how long the gateway waits."

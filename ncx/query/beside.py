@@ -74,11 +74,5 @@ def _start(root: Path) -> int | None:
 
 
 def _wait(pid: int) -> None:
-    while True:
-        try:
-            os.waitpid(pid, 0)
-            return
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            return
+    with contextlib.suppress(ChildProcessError):  # (a signal's EINTR is retried by Python)
+        os.waitpid(pid, 0)

@@ -470,7 +470,7 @@ def _no_empty_code(raw: list[str], i: int, j: int) -> tuple[int, int]:
             break  # an opening fence: its code follows
         i += 1  # (a `});` whose opening the window left out says nothing: 2 of a ky frame's 3)
     while j > i and (not raw[j - 1].strip() or fence(j - 1)):
-        if fence(j - 1) and sum(1 for ln in raw[: j - 1] if ln.lstrip().startswith("```")) % 2:
+        if fence(j - 1) and in_code(j - 1):
             break  # a closing fence: its code precedes
         j -= 1
     return i, j
