@@ -1,7 +1,8 @@
-"""The code index's bytes (the saved blocks and the ranked arrays) do not depend on how fast it is built: a pinned digest of the
-index of a fixed set of Python sources that exercise every path of the reader's walk
-(decorators, bases and keywords, nested and deep definitions, docstrings, imports, f-strings,
-match, lambdas, `**` in dicts, operators), computed before the walk was rewritten."""
+"""The code index's bytes (the saved blocks and the ranked arrays) do not depend on how fast it
+is built: pinned digests of the index of fixed sets of sources that exercise every path of the
+readers' walks, Python's (decorators, bases and keywords, nested and deep definitions,
+docstrings, imports, f-strings, match, lambdas, `**` in dicts, operators) and tree-sitter's
+(Rust, Go, TypeScript, JavaScript, Java), each computed before its walk was rewritten."""
 
 from __future__ import annotations
 
@@ -75,18 +76,28 @@ def test_send(n):
 """,
 }
 
+LANGS = {
+    "py": "python",
+    "rs": "rust",
+    "go": "go",
+    "ts": "typescript",
+    "js": "javascript",
+    "java": "java",
+}
+
 # sha256 over every array of the index, in a fixed order (pinned at 27a09b9, before the
 # walk's rewrite and blocks_of's Counter)
 GOLDEN = "190d36d09765e5eedb1b140684437a106404ecb41102881ea1edbec428e980e4"
 
 
-def index_digest() -> str:
+def index_digest(sources: dict[str, str] = SOURCES) -> str:
     srcs, recs = [], {}
-    for path, text in sorted(SOURCES.items()):
+    for path, text in sorted(sources.items()):
         data = text.encode()
         blob = git_blob_id(data)
-        srcs.append(Source(path, blob, "python"))
-        recs[blob] = read_code("python", data)
+        lang = LANGS[path.rsplit(".", 1)[1]]
+        srcs.append(Source(path, blob, lang))
+        recs[blob] = read_code(lang, data)
     blocks = blocks_of(srcs, recs)  # what cache/code/index.npz saves, and the index of it
     idx = index_of(blocks)
     h = hashlib.sha256()
@@ -108,3 +119,104 @@ def index_digest() -> str:
 
 def test_the_code_index_bytes_are_the_pinned_ones() -> None:
     assert index_digest() == GOLDEN
+
+
+# The tree-sitter languages' walk (ncx.code.treesitter), every branch: a Rust impl block's
+# scope and a generic one, doc comments with children, `#[test]` and `mod tests`, a Go method's
+# receiver, a TS arrow function bound to a name, a class's methods, template strings and
+# their fragments, the `string` type keyword, imports of each kind, a Java class.
+TREE_SITTER_SOURCES = {
+    "src/pool.rs": """//! The pool.
+use std::collections::HashMap;
+use crate::conn::{Conn, Kind as K};
+
+/// A pool of connections.
+#[derive(Debug, Clone)]
+pub struct Pool<T> { conns: HashMap<String, T>, size: usize }
+
+impl<T: Conn> Pool<T> {
+    /** Make one. */
+    pub fn new(size: usize) -> Self { Pool { conns: HashMap::new(), size } }
+    fn get(&self, key: &str) -> Option<&T> { self.conns.get(key) /* fast */ }
+}
+
+pub trait Conn { fn open(&self) -> bool; }
+macro_rules! ready { ($e:expr) => { $e.open() }; }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn opens() { assert!(ready!(Pool::<u8>::new(2)), "opened {}", 1); }
+}
+""",
+    "cmd/serve.go": """// Package cmd serves.
+package cmd
+
+import (
+\t"fmt"
+\tnet "net/http"
+)
+
+// Server holds the handler.
+type Server struct{ Addr string }
+
+// Serve starts it.
+func (s *Server) Serve(h net.Handler) error {
+\treturn net.ListenAndServe(s.Addr, h) // blocks
+}
+
+func helper[T any](v T) string { return fmt.Sprintf("%v", v) }
+""",
+    "src/client.ts": """/** The client. */
+import { Options, type Hook } from "./options";
+import * as path from 'node:path';
+
+export interface Request { url: string; retries?: number }
+export type Handler = (req: Request) => Promise<string>;
+
+/** Fetch with retries. */
+export const fetchWith = async (req: Request, hooks: Hook[] = []): Promise<string> => {
+  const where = `${req.url}/${path.sep}?n=${req.retries ?? 0}`;
+  return hooks.reduce((acc, h) => h(acc), where);
+};
+
+export class Client {
+  // the base URL
+  constructor(private base: string) {}
+  get(url: string): string { return "GET " + this.base + url; }
+}
+namespace Legacy { export function old(): void {} }
+enum Mode { Fast = "fast", Slow = "slow" }
+""",
+    "lib/util.js": """const parse = function (text) { return JSON.parse(text); };
+class Cache { put(key, value) { this[key] = value; } }
+function* ids() { yield 1; }
+export default { parse, Cache, ids };
+""",
+    "src/main/java/Cache.java": """package app;
+
+import java.util.Map;
+
+/** A cache. */
+public class Cache<K, V> {
+    private final Map<K, V> map; // the entries
+
+    public Cache(Map<K, V> map) { this.map = map; }
+
+    /** The value of a key. */
+    public V get(K key) { return map.get(key); }
+
+    interface Loader { String load(String key); }
+    enum State { EMPTY, FULL }
+    record Entry(String key, int size) {}
+}
+""",
+}
+
+# pinned at 406302a, before the walk kept one frame per definition instead of one record per node
+TREE_SITTER_GOLDEN = "2397bc75008d86846a2c44761de10691c3a888642a6192907203f63e130c35c4"
+
+
+def test_the_tree_sitter_index_bytes_are_the_pinned_ones() -> None:
+    assert index_digest(TREE_SITTER_SOURCES) == TREE_SITTER_GOLDEN

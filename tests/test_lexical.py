@@ -195,3 +195,13 @@ def test_words_with_combining_marks_are_whole_terms() -> None:
 def test_ascii_text_is_split_as_it_always_was(text: str) -> None:
     # terms() takes the ASCII pattern for ASCII text: it must give the same tokens.
     assert _raw().findall(text) == _RAW_ASCII.findall(text)
+
+
+def test_the_written_mark_spans_are_what_unicodedata_lists() -> None:
+    # The table saves listing 130,000 code points per process; on its own Unicode version it
+    # must be exactly unicodedata's (on another, mark_spans lists them: the same by definition).
+    from ncx.query.marks import _SPANS, UNIDATA_VERSION, listed, mark_spans
+
+    assert mark_spans() == listed()
+    if unicodedata.unidata_version == UNIDATA_VERSION:
+        assert listed() == _SPANS

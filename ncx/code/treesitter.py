@@ -1,9 +1,10 @@
 """treesitter: JavaScript, TypeScript, Go, Rust and Java read with tree-sitter.
 
 Each language's grammar comes from its own wheel (tree-sitter-javascript, ...), compiled,
-so nothing is downloaded or built at run time. One walk per file, with an explicit stack:
-a node whose type is a definition of its language opens a symbol; identifier leaves are
-credited to the innermost open symbol, comment and string leaves give it words.
+so nothing is downloaded or built at run time. One walk per file, with an explicit stack of
+frames: a node whose type is a definition of its language opens a symbol (and a frame);
+identifier leaves are credited to the innermost open symbol, comment and string leaves give
+it words (docs/decisions.md §70).
 """
 
 from __future__ import annotations
@@ -156,67 +157,122 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
     ]
     tests = [False]  # each symbol's: test code (what a test holds is test code too)
     imports: dict[str, None] = {}
-    stack: list[tuple[Node, int, str]] = [(tree.root_node, 0, "")]
-    while stack:
-        node, owner, prefix = stack.pop()
-        t = node.type
-        kind = grammar.defs.get(t)
-        name_node = None
-        if kind is not None:
-            name_node = node.child_by_field_name("name") or node.child_by_field_name("type")
-        elif t in grammar.bound:
-            value = node.child_by_field_name("value")
-            if value is not None and value.type in grammar.bound_values:
-                kind = "class" if value.type == "class" else "function"
-                name_node = node.child_by_field_name("name")
-        if t in grammar.scopes and (target := node.child_by_field_name("type")) is not None:
-            scope = _text(source, target).split("<", 1)[0]
-            stack.extend((c, owner, scope) for c in reversed(node.children) if c != target)
-            continue
-        depth = syms[owner]["depth"]
-        if kind is not None and name_node is not None and depth < MAX_DEPTH:
-            name = _text(source, name_node)
-            in_type = owner and syms[owner]["kind"] in ("class", "trait", "interface", "struct")
-            in_scope = prefix and syms[owner]["qual"] != prefix  # an impl block's prefix
-            if kind == "function" and (in_type or in_scope):
-                kind = "method"
-            if t == "method_declaration" and (recv := _receiver(node, source)):
-                prefix = recv  # Go: `func (t *T) Get()` is T.Get
-            qual = f"{prefix}.{name}" if prefix else name
-            syms.append(
-                {
-                    "name": name,
-                    "qual": qual,
-                    "kind": kind,
-                    "node": node,
-                    "uses": {},
-                    "text": [],
-                    "depth": depth + 1,
-                }
-            )
-            tests.append(tests[owner] or _is_test(grammar, node, name, source))
-            owner, prefix = len(syms) - 1, qual
-            # the name itself is defined here, not used
-            stack.extend((c, owner, prefix) for c in reversed(node.children) if c != name_node)
-            continue
-        if t in grammar.imports:
-            target = node.child_by_field_name("source") or node.child_by_field_name("path")
-            imports[collapse(_text(source, target or node)).strip("\"'`;")] = None
-        if node.child_count == 0:
-            if t.endswith("identifier"):
-                syms[owner]["uses"][_text(source, node)] = None
-            elif t in _COMMENTS or "string" in t:
-                syms[owner]["text"].append(_text(source, node)[:200])
-            continue
-        if t in _COMMENTS:  # a block comment with children (doc comments in Rust)
-            syms[owner]["text"].append(_text(source, node)[:400])
-            continue
-        if "string" in t and t.endswith(("fragment", "content")):
-            syms[owner]["text"].append(_text(source, node)[:200])
-            continue
-        stack.extend((c, owner, prefix) for c in reversed(node.children))
+    acts = _actions(language)
+    # Depth first, in source order, with one frame per open definition or scope: a node that
+    # opens nothing (most of a tree) puts its children on its frame's own list, so the walk
+    # makes no record per child (a third of a TypeScript file's reading, before).
+    frames: list[tuple[list[Node], int, str]] = [([tree.root_node], 0, "")]
+    while frames:
+        kids, owner, prefix = frames.pop()
+        uses, text = syms[owner]["uses"], syms[owner]["text"]
+        while kids:
+            node = kids.pop()
+            t = node.type
+            act = acts.get(t) or _classify(grammar, acts, t)
+            if act[0]:  # a type that may open a definition or a scope, or an import
+                opened = _opened(grammar, node, t, source, syms, tests, owner, prefix)
+                if opened is not None:
+                    frames.append((kids, owner, prefix))
+                    frames.append(opened)
+                    break
+                if t in grammar.imports:
+                    target = node.child_by_field_name("source") or node.child_by_field_name("path")
+                    imports[collapse(_text(source, target or node)).strip("\"'`;")] = None
+            if node.child_count == 0:
+                if act[1] == _USE:
+                    uses[_text(source, node)] = None
+                elif act[1] == _WORDS:
+                    text.append(_text(source, node)[:200])
+            elif act[2] == _INTO:
+                children = node.children
+                children.reverse()
+                kids += children
+            else:  # a comment with children (Rust's doc blocks), a string's fragment
+                text.append(_text(source, node)[: 400 if act[2] == _COMMENT else 200])
     symbols = tuple(_symbols(language, syms, tests, source, n_lines))
     return CodeFile(language, n_lines, tuple(imports), symbols)
+
+
+# What the walk does with a node, by its type: (may it open a definition or a scope, or be
+# an import; as a leaf: a use, words or nothing; with children: walked into, or words whole).
+_USE, _WORDS = 1, 2
+_INTO, _COMMENT, _FRAGMENT = 0, 1, 2
+_ACTIONS: dict[str, dict[str, tuple[bool, int, int]]] = {}
+
+
+def _actions(language: str) -> dict[str, tuple[bool, int, int]]:
+    return _ACTIONS.setdefault(language, {})
+
+
+def _classify(
+    grammar: Grammar, acts: dict[str, tuple[bool, int, int]], t: str
+) -> tuple[bool, int, int]:
+    special = t in grammar.defs or t in grammar.bound or t in grammar.scopes or t in grammar.imports
+    if t.endswith("identifier"):
+        leaf = _USE
+    elif t in _COMMENTS or "string" in t:
+        leaf = _WORDS
+    else:
+        leaf = 0
+    if t in _COMMENTS:
+        inner = _COMMENT
+    elif "string" in t and t.endswith(("fragment", "content")):
+        inner = _FRAGMENT
+    else:
+        inner = _INTO
+    acts[t] = got = (special, leaf, inner)
+    return got
+
+
+def _opened(
+    grammar: Grammar,
+    node: Node,
+    t: str,
+    source: bytes,
+    syms: list[dict[str, Any]],
+    tests: list[bool],
+    owner: int,
+    prefix: str,
+) -> tuple[list[Node], int, str] | None:
+    """The frame a node opens: a scope (Rust's `impl Pool`: its members' prefix), or a
+    definition (a new symbol, its children walked without its name); None for neither."""
+    kind = grammar.defs.get(t)
+    name_node = None
+    if kind is not None:
+        name_node = node.child_by_field_name("name") or node.child_by_field_name("type")
+    elif t in grammar.bound:
+        value = node.child_by_field_name("value")
+        if value is not None and value.type in grammar.bound_values:
+            kind = "class" if value.type == "class" else "function"
+            name_node = node.child_by_field_name("name")
+    if t in grammar.scopes and (target := node.child_by_field_name("type")) is not None:
+        scope = _text(source, target).split("<", 1)[0]
+        return [c for c in reversed(node.children) if c != target], owner, scope
+    depth = syms[owner]["depth"]
+    if kind is None or name_node is None or depth >= MAX_DEPTH:
+        return None
+    name = _text(source, name_node)
+    in_type = owner and syms[owner]["kind"] in ("class", "trait", "interface", "struct")
+    in_scope = prefix and syms[owner]["qual"] != prefix  # an impl block's prefix
+    if kind == "function" and (in_type or in_scope):
+        kind = "method"
+    if t == "method_declaration" and (recv := _receiver(node, source)):
+        prefix = recv  # Go: `func (t *T) Get()` is T.Get
+    qual = f"{prefix}.{name}" if prefix else name
+    syms.append(
+        {
+            "name": name,
+            "qual": qual,
+            "kind": kind,
+            "node": node,
+            "uses": {},
+            "text": [],
+            "depth": depth + 1,
+        }
+    )
+    tests.append(tests[owner] or _is_test(grammar, node, name, source))
+    # the name itself is defined here, not used
+    return [c for c in reversed(node.children) if c != name_node], len(syms) - 1, qual
 
 
 def _symbols(

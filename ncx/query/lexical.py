@@ -43,18 +43,10 @@ FIELD_B = {"prose": B, "code": B, "trail": B, "title": B, "path": B, "meta": 0.0
 def _raw() -> re.Pattern[str]:
     """The token pattern. `\\w` has no combining marks (category M): without them a word of
     Devanagari, Bengali, Tamil or pointed Hebrew and Arabic fell into single letters, which are
-    dropped ("हिन्दी भाषा" had no term). The marks are listed from unicodedata (about 25 ms, on
-    the first text beyond ASCII: an ASCII tree never pays it)."""
-    import unicodedata
+    dropped ("हिन्दी भाषा" had no term). The marks' spans come from ncx.query.marks."""
+    from ncx.query.marks import mark_spans
 
-    spans: list[list[int]] = []
-    for c in (*range(0x300, 0x20000), *range(0xE0100, 0xE01F0)):
-        if unicodedata.category(chr(c))[0] == "M":
-            if spans and spans[-1][1] == c - 1:
-                spans[-1][1] = c
-            else:
-                spans.append([c, c])
-    marks = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in spans)
+    marks = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in mark_spans())
     return re.compile(f"[\\w{marks}]+")
 
 
