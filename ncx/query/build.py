@@ -142,7 +142,7 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
     columns: dict[str, list[Any]] = {c: [] for c in COLUMNS}
     old_columns = [(columns[c], old.column(c)) for c in COLUMNS]
     rows = np.full(len(old), -1, dtype=np.int64)  # old row -> new row
-    fresh: list[tuple[int, Unit, tuple[str, ...], Any]] = []  # row, unit, stored terms, vec
+    fresh: list[tuple[int, Unit, tuple[list[str], ...], Any]] = []  # row, unit, stored terms, vec
     for k, (what, job) in enumerate(plan):
         if what == "old":  # kept as stored: neither decoded nor encoded again
             rows[job] = np.arange(len(lines), len(lines) + len(job))
@@ -240,7 +240,7 @@ def _parse_plan(
     return parsed
 
 
-def _unit_terms(fresh: list[tuple[Unit, tuple[str, ...]]]) -> list[dict[str, list[str]]]:
+def _unit_terms(fresh: list[tuple[Unit, tuple[list[str], ...]]]) -> list[dict[str, list[str]]]:
     """The BM25F field terms of parsed units: their stored fields, and for a chunk its doc's
     title (the doc's first heading: all of a doc's units are parsed together) and path."""
     titles: dict[str, str] = {}
@@ -256,7 +256,7 @@ def _unit_terms(fresh: list[tuple[Unit, tuple[str, ...]]]) -> list[dict[str, lis
 
     out = []
     for u, stored in fresh:
-        ft = {f: part.split() for f, part in zip(_STORED, stored, strict=True)}
+        ft = dict(zip(_STORED, stored, strict=True))
         if u.kind == "chunk":
             ft["title"] = cached_terms(titles.get(u.source_path, ""))
             ft["path"] = cached_terms(path_words(u.source_path))
@@ -294,7 +294,7 @@ def _owned(root: Path, folder: Path) -> bool:
 _PARALLEL_FROM = 6_000_000
 
 
-_Parsed = tuple[Unit, tuple[str, ...], Any]  # unit, stored term fields (_STORED), vector
+_Parsed = tuple[Unit, tuple[list[str], ...], Any]  # unit, stored fields' terms (_STORED), vector
 
 
 def _parse_many(
@@ -348,7 +348,9 @@ def _parse_job(
         extra = front.get(unit.source_path)
         if extra:
             fields["meta"] = f"{fields['meta']}\n{extra}"
-        out.append((unit, tuple(" ".join(terms(fields[f])) for f in _STORED), vec))
+        # the term lists themselves: pickled, a term met again is a back-reference, and the
+        # main process no longer splits a joined string per field (§71)
+        out.append((unit, tuple(terms(fields[f]) for f in _STORED), vec))
     return out
 
 
