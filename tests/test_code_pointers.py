@@ -327,3 +327,31 @@ def test_a_stub_beside_its_module_ranks_after_it(repo: Path) -> None:
     got = _files(repo, "exclude attributes of a type from the filter")
     assert got.index("pkg/filters.py") < got.index("pkg/filters.pyi"), got
     assert "pkg/lone.pyi" in got  # a stub with no module beside it is the code there is
+
+
+def test_a_name_many_files_define_points_at_none_of_them(repo: Path) -> None:
+    # seaborn-3187: `so.Plot(...)` named a `.plot` method in ten files, each took the whole
+    # named bonus, and the file the issue links fell to 7th (decisions §72)
+    for name in ("relational", "matrix", "dist", "line"):
+        write(
+            repo,
+            f"pkg/{name}.py",
+            f"class {name.title()}:\n    def plot(self, ax):\n"
+            "        '''Draw the legend: its values, the large ranges, what it loses when wrong.'''\n"
+            "        return ax\n",
+        )
+    write(
+        repo,
+        "pkg/scales.py",
+        "def format_offset(formatter):\n    '''The offset of a formatter.'''\n"
+        "    return formatter.get_offset()\n",
+    )
+    commit_all(repo)
+    task = (
+        "Legend values of large ranges are wrong\n"
+        "The legend that `plot()` draws loses the offset: see pkg/scales.py."
+    )
+    assert _files(repo, task)[0] == "pkg/scales.py"
+    hits = search_code(load_code_index(repo), task, files=10)
+    # still named, with a share of the bonus: the four ahead of every file the task misses
+    assert sum(1 for h in hits if h.qualname.endswith(".plot") and h.why["named"]) == 4

@@ -30,6 +30,9 @@ UNIT_POOL = 400  # best definitions grouped into files
 SECOND_SHARE = 0.5  # a file's second-best definition adds this share of its score
 THIRD_SHARE = 0.25
 NAMED_BONUS = 1.0  # times the best definition's score, for a definition the task names
+# A name many files define points at none of them: its bonus is shared, over the square root
+# of the number of files defining it (`plot` names a method in ten of seaborn's files; §72).
+NAMED_SPLIT = 0.5
 LINK_BONUS = 0.3  # times the best definition's score, for one the task's best docs name
 TEST_PRIOR = 0.15  # a test file's score is multiplied by this
 # A Python stub (`filters.pyi`) beside its module (`filters.py`) repeats the module's
@@ -277,9 +280,18 @@ def search_code(
     best = float(unit.max()) if len(unit) else 0.0
     # a class the task says is raised: where it is raised is named, not its definition
     raised = _raised(idx, query) if best > 0 else set()
-    named_units = [u for n in named for u in idx.defining(n) if u not in raised]
-    if named_units and best > 0:
-        unit[np.array(named_units, dtype=np.int64)] += NAMED_BONUS * best
+    lifted: dict[int, float] = {}  # a unit named twice is lifted once, by its best share
+    for n in named:
+        got = [u for u in idx.defining(n) if u not in raised]
+        if got:
+            w = NAMED_BONUS / len({int(idx.file_of[u]) for u in got}) ** NAMED_SPLIT
+            for u in got:
+                lifted[u] = max(lifted.get(u, 0.0), w)
+    named_units = list(lifted)
+    if lifted and best > 0:
+        unit[np.array(named_units, dtype=np.int64)] += (
+            np.array(list(lifted.values()), dtype=np.float32) * best
+        )
     worded = _word_classes(idx, query) if CLASS_WORD_BONUS and best > 0 else []
     for u in worded:
         unit[u] += CLASS_WORD_BONUS * best
