@@ -284,7 +284,7 @@ def main() -> None:
                     _history(hist, state, f, t["gold"], req)
                 for k, v in m.items():
                     agg[b][k].append(v)
-                rows.append({"set": name, "id": t["id"], "budget": b, **m})
+                rows.append({"set": name, "id": t["id"], "budget": b, "r1": r1[-1], **m})
                 if t["id"] == a.show:
                     print(f.markdown)
         for b in budgets:

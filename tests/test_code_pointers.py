@@ -189,6 +189,34 @@ def test_a_task_file_s_body_is_searched_for_code(repo: Path) -> None:
     assert cited and cited[0] == "pkg/sessions.py", cited
 
 
+def test_pasted_output_and_template_comments_are_not_criteria(repo: Path) -> None:
+    """A task file's list items are its criteria, but not those in a pasted repr (an
+    xarray `* x  (x) <U3 'foo'` line) or in its template's hidden HTML comment."""
+    import json
+
+    from conftest import ncx
+
+    write(repo, "pkg/copying.py", "def deep_copy(index):\n    return index.copy()\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    issue = repo.parent / "issue.md"
+    issue.write_text(
+        "copy(deep=True) casts unicode indices to object\n\n"
+        "<!-- Please be concise:\n- Craft Minimal Bug Reports\n-->\n\n"
+        "```\nCoordinates:\n  * x        (x) object 'foo'\n~~~\n  * y  (y) int64\n```\n\n"
+        "~~~~\n- not this\n~~~~\n\n"
+        "- keeps the dtype\n* `deep_copy` copies the index\n",
+        encoding="utf-8",
+    )
+    frame = json.loads(ncx("assemble", "--task-file", str(issue), "--format", "json").stdout)
+    task = next(z["text"] for z in frame["zones"] if z["name"] == "task")
+    assert task == (
+        "copy(deep=True) casts unicode indices to object\n\nAcceptance criteria:\n"
+        "- keeps the dtype\n- `deep_copy` copies the index"
+    )
+
+
 def test_a_class_the_task_writes_as_a_word_is_named(repo: Path) -> None:
     write(
         repo,
@@ -214,6 +242,30 @@ def test_a_class_the_task_writes_as_a_word_is_named(repo: Path) -> None:
         "Require a non-empty name\nBlueprint given an empty name: things do not work.",
     ):
         assert _files(repo, plain)[0] == "pkg/cli.py", plain
+
+
+def test_two_letter_classes_the_task_names_are_named(repo: Path) -> None:
+    """jsoup's "Make And and Or constructors public": `And` and `Or` are the classes (their
+    words are stopwords, so only the names can point at them; `Or` has two letters)."""
+    write(
+        repo,
+        "src/select/CombiningEvaluator.java",
+        "package select;\n\npublic abstract class CombiningEvaluator {\n"
+        "    static final class And extends CombiningEvaluator {\n"
+        "        And(Evaluator a, Evaluator b) { super(a, b); }\n    }\n\n"
+        "    static final class Or extends CombiningEvaluator {\n"
+        "        Or(Evaluator a, Evaluator b) { super(a, b); }\n    }\n}\n",
+    )
+    write(
+        repo,
+        "src/helper/Handler.java",
+        "package helper;\n\n/** Makes handlers. */\nclass Handler {\n"
+        "    /** The constructor. */\n    Handler() {}\n}\n",
+    )
+    commit_all(repo)
+    assert _files(repo, "Make And and Or constructors public")[0] == (
+        "src/select/CombiningEvaluator.java"
+    )
 
 
 def test_an_exception_the_task_says_is_raised_points_where_it_is_raised(repo: Path) -> None:

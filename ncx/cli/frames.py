@@ -37,7 +37,8 @@ def assemble(
         typer.Option(
             "--task-file",
             help="Read the task from a file (an issue, say): its first line is the task, its list "
-            "items acceptance criteria, and the whole text is searched.",
+            "items acceptance criteria (not those in code blocks or HTML comments), and the "
+            "whole text is searched.",
         ),
     ] = None,
     criteria: Annotated[

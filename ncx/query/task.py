@@ -6,14 +6,46 @@ change to how a task file is read is measured where it is used.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+_ITEM = ("- ", "* ")
+
 
 def from_text(text: str) -> tuple[str, tuple[str, ...]]:
     """(task, criteria) of a task file: its first line of prose is the task (a markdown
-    heading's `#` dropped), its list items (`- `, `* `) the acceptance criteria."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    items = tuple(ln[2:].strip() for ln in lines if ln.startswith(("- ", "* ")))
-    prose = [ln.lstrip("# ") for ln in lines if ln and not ln.startswith(("- ", "* "))]
+    heading's `#` dropped), its list items (`- `, `* `) the acceptance criteria.
+
+    Lines inside a fenced code block or an HTML comment are neither: an issue's pasted
+    output (`* x  (x) <U3 'foo'` in an xarray repr) and its template's hidden guidance
+    (`<!-- - Craft Minimal Bug Reports … -->`) were 16 of the 23 criteria the frames of
+    code-swe-dev's 33 issues printed in their task zone (decisions.md §73)."""
+    lines = list(_prose_lines(text))
+    items = tuple(ln[2:].strip() for ln in lines if ln.startswith(_ITEM))
+    prose = [ln.lstrip("# ") for ln in lines if ln and not ln.startswith(_ITEM)]
     return (prose[0] if prose else ""), items
+
+
+def _prose_lines(text: str) -> Iterator[str]:
+    """The stripped lines of `text` outside fenced code blocks and HTML comments."""
+    fence = ""  # the open fence's marker (``` or ~~~, as long as it was opened), or ""
+    comment = False
+    for raw in text.splitlines():
+        ln = raw.strip()
+        if fence:
+            if ln.startswith(fence) and not ln[len(fence) :].strip(fence[0]).strip():
+                fence = ""
+            continue
+        if comment:
+            comment = "-->" not in ln
+            continue
+        if ln.startswith(("```", "~~~")):
+            mark = ln[0]
+            fence = mark * (len(ln) - len(ln.lstrip(mark)))
+            continue
+        if ln.startswith("<!--"):
+            comment = "-->" not in ln[4:]
+            continue
+        yield ln
 
 
 def body_of(text: str) -> str:
@@ -22,6 +54,6 @@ def body_of(text: str) -> str:
     lines = text.splitlines()
     for i, ln in enumerate(lines):
         s = ln.strip()
-        if s and not s.startswith(("- ", "* ")):
+        if s and not s.startswith(_ITEM):
             return "\n".join(lines[i + 1 :]).strip()
     return ""
