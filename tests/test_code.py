@@ -110,6 +110,8 @@ def test_python_overload_stubs_are_not_definitions_to_open() -> None:
     assert impl.doc == "Verify the signature and give the value back."
     assert "check_signature" in impl.uses
     assert "Literal" in units["Signer"].uses  # a stub's annotation, credited to its class
+    # a class's head ends at its colon, not at its first method's decorator
+    assert units["Signer"].signature == "class Signer"
 
 
 def test_python_reader_survives_bad_and_deep_sources() -> None:

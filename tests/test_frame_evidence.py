@@ -433,3 +433,31 @@ def test_an_item_cites_the_doc_comment_it_quotes() -> None:
     assert context._first_quoted(hit, src, quoted) == 3
     listed = zone.item_text(hit, None)  # a signature alone: cited from the definition
     assert context._first_quoted(hit, src, listed) == 5
+
+
+def test_a_quote_cut_inside_an_html_comment_leaves_no_comment_open(repo) -> None:  # type: ignore[no-untyped-def]
+    """A PR template's guidance is an HTML comment; a passage window ending inside it kept
+    its `<!--`, and a markdown reader then hid every zone after it (Current State and
+    Instructions). A window starting inside one showed the comment's text as the doc's."""
+    from conftest import commit_all, ncx, write
+
+    guidance = "\n".join(
+        f"Line {i} of the guidance: every news fragment names its towncrier changelog entry."
+        for i in range(40)
+    )
+    filler = "\n".join(f"Step {i}: run the suite before you push." for i in range(30))
+    write(
+        repo,
+        ".github/PULL_REQUEST_TEMPLATE.md",
+        f"# Pull Request Check List\n\n{filler}\n\n<!--\n{guidance}\n-->\n\n"
+        "- [ ] Added a news fragment.\n",
+    )
+    write(repo, "docs/guide.md", "# Guide\n\nHow to write a news fragment for the changelog.\n")
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    frame = ncx("assemble", "--task", "add a towncrier news fragment changelog entry").stdout
+    body = frame.split("\n", 1)[1]  # (past the frame's own id comment)
+    assert body.rfind("<!--") <= body.rfind("-->"), body  # no comment left open
+    assert "## Instructions" in body
+    assert "Line 7 of the guidance" not in body  # a comment is not the doc's text

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from conftest import commit_all, ncx, write
 
-from ncx.query.assembler import FrameInput, Item, assemble, is_link_list, lead, tidy
+from ncx.query.assembler import FrameInput, Item, assemble
 from ncx.query.cache import Index, Unit
 from ncx.query.lexical import build_index, terms
+from ncx.query.quote import is_link_list, lead, tidy
 from ncx.query.rank import _overlaps, _proximity
 from ncx.tokens import count_tokens
 

@@ -10,7 +10,8 @@ from conftest import commit_all, git, ncx, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ncx.query.assembler import FrameInput, Item, assemble, trim_to_paragraphs
+from ncx.query.assembler import FrameInput, Item, assemble
+from ncx.query.quote import trim_to_paragraphs
 from ncx.tokens import count_tokens
 
 AUTH = """---

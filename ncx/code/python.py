@@ -249,7 +249,9 @@ def _signature(
     """The definition's head as written, from `def`/`class` to the colon, on one line."""
     first = node.lineno
     body0 = node.body[0]
-    doc_or_body = body0.lineno
+    # (a decorated first statement starts at its decorator: `class C:` then `@overload`
+    # over its first method read as the class's head `class C: @overload`)
+    doc_or_body = min([body0.lineno, *(d.lineno for d in getattr(body0, "decorator_list", ()))])
     if doc_or_body == first:  # `def f(): return 1` on one line
         # (col_offset counts UTF-8 bytes)
         line = lines[first - 1].encode("utf-8", "surrogatepass")

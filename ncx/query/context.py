@@ -19,16 +19,9 @@ from ncx.config import DEFAULT_TOKEN_BUDGET, Config
 from ncx.errors import UsageError
 from ncx.layout import ncx_command_name, ncx_dir
 from ncx.query import assembler
-from ncx.query.assembler import (
-    Frame,
-    FrameInput,
-    Item,
-    assemble,
-    is_link_list,
-    says_nothing,
-    tidy,
-)
+from ncx.query.assembler import Frame, FrameInput, Item, assemble
 from ncx.query.lexical import terms as lexical_terms
+from ncx.query.quote import best_lines, is_link_list, lead, says_nothing, tidy
 from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher, clip_query
 from ncx.query.state import GitState, git_state
@@ -430,13 +423,15 @@ def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Ite
     # Grown until its quote, tidied, is worth a citation (PASSAGE_MIN_TOKENS): markup that
     # tidying drops (directive fences, labels) left some windows a pointer.
     for grow in (1.0, 1.5, 2.0):
-        i, j = assembler.best_lines(raw, terms, int(assembler.PASSAGE_TOKENS * grow))
+        i, j = best_lines(raw, terms, int(assembler.PASSAGE_TOKENS * grow))
         i, j = _no_empty_code(raw, i, j)
         window = raw[i:j]
         if sum(1 for ln in raw[:i] if ln.lstrip().startswith("```")) % 2:
             window = ["```", *window]  # the window starts inside a code block: open it
         if sum(1 for ln in window if ln.lstrip().startswith("```")) % 2:
             window = [*window, "```"]  # ... or ends inside one: close it
+        if _in_comment("\n".join(raw[:i])):
+            window = ["<!--", *window]  # starts inside an HTML comment: tidy drops it whole
         text = tidy("\n".join(window), h.section if i == 0 else ())
         if count_tokens(text) >= assembler.PASSAGE_MIN_TOKENS:
             break
@@ -451,6 +446,11 @@ def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Ite
 
 
 _CLOSING = re.compile(r"[\s)\]}>;,]*\Z")  # a code line that only closes brackets
+
+
+def _in_comment(text: str) -> bool:
+    """Whether `text` ends inside an HTML comment (one opened and not closed)."""
+    return text.rfind("<!--") > text.rfind("-->")
 
 
 def _no_empty_code(raw: list[str], i: int, j: int) -> tuple[int, int]:
@@ -530,7 +530,7 @@ def _quoted(s: Searcher, h: Hit) -> str:
     # A changelog entry is history (what changed in one release), not how things work now:
     # quoted, it is a pointer with its opening line. On fastapi's questions the release
     # notes took 6-7% of every frame's tokens, in 84% of the 4,000-token frames.
-    return assembler.lead(text, assembler.BACKGROUND_ITEM_TOKENS) if _is_log_entry(h) else text
+    return lead(text, assembler.BACKGROUND_ITEM_TOKENS) if _is_log_entry(h) else text
 
 
 def _learning(body: str) -> str:

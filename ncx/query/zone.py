@@ -326,7 +326,7 @@ def lead_lines(
     if not rest or room <= 0 or task_terms is None:
         return [*head, _ellipsis(head)] if head else []
     terms = [task_terms(ln) for ln in rest]
-    from ncx.query.assembler import best_lines
+    from ncx.query.quote import best_lines
 
     i, j = best_lines(rest, terms, room)
     window = rest[i:j]

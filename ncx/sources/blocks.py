@@ -2,7 +2,7 @@
 
 MkDocs Material sites (FastAPI, sqlmodel) write their admonitions, details and tabs this way.
 The header becomes the bold lead a frame gives a directive (`**tip** Title`, as
-ncx.query.assembler.tidy renders one in a chunk made before this reader), its indented option
+ncx.query.quote.tidy renders one in a chunk made before this reader), its indented option
 lines (`    type: warning`) go, and the closing `///` becomes a blank line; every view line
 keeps the source line it came from, so citations are unchanged. Code fences are copied as
 they are (a Rust doc comment is `/// text`, and a guide may quote a block).
