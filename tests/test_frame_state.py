@@ -169,3 +169,14 @@ def test_a_merged_pull_request_is_named_by_its_title(repo: Path) -> None:
     )
     (merge, _start) = git_state(repo).touching(["a.py"])
     assert merge.subject == "Escape single quotes in fish completions (#2256)"
+
+
+def test_a_detached_checkout_says_so(repo: Path) -> None:
+    """CI checks out a commit, not a branch: git then names HEAD, which is no branch."""
+    write(repo, "a.py", "x = 1\n")
+    commit_all(repo, "one")
+    assert git_state(repo).head[0].startswith("- branch `")
+    sha = git(repo, "rev-parse", "--short", "HEAD").strip()
+    git(repo, "checkout", "-q", "--detach")
+    assert git_state(repo).head[0] == f"- detached HEAD at `{sha}`"
+    assert git_state(repo, "HEAD").head[0] == f"- detached HEAD at `{sha}`"
