@@ -217,6 +217,24 @@ def test_pasted_output_and_template_comments_are_not_criteria(repo: Path) -> Non
     )
 
 
+def test_a_task_file_with_no_prose_line_says_so(repo: Path) -> None:
+    from conftest import ncx, ncx_proc
+
+    write(repo, "pkg/a.py", "def f():\n    return 1\n")
+    commit_all(repo)
+    ncx("init")
+    issue = repo.parent / "only-code.md"
+    issue.write_text("<!-- the template -->\n```\nTraceback: boom\n```\n- a criterion\n")
+    proc = ncx_proc("assemble", "--task-file", str(issue), cwd=repo, ok=False)
+    assert proc.returncode == 2
+    assert "only-code.md: no line of prose to take as the task" in proc.stderr
+    # a title after the template's comment is the task, and the body starts after it
+    from ncx.query.task import body_of, from_text
+
+    text = "<!-- the template -->\n\nIt breaks\n\nwhen it runs\n"
+    assert from_text(text) == ("It breaks", ()) and body_of(text) == "when it runs"
+
+
 def test_a_class_the_task_writes_as_a_word_is_named(repo: Path) -> None:
     write(
         repo,

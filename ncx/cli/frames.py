@@ -121,6 +121,13 @@ def assemble(
         from ncx.query.task import body_of, from_text
 
         first, items = from_text(text)
+        if not (task or first):
+            raise typer.BadParameter(
+                f"{task_file}: no line of prose to take as the task (its text is list items, "
+                "code blocks or HTML comments); put the task on a line of its own, or give "
+                '--task "..."',
+                param_hint="--task-file",
+            )
         task = task or first
         crit += items
         # the whole file is searched: an issue's body holds its paths, tracebacks and names

@@ -19,17 +19,18 @@ def from_text(text: str) -> tuple[str, tuple[str, ...]]:
     output (`* x  (x) <U3 'foo'` in an xarray repr) and its template's hidden guidance
     (`<!-- - Craft Minimal Bug Reports … -->`) were 16 of the 23 criteria the frames of
     code-swe-dev's 33 issues printed in their task zone (decisions.md §73)."""
-    lines = list(_prose_lines(text))
+    lines = [ln for _, ln in _prose_lines(text)]
     items = tuple(ln[2:].strip() for ln in lines if ln.startswith(_ITEM))
     prose = [ln.lstrip("# ") for ln in lines if ln and not ln.startswith(_ITEM)]
     return (prose[0] if prose else ""), items
 
 
-def _prose_lines(text: str) -> Iterator[str]:
-    """The stripped lines of `text` outside fenced code blocks and HTML comments."""
+def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(index, stripped line) of the lines of `text` outside fenced code blocks and HTML
+    comments."""
     fence = ""  # the open fence's marker (``` or ~~~, as long as it was opened), or ""
     comment = False
-    for raw in text.splitlines():
+    for i, raw in enumerate(text.splitlines()):
         ln = raw.strip()
         if fence:
             if ln.startswith(fence) and not ln[len(fence) :].strip(fence[0]).strip():
@@ -45,15 +46,13 @@ def _prose_lines(text: str) -> Iterator[str]:
         if ln.startswith("<!--"):
             comment = "-->" not in ln[4:]
             continue
-        yield ln
+        yield i, ln
 
 
 def body_of(text: str) -> str:
-    """What a task file says after its first line of prose: an issue's body, searched with
-    the task (the frame quotes the task and criteria, not the whole issue)."""
-    lines = text.splitlines()
-    for i, ln in enumerate(lines):
-        s = ln.strip()
-        if s and not s.startswith(_ITEM):
-            return "\n".join(lines[i + 1 :]).strip()
+    """What a task file says after the line `from_text` takes as its task: an issue's body,
+    searched with the task (the frame quotes the task and criteria, not the whole issue)."""
+    for i, ln in _prose_lines(text):
+        if ln and not ln.startswith(_ITEM):
+            return "\n".join(text.splitlines()[i + 1 :]).strip()
     return ""
