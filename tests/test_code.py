@@ -452,6 +452,17 @@ def test_docs_and_memories_link_to_the_code_they_name(repo: Path) -> None:
     )
     code = next(z for z in frame["zones"] if z["name"] == "code")
     assert code["items"][0]["id"] == "pkg/sessions.py:Session.send"
+    # ... a long issue is about what it says: its own words lead, not the doc's link
+    issue = repo.parent / "issue.md"
+    issue.write_text(
+        "Every request needs a timeout\n\nWhen a prepared request goes out through the "
+        "transport adapter with no timeout set, the connection pool waits forever on a dead "
+        "host; the adapter should send with a default timeout so a pooled connection gives "
+        "up after a while.\n"
+    )
+    frame = json.loads(ncx("assemble", "--task-file", str(issue), "--format", "json").stdout)
+    code = next(z for z in frame["zones"] if z["name"] == "code")
+    assert code["items"][0]["source_path"] == "pkg/adapters.py"
 
 
 def test_a_source_file_replaced_by_a_fifo_is_never_waited_on(repo: Path) -> None:

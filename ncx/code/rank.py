@@ -34,6 +34,12 @@ NAMED_BONUS = 1.0  # times the best definition's score, for a definition the tas
 # of the number of files defining it (`plot` names a method in ten of seaborn's files; §72).
 NAMED_SPLIT = 0.5
 LINK_BONUS = 0.3  # times the best definition's score, for one the task's best docs name
+# ... times this for a long task (an issue, a commit with a body): its own names, paths and
+# tracebacks point at the code, and the docs its many words match lent their links to code
+# the task is not about (xarray's docs' `Dataset.copy` led an issue fixed in variable.py;
+# code-swe-dev first code 0.667 -> 0.697, decisions §79). A short subject keeps them: the
+# docs lend it the words it lacks.
+LINK_LONG = 0.0
 TEST_PRIOR = 0.15  # a test file's score is multiplied by this
 # A Python stub (`filters.pyi`) beside its module (`filters.py`) repeats the module's
 # signatures without the code: a change starts in the module, and the stub, when it changes
@@ -298,8 +304,9 @@ def search_code(
     pointed = _pointed(idx, tt) if best > 0 else {}
     for u, w in pointed.items():
         unit[u] += w * best
-    if linked and best > 0:
-        unit[np.array(linked, dtype=np.int64)] += LINK_BONUS * best
+    link = LINK_BONUS * (LINK_LONG if tt.long else 1.0)
+    if linked and best > 0 and link > 0:
+        unit[np.array(linked, dtype=np.int64)] += link * best
     # test code inside a source file (a Rust `mod tests`) weighs as a test file does, so the
     # file ranks by its own code, not by the tests that call it (a test file's own tests are
     # weighed once, with the file, below)
