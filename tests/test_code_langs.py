@@ -413,3 +413,16 @@ def test_a_tools_directive_or_a_todo_is_not_shown_as_the_doc() -> None:
     assert docs["deepMerge"] == ""
     assert docs["duplex"] == "Duplex streams need the half option."
     assert docs["paintRegions"] == "Regions of the page are painted in order."
+
+
+def test_a_head_written_a_parameter_a_line_reads_as_one_would_write_it() -> None:
+    from ncx.code.text import MAX_SIGNATURE, one_line
+
+    assert one_line("def field(\n    *,\n    default=None,\n    alias=None,\n)") == (
+        "def field(*, default=None, alias=None)"
+    )
+    assert one_line("fn job(\n    results: Receiver,\n    config: &Config,\n) -> ExitCode") == (
+        "fn job(results: Receiver, config: &Config) -> ExitCode"
+    )
+    long = one_line("def attrs(" + ", ".join(f"p{i}=None" for i in range(60)) + ")")
+    assert len(long) <= MAX_SIGNATURE and long.endswith("=None, …")  # a whole parameter last

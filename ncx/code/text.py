@@ -44,8 +44,18 @@ def words_of(parts: list[str]) -> str:
 
 
 def one_line(head: str) -> str:
-    s = collapse(head)
-    return s if len(s) <= MAX_SIGNATURE else s[: MAX_SIGNATURE - 1] + "…"
+    """A definition's head on one line, as one would write it there: `def field(*, a=1, b=2)`
+    for a head written one parameter a line (`def field( *, a=1, b=2, )` before); past
+    MAX_SIGNATURE cut after a whole parameter (`…, eq=None, …`, not `order=No…`)."""
+    s = _CLOSE.sub(r"\1", _OPEN.sub(r"\1", collapse(head)))
+    if len(s) <= MAX_SIGNATURE:
+        return s
+    cut = s.rfind(", ", 0, MAX_SIGNATURE - 2)
+    return s[: cut + 2] + "…" if cut > MAX_SIGNATURE // 2 else s[: MAX_SIGNATURE - 1] + "…"
+
+
+_OPEN = re.compile(r"([(\[]) ")  # `( *` of a head written a parameter a line
+_CLOSE = re.compile(r",? ([)\]])")  # its `, )`
 
 
 def first_paragraph(doc: str) -> str:
