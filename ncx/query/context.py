@@ -21,7 +21,14 @@ from ncx.layout import ncx_command_name, ncx_dir
 from ncx.query import assembler
 from ncx.query.assembler import Frame, FrameInput, Item, assemble
 from ncx.query.lexical import terms as lexical_terms
-from ncx.query.quote import best_lines, is_link_list, lead, says_nothing, tidy
+from ncx.query.quote import (
+    best_lines,
+    ends_in_comment,
+    is_link_list,
+    lead,
+    says_nothing,
+    tidy,
+)
 from ncx.query.rank import Filters, Hit
 from ncx.query.search import Searcher, clip_query
 from ncx.query.state import GitState, git_state
@@ -430,7 +437,7 @@ def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Ite
             window = ["```", *window]  # the window starts inside a code block: open it
         if sum(1 for ln in window if ln.lstrip().startswith("```")) % 2:
             window = [*window, "```"]  # ... or ends inside one: close it
-        if _in_comment("\n".join(raw[:i])):
+        if ends_in_comment("\n".join(raw[:i])):
             window = ["<!--", *window]  # starts inside an HTML comment: tidy drops it whole
         text = tidy("\n".join(window), h.section if i == 0 else ())
         if count_tokens(text) >= assembler.PASSAGE_MIN_TOKENS:
@@ -446,11 +453,6 @@ def _with_passage(s: Searcher, h: Hit, it: Item, q_terms: frozenset[str]) -> Ite
 
 
 _CLOSING = re.compile(r"[\s)\]}>;,]*\Z")  # a code line that only closes brackets
-
-
-def _in_comment(text: str) -> bool:
-    """Whether `text` ends inside an HTML comment (one opened and not closed)."""
-    return text.rfind("<!--") > text.rfind("-->")
 
 
 def _no_empty_code(raw: list[str], i: int, j: int) -> tuple[int, int]:

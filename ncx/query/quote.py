@@ -44,6 +44,12 @@ _NOTHING = re.compile(
 _LABEL_ONLY = re.compile(r"^\s*\*\*[^*\n]+\*\*:?\s*$")
 
 
+def ends_in_comment(text: str) -> bool:
+    """Whether `text` ends inside an HTML comment (one opened and not closed): a window cut
+    after it starts inside one."""
+    return text.rfind("<!--") > text.rfind("-->")
+
+
 def plain_heading(text: str) -> str:
     """A heading's words: badges and HTML are markup for a web page."""
     return " ".join(_TAG.sub("", _BADGE.sub("", text)).split())
@@ -59,8 +65,8 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
     """A chunk as the frame quotes it: without what carries nothing for the reader.
 
     HTML comments (template boilerplate; one left open, to the end), MyST `(label)=`
-    targets, toctree blocks and
-    directive fences go; a directive's name stays as a bold lead (`**note**`). Headings are
+    targets, toctree blocks and directive fences go; a directive's name stays as a bold
+    lead (`**note**`). Headings are
     demoted below the frame's own (#### at least), so a quoted `## Setup` can never be
     taken for a zone; leading headings that the citation's section trail already names
     go. Fenced code is left exactly as it is.

@@ -19,10 +19,14 @@ def from_text(text: str) -> tuple[str, tuple[str, ...]]:
     output (`* x  (x) <U3 'foo'` in an xarray repr) and its template's hidden guidance
     (`<!-- - Craft Minimal Bug Reports … -->`) were 16 of the 23 criteria the frames of
     code-swe-dev's 33 issues printed in their task zone (decisions.md §73)."""
-    lines = [ln for _, ln in _prose_lines(text)]
-    items = tuple(ln[2:].strip() for ln in lines if ln.startswith(_ITEM))
-    prose = [ln.lstrip("# ") for ln in lines if ln and not ln.startswith(_ITEM)]
-    return (prose[0] if prose else ""), items
+    items = tuple(ln[2:].strip() for _, ln in _prose_lines(text) if ln.startswith(_ITEM))
+    at = _task_line(text)
+    return (at[1].lstrip("# ") if at else ""), items
+
+
+def _task_line(text: str) -> tuple[int, str] | None:
+    """(index, stripped line) of the line a task file's task is: its first line of prose."""
+    return next(((i, ln) for i, ln in _prose_lines(text) if ln and not ln.startswith(_ITEM)), None)
 
 
 def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
@@ -52,7 +56,5 @@ def _prose_lines(text: str) -> Iterator[tuple[int, str]]:
 def body_of(text: str) -> str:
     """What a task file says after the line `from_text` takes as its task: an issue's body,
     searched with the task (the frame quotes the task and criteria, not the whole issue)."""
-    for i, ln in _prose_lines(text):
-        if ln and not ln.startswith(_ITEM):
-            return "\n".join(text.splitlines()[i + 1 :]).strip()
-    return ""
+    at = _task_line(text)
+    return "\n".join(text.splitlines()[at[0] + 1 :]).strip() if at else ""
