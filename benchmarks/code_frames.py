@@ -24,6 +24,7 @@ task that names its definitions instead (code-neuralmind-public's `oracle_symbol
   dfirst  whether the first code item meets one
   dshare  tokens of items that meet one / the frame's tokens
   shown   whether some code item's text holds a line the commit edits (the agent sees it)
+  lead    whether the first code item's text does (the lead's quote: its window)
 
 and where the docs' tokens go: `docs` the share of the frame's tokens in the docs zones,
 `docsR` whether a gold file is cited by the docs zones alone (what a rule on docs can cost R).
@@ -122,6 +123,8 @@ def score(frame: Any, gold: list[str], changed: Changed | None = None) -> dict[s
             m["dfirst"] = float(met[0])
             m["dprec"] = sum(met) / len(met)
         m["shown"] = float(any(_shows(it, changed) for it in code))
+        if code:
+            m["lshown"] = float(_shows(code[0], changed))
     return m
 
 
@@ -242,14 +245,15 @@ def main() -> None:
         "dfirst",
         "dshare",
         "shown",
+        "lshown",
         "docs",
         "docsR",
     )
     print(
         "| set | budget | n | tok | gold share | code prec | first code | frame R | R@1 |"
-        " changed: prec | first | share | shown | docs share | gold by docs only |"
+        " changed: prec | first | share | shown | lead | docs share | gold by docs only |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows: list[dict[str, Any]] = []
     hist_rows: list[tuple[str, dict[str, list[float]]]] = []
     for name in a.sets.split(","):
@@ -297,7 +301,8 @@ def main() -> None:
                 f"| {name} | {b} | {len(v['tok'])} | {sum(v['tok']) / len(v['tok']):,.0f} | "
                 f"{mean('gold')} | {mean('prec')} | {mean('first')} | {mean('R')} | "
                 f"{sum(r1) / len(r1):.3f} | {mean('dprec')} | {mean('dfirst')} | "
-                f"{mean('dshare')} | {mean('shown')} | {mean('docs')} | {mean('docsR')} |",
+                f"{mean('dshare')} | {mean('shown')} | {mean('lshown')} | {mean('docs')} | "
+                f"{mean('docsR')} |",
                 flush=True,
             )
         if a.history:

@@ -48,6 +48,34 @@ def test_a_long_lead_is_quoted_by_its_head_and_the_lines_the_task_names() -> Non
     assert len(out) < 40
 
 
+def test_a_long_brace_lead_shows_its_signature_then_where_the_tasks_rare_words_are() -> None:
+    """decisions.md §84: fd's 600-line option struct led "Accept `--mindepth` like
+    `--maxdepth`" with its first forty lines of fields as its head (no line ends a Rust
+    signature the way a Python one ends), and the window went to the line with the most task
+    words (`min`, `max`, `depth`, on every other line), not to `alias("maxdepth")`."""
+    src = ["#[derive(Parser)]", "pub struct Opts {"]
+    for i in range(60):
+        src += [
+            f"    /// Option {i}: how the walk treats depth at level {i}, hidden or not.",
+            "    #[arg(long, hide_short_help = true)]",
+            f"    pub depth_rule_{i}: Option<usize>,",
+            "",
+        ]
+    src[150:150] = [
+        "    /// Limit the traversal to a given depth.",
+        "    #[arg(long, short = 'd', alias(\"maxdepth\"))]",
+        "    max_depth: Option<usize>,",
+    ]
+    src.append("}")
+    task = "Accept --mindepth like --maxdepth: a hidden alias for the min depth option"
+    hit = _hit("src/cli.rs", "Opts", 2, len(src), 1.0)
+    weights = {t: (6.0 if t == "maxdepth" else 1.0) for t in terms(task)}
+    out = zone.lead_lines(hit, src, 300, _task_terms(task), weights)
+    assert out[:2] == src[:2]  # the attribute above, then the signature: the head ends there
+    assert out[2].strip() == "..."
+    assert "    #[arg(long, short = 'd', alias(\"maxdepth\"))]" in out
+
+
 GO_TIMEOUT = [
     "package gate",
     "",

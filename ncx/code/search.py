@@ -7,7 +7,7 @@ side's (ncx.query.fuse): this module imports nothing of it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,16 @@ class CodeSearcher:
         from ncx.code.rank import held_terms
 
         return held_terms(self.index, query, paths)
+
+    def term_weights(self, terms: Iterable[str]) -> dict[str, float]:
+        """Each term's idf in the code index (0 for one it does not hold): how much a line
+        holding it says about the task."""
+        lx = self.index.lex
+        out = {}
+        for t in terms:
+            i = lx.term_id(t)
+            out[t] = 0.0 if i is None else float(lx.idf[i])
+        return out
 
     def links(self, text: str) -> list[Link]:
         from ncx.code.links import links

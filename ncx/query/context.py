@@ -232,6 +232,8 @@ def code_items(
     def task_terms(line: str) -> frozenset[str]:
         return frozenset(lexical_terms(line)) & q_terms
 
+    weights = code.term_weights(q_terms)  # the window of a long lead goes by them
+
     items: list[Item] = []
     read: dict[str, list[str] | None] = {}  # each file's lines, read once
     whole: list[CodeHit] = []  # the definitions quoted whole so far
@@ -261,6 +263,7 @@ def code_items(
             brief=i >= BRIEF,
             task_terms=task_terms,
             short=short,
+            weights=weights,
         )
         if _repeats(text, seen.get(h.path, set())) and any(
             zone.inside(h, o) or zone.inside(o, h) for o in kept if o.path == h.path

@@ -8,7 +8,7 @@ ncx.query.context (an item's passage) and ncx.query.zone (a code lead's window).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ncx.sources.roles import render_rst_inline
 from ncx.tokens import count_tokens
@@ -131,21 +131,29 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
 
 
 def best_lines(
-    lines: Sequence[str], terms: Sequence[frozenset[str]], max_tokens: int
+    lines: Sequence[str],
+    terms: Sequence[frozenset[str]],
+    max_tokens: int,
+    weights: Mapping[str, float] | None = None,
 ) -> tuple[int, int]:
     """The window [i, j) of lines that quotes the most of the task's terms within max_tokens:
     grown from the line sharing the most terms, toward the side that adds terms (then down:
-    an answer follows its lead-in). `terms[k]` are line k's terms that the task has."""
+    an answer follows its lead-in). `terms[k]` are line k's terms that the task has;
+    `weights`, what each term is worth (None: one each)."""
     if not lines:
         return 0, 0
-    anchor = max(range(len(lines)), key=lambda k: (len(terms[k]), -k))
+
+    def worth(new: frozenset[str] | set[str]) -> float:
+        return float(len(new)) if weights is None else sum(weights.get(t, 0.0) for t in new)
+
+    anchor = max(range(len(lines)), key=lambda k: (worth(terms[k]), -k))
     i, j = anchor, anchor + 1
     used = count_tokens(lines[anchor]) + 1
     seen = set(terms[anchor])
     up, down = i > 0, j < len(lines)  # sides still growing
     while up or down:
-        gain_up = len(terms[i - 1] - seen) if up else -1
-        gain_down = len(terms[j] - seen) if down else -1
+        gain_up = worth(terms[i - 1] - seen) if up else -1.0
+        gain_down = worth(terms[j] - seen) if down else -1.0
         k = j if gain_down >= gain_up else i - 1
         t = count_tokens(lines[k]) + 1
         if used + t > max_tokens:

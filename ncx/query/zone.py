@@ -11,7 +11,7 @@ does not touch (code-swe-dev: code precision 0.144); docs/decisions.md §40 has 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ncx.code.langs import language_of
 from ncx.code.rank import CodeHit
@@ -150,6 +150,7 @@ def item_text(
     brief: bool = False,
     task_terms: Callable[[str], frozenset[str]] | None = None,
     short: int = 0,
+    weights: Mapping[str, float] | None = None,
 ) -> str:
     """A code item as the frame quotes it: the definition's head, fenced, and its docstring
     summary (`brief`: its first sentence); or, given `body_tokens` and the file's lines, the
@@ -166,7 +167,7 @@ def item_text(
         if whole and "```" not in text and not any(ln.strip() == "..." for ln in whole):
             return f"```{lang}\n{text}\n```"
     if body_tokens and lines is not None:
-        body = lead_lines(hit, lines, body_tokens, task_terms)
+        body = lead_lines(hit, lines, body_tokens, task_terms, weights)
         if body and "```" not in "\n".join(body):
             return f"```{lang}\n" + "\n".join(body) + "\n```"
     telling = telling_lines(hit, lines, task_terms) if lines is not None and task_terms else []
@@ -260,6 +261,14 @@ def body_tokens(budget: int) -> int:
     return min(BODY_TOKENS, int(budget * BODY_SHARE))
 
 
+# A long lead's quote: in a language that writes its docs above the definition the head ends
+# with the signature's `{` (a 600-line Rust struct's head ran on for a third of the quote, its
+# first fields, before the window the task's words chose); the window goes where the task's
+# rare words are, each term weighed by its idf in the code index (a word on every other line
+# of the definition says nothing of where to look; decisions.md §84). False: as before.
+HEAD_AT_BRACE = True
+WINDOW_IDF = True
+
 _DOC_LINE = ("//", "/*", "*", "#[", "@", "#!")
 DOC_ABOVE = 12  # lines of comments and attributes quoted above a definition, at most
 
@@ -291,12 +300,14 @@ def lead_lines(
     lines: Sequence[str],
     max_tokens: int,
     task_terms: Callable[[str], frozenset[str]] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[str]:
     """The lead definition as quoted: the doc comment and attributes right above it (the
     readers keep them apart from the body for languages that write docs before the
     definition), then its body whole when it fits in max_tokens, else its head (signature
     and the start of its docstring) and the window of lines sharing the most of the task's
-    terms (`task_terms(line)`), with `...` where lines are left out. [] when nothing fits."""
+    terms (`task_terms(line)`, each worth its `weights` value), with `...` where lines are
+    left out. [] when nothing fits."""
     start, end = hit.start - 1, min(hit.end, len(lines))
     doc = list(lines[doc_above(lines, start) : start])
     body = list(lines[start:end])
@@ -315,11 +326,16 @@ def lead_lines(
     if count_tokens("\n".join(whole)) <= max_tokens:
         return whole
     head: list[str] = []
+    braces = HEAD_AT_BRACE and language_of(hit.path) != "python"
     for ln in [*doc, *body]:
         if count_tokens("\n".join([*head, ln])) > max_tokens // 3:
             break
         head.append(ln)
-        if len(head) > len(doc) and ln.rstrip().endswith((":", "{", '"""')) and len(head) > 2:
+        if len(head) <= len(doc):
+            continue
+        if braces and ln.rstrip().endswith("{"):
+            break  # the signature's end: the doc is above it, not in the body
+        if ln.rstrip().endswith((":", "{", '"""')) and len(head) > 2:
             break
     rest = body[max(0, len(head) - len(doc)) :]
     room = max_tokens - count_tokens("\n".join(head)) - 4
@@ -328,7 +344,7 @@ def lead_lines(
     terms = [task_terms(ln) for ln in rest]
     from ncx.query.quote import best_lines
 
-    i, j = best_lines(rest, terms, room)
+    i, j = best_lines(rest, terms, room, weights if WINDOW_IDF else None)
     window = rest[i:j]
     out = [*head]
     if i > 0:
