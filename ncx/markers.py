@@ -8,6 +8,8 @@ share it without importing each other.
 
 from __future__ import annotations
 
+START, END = "# >>> ncx >>>", "# <<< ncx <<<"  # the marker lines of a `#`-comment file
+
 
 def with_block(text: str, block: str) -> str:
     """`text` with the marker-delimited block inserted or replaced in place; user lines kept."""
@@ -21,3 +23,15 @@ def with_block(text: str, block: str) -> str:
         nl = "\r\n" if text.endswith("\r\n") else "\n"
         sep = "" if not text or text.endswith(nl * 2) else (nl if text.endswith("\n") else nl * 2)
         return text + sep + block
+
+
+def without_block(text: str, start: str, end: str) -> str:
+    """`text` with the block between the `start` and `end` marker lines taken out (the rest
+    as written); `text` itself when it holds no such block."""
+    lines = text.splitlines(keepends=True)
+    try:
+        i = next(n for n, ln in enumerate(lines) if ln.rstrip("\r\n") == start)
+        j = next(n for n in range(i, len(lines)) if lines[n].rstrip("\r\n") == end)
+    except StopIteration:
+        return text
+    return "".join(lines[:i] + lines[j + 1 :])

@@ -49,6 +49,27 @@ def test_current_state_names_the_commits_that_touched_the_frames_code(repo: Path
     assert "auth: spend one retry" in at and "no retries" not in at
 
 
+def test_the_lines_ncx_init_wrote_are_not_the_trees_change(repo: Path) -> None:
+    """A clone where `ncx init` ran and nothing is committed yet: its `.gitattributes` block is
+    ncx's own, as `.neocortex/` is; a new user's 15 frames each said "changed files:
+    `.gitattributes`". A line of the user's own in the file is their change."""
+    write(repo, "app.py", "def run():\n    return 1\n")
+    write(repo, ".gitattributes", "*.png binary\n")
+    commit_all(repo, "app")
+    ncx("init")
+    assert "+# >>> ncx >>>" in git(repo, "diff", "--", ".gitattributes")  # modified by init
+    assert not any("changed files" in ln for ln in git_state(repo).head)
+    write(repo, ".gitattributes", (repo / ".gitattributes").read_text() + "*.jpg binary\n")
+    assert "- changed files: `.gitattributes`" in git_state(repo).head
+    git(repo, "rm", "-q", "--cached", ".gitattributes")
+    git(repo, "commit", "-qm", "no attributes")
+    write(repo, ".gitattributes", "")
+    ncx("init")  # a file init made whole: untracked
+    assert not any("changed files" in ln for ln in git_state(repo).head)
+    write(repo, "new.py", "x = 1\n")
+    assert "- changed files: `new.py`" in git_state(repo).head
+
+
 def test_only_commits_to_the_frames_files_and_only_in_the_window(repo: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from ncx.query import state
 

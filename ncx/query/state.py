@@ -123,7 +123,11 @@ def git_state(root: Path, rev: str | None = None) -> GitState:
         status = repo.git(
             root, "status", "--porcelain", "--untracked-files=normal", "--", ".", f":!{NCX_DIR}"
         )
-        changed = [ln[3:] for ln in status.decode("utf-8", "replace").splitlines() if ln.strip()]
+        changed = [
+            ln[3:]
+            for ln in status.decode("utf-8", "replace").splitlines()
+            if ln.strip() and not (ln[3:] == ".gitattributes" and _ncx_lines_only(root, ln[:2]))
+        ]
         if changed:
             extra = len(changed) - CHANGED_SHOWN
             more = f" (+{extra} more)" if extra > 0 else ""
@@ -134,6 +138,20 @@ def git_state(root: Path, rev: str | None = None) -> GitState:
         return GitState(tuple(head), str(root), info.head)
     except NcxError:
         return GitState()
+
+
+def _ncx_lines_only(root: Path, code: str) -> bool:
+    """Whether `.gitattributes`' change is only the block `ncx init` wrote (a clone where
+    `ncx init` ran and nothing is committed yet): ncx's own, as `.neocortex/` is, not the
+    work the task is about (a new user's 15 frames each named it as the tree's change)."""
+    from ncx.markers import END, START, without_block
+
+    try:
+        now = (root / ".gitattributes").read_bytes().decode("utf-8")
+        before = "" if code == "??" else repo.git(root, "show", "HEAD:.gitattributes").decode()
+    except (OSError, UnicodeDecodeError, NcxError):
+        return False
+    return without_block(now, START, END).rstrip() == before.rstrip()
 
 
 @functools.lru_cache(maxsize=512)

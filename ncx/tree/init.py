@@ -13,6 +13,7 @@ from ncx.layout import NCX_DIR, chunks_dir, manifest_path, memories_dir, ncx_dir
 from ncx.manifest import Manifest, load_manifest
 
 # (`as`: ncx.agents.install imports with_block from here)
+from ncx.markers import END, START
 from ncx.markers import with_block as with_block
 from ncx.store import write_if_changed
 
@@ -30,13 +31,13 @@ GITIGNORE = (
 # files collapse in PR views (linguist); memories stay in full view, for reviewers, and
 # keep text merges, for people resolving them.
 GITATTRIBUTES_BLOCK = (
-    "# >>> ncx >>>\n"
+    f"{START}\n"
     ".neocortex/** text eol=lf\n"
     ".neocortex/**/*.npy binary\n"
     ".neocortex/chunks/**/*.md merge=binary\n"
     ".neocortex/chunks/** linguist-generated=true\n"
     ".neocortex/manifest.json linguist-generated=true\n"
-    "# <<< ncx <<<\n"
+    f"{END}\n"
 )
 
 
