@@ -426,3 +426,63 @@ def test_a_head_written_a_parameter_a_line_reads_as_one_would_write_it() -> None
     )
     long = one_line("def attrs(" + ", ".join(f"p{i}=None" for i in range(60)) + ")")
     assert len(long) <= MAX_SIGNATURE and long.endswith("=None, …")  # a whole parameter last
+
+
+JS_COMMAND = b"""/**
+ * Licensed under MIT.
+ */
+
+const EventEmitter = require('node:events').EventEmitter;
+
+class Command extends EventEmitter {
+  /**
+   * The default output goes to stdout and stderr. You can customise this for special
+   * applications.
+   *
+   * @param {object} [configuration] - configuration options
+   * @return {(Command | object)} `this` command for chaining, or stored configuration
+   */
+
+  configureOutput(configuration) {
+    return this;
+  }
+
+  /* a plain block comment a line apart is not a doc */
+
+  helpOption(flags) {
+    return this;
+  }
+
+  // a line comment a line apart is not a doc either
+
+  usage(str) {
+    return this;
+  }
+}
+"""
+
+GO_GAP = b"""package mux
+
+/** not Go's way of writing a doc */
+
+func Route() {}
+"""
+
+
+def test_a_jsdoc_block_a_blank_line_above_is_the_definitions_doc() -> None:
+    """decisions.md §85: commander.js writes every method's JSDoc a blank line above it; the
+    index and the lead quote lost it (a new user's 5 of 5 commander frames). Only a `/**`
+    block crosses the blank line, and not in Go, where a blank line detaches a doc."""
+    from ncx.query import zone
+
+    by = _by_qual("javascript", JS_COMMAND)
+    assert by["Command.configureOutput"].doc.startswith("The default output goes to stdout")
+    assert by["Command.helpOption"].doc == by["Command.usage"].doc == ""
+    assert _by_qual("go", GO_GAP)["Route"].doc == ""
+    lines = JS_COMMAND.decode().split("\n")
+    at = next(i for i, ln in enumerate(lines) if "configureOutput(configuration) {" in ln)
+    assert lines[zone.doc_above(lines, at, gap=True)] == "  /**"  # the whole block
+    assert zone.doc_above(lines, at, gap=False) == at
+    for name in ("helpOption(flags) {", "usage(str) {"):
+        k = next(i for i, ln in enumerate(lines) if name in ln)
+        assert zone.doc_above(lines, k, gap=True) == k

@@ -26,6 +26,18 @@ LANGUAGES: dict[str, str] = {
 MAX_CODE_BYTES = 1_000_000
 
 
+# A `/** ... */` block a blank line above a definition is its doc: commander.js writes every
+# method's JSDoc so, and TypeScript, javadoc and rustdoc attach it across the blank line. Not
+# in Go (a blank line detaches a doc there, and Go writes `//` docs) nor Python (docstrings).
+# Found as a new user (decisions.md §85). False: only a comment on the line right above.
+DOC_BLOCK_GAP = True
+
+
+def doc_block_gap(language: str | None) -> bool:
+    """Whether a `/**` block one blank line above a definition is its doc, in this language."""
+    return DOC_BLOCK_GAP and language not in (None, "go", "python")
+
+
 def language_of(path: str) -> str | None:
     """The language of a repository path, or None when ncx does not read it as code."""
     dot = path.rfind(".")

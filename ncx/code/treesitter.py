@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ncx.code.langs import doc_block_gap
 from ncx.code.model import CodeFile, Symbol
 from ncx.code.text import MAX_DEPTH, MAX_DOC, collapse, one_line, words_of
 
@@ -296,7 +297,7 @@ def _symbols(
                 start=node.start_point[0] + 1,
                 end=node.end_point[0] + 1,
                 signature=_signature(node, source),
-                doc=_leading_comment(node, source, GRAMMARS[language]),
+                doc=_leading_comment(node, source, GRAMMARS[language], gap=doc_block_gap(language)),
                 uses=tuple(s["uses"]),
                 text=text,
                 test=tests[i],
@@ -393,9 +394,10 @@ def _head(node: Node, source: bytes, end: int) -> str:
     return b" ".join(out).decode("utf-8", "replace")
 
 
-def _leading_comment(node: Node, source: bytes, grammar: Grammar) -> str:
+def _leading_comment(node: Node, source: bytes, grammar: Grammar, gap: bool = False) -> str:
     """The comments right above a definition (or above the export/decorator wrapping it),
-    through the attributes between them (`/// doc` then `#[derive(Debug)]` then the item)."""
+    through the attributes between them (`/// doc` then `#[derive(Debug)]` then the item);
+    `gap`: also a `/**` block a blank line above (ncx.code.langs.doc_block_gap)."""
     at = node
     while at.parent is not None and at.parent.type in (
         "export_statement",
@@ -409,6 +411,13 @@ def _leading_comment(node: Node, source: bytes, grammar: Grammar) -> str:
     got: list[str] = []
     prev = at.prev_sibling
     line = at.start_point[0]
+    if (
+        prev is not None
+        and gap
+        and prev.end_point[0] == line - 2
+        and source[prev.start_byte : prev.start_byte + 3] == b"/**"
+    ):
+        line -= 1  # a JSDoc/Javadoc/rustdoc block a blank line above (langs.doc_block_gap)
     while prev is not None and prev.end_point[0] >= line - 1:
         if prev.type in _COMMENTS and not _inner_doc(source, prev):
             got.append(_text(source, prev).rstrip("\n"))

@@ -299,11 +299,12 @@ def _first_quoted(h: CodeHit, lines: list[str] | None, text: str) -> int:
     """The first line an item cites: the first of the doc comment above the definition where
     the item quotes it (a Go item cited its `func` line and showed the comment above it),
     else the definition's first."""
+    from ncx.code.langs import doc_block_gap, language_of
     from ncx.query.zone import doc_above
 
     if lines is None or not text.startswith("```") or not 0 < h.start <= len(lines):
         return h.start
-    top = doc_above(lines, h.start - 1)
+    top = doc_above(lines, h.start - 1, gap=doc_block_gap(language_of(h.path)))
     first = text.split("\n", 2)[1] if "\n" in text else ""
     return top + 1 if top < h.start - 1 and first.strip() == lines[top].strip() else h.start
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ncx.code.langs import language_of
+from ncx.code.langs import doc_block_gap, language_of
 from ncx.code.rank import CodeHit
 from ncx.code.text import shown_path
 from ncx.tokens import count_tokens
@@ -270,29 +270,37 @@ HEAD_AT_BRACE = True
 WINDOW_IDF = True
 
 _DOC_LINE = ("//", "/*", "*", "#[", "@", "#!")
-DOC_ABOVE = 12  # lines of comments and attributes quoted above a definition, at most
+DOC_ABOVE = 12  # lines of line comments and attributes quoted above a definition, at most
+DOC_BLOCK = 40  # ... of a `/** ... */` block (commander.js's configureOutput: 22 lines)
 
 
-def doc_above(lines: Sequence[str], start: int) -> int:
+def doc_above(lines: Sequence[str], start: int, *, gap: bool = False) -> int:
     """Where the comments and attributes right above line index `start` begin, or `start`
-    when there are none or more than DOC_ABOVE lines of them. A block comment is taken whole
-    or not at all: its inner lines need not start with `*` (ky's JSDoc, a Markdown example
-    inside it), and its closing `*/` alone would read as stray code."""
-    above = start
+    when there are none or too many of them. A block comment is taken whole or not at all:
+    its inner lines need not start with `*` (ky's JSDoc, a Markdown example inside it), and
+    its closing `*/` alone would read as stray code. `gap`: a `/**` block one blank line
+    above is the definition's doc too (ncx.code.langs.doc_block_gap)."""
+    end = start  # where the doc ends: the definition, or the blank line above it
+    if gap and start >= 2 and not lines[start - 1].strip():
+        end = start - 1
+    above, block = end, False
     while above > 0:
         s = lines[above - 1].strip()
         if s.endswith("*/") and not s.startswith("/*"):
             k = above - 2  # the block's last line: back to the line that opens it
-            while k >= max(0, start - DOC_ABOVE) and not lines[k].lstrip().startswith("/*"):
+            floor = max(0, end - DOC_BLOCK)
+            while k >= floor and not lines[k].lstrip().startswith("/*"):
                 k -= 1
-            if k < max(0, start - DOC_ABOVE):
+            if k < floor:
                 return start  # too long to quote (or never opened): none of it
-            above = k
+            above, block = k, True
         elif s.startswith(_DOC_LINE):
             above -= 1
         else:
             break
-    return above if start - above <= DOC_ABOVE else start
+    if end < start and (above == end or not lines[above].lstrip().startswith("/**")):
+        return start  # across the blank line, only a `/**` block is the definition's doc
+    return above if end - above <= (DOC_BLOCK if block else DOC_ABOVE) else start
 
 
 def lead_lines(
@@ -309,7 +317,7 @@ def lead_lines(
     terms (`task_terms(line)`, each worth its `weights` value), with `...` where lines are
     left out. [] when nothing fits."""
     start, end = hit.start - 1, min(hit.end, len(lines))
-    doc = list(lines[doc_above(lines, start) : start])
+    doc = list(lines[doc_above(lines, start, gap=doc_block_gap(language_of(hit.path))) : start])
     body = list(lines[start:end])
     from ncx.code.guard import redact_body
 
