@@ -489,3 +489,18 @@ def test_a_quote_cut_inside_an_html_comment_leaves_no_comment_open(repo) -> None
     assert body.rfind("<!--") <= body.rfind("-->"), body  # no comment left open
     assert "## Instructions" in body
     assert "Line 7 of the guidance" not in body  # a comment is not the doc's text
+
+
+def test_a_listed_summary_is_not_cut_at_an_abbreviation() -> None:
+    """A new user's marshmallow frame: `String`'s summary ended "(e.g." (cut at its stop)."""
+    doc = "A string field (e.g. a name, i.e. text). It is validated. More."
+    assert zone._first_sentence(doc) == "A string field (e.g. a name, i.e. text)."
+    assert zone._first_sentence("E.g. this one. Not that.") == "E.g. this one."
+
+
+def test_a_heading_that_is_only_markup_is_no_part_of_the_citation() -> None:
+    """chi's README is titled by an `<img>`: its sections were cited `—  > Benchmarks`."""
+    title = '<img alt="chi" src="https://example.com/chi.svg" width="220" />'
+    it = Item("README.md#b", "chunk", "README.md", 5, 9, (title, "Benchmarks"), None, 1.0, "x")
+    assert it.citation() == "`README.md:5-9` — Benchmarks"
+    assert it.citation(brief=True) == "`README.md:5-9` — Benchmarks"

@@ -96,8 +96,9 @@ class Item:
         parts = [f"`{where}`"]
         if self.meta.get("cell"):  # a notebook: the cell a person looks for when it opens
             parts.append(f"cell {self.meta['cell']}")
-        if self.section:
-            trail = [plain_heading(t) for t in self.section]
+        # (a heading that is only markup, a README's `<img>` title, is no part of the trail)
+        trail = [h for h in map(plain_heading, self.section) if h]
+        if trail:
             parts.append(trail[-1] if brief else " > ".join(trail))
         if self.doc_id and not brief:
             parts.append(self.doc_id)
@@ -155,7 +156,9 @@ class Frame:
                             "source_path": p.item.source_path,
                             "start_line": p.item.start_line,
                             "end_line": p.item.end_line,
-                            "section": " > ".join(map(plain_heading, p.item.section)),
+                            "section": " > ".join(
+                                h for h in map(plain_heading, p.item.section) if h
+                            ),
                             "doc_id": p.item.doc_id,
                             "score": round(p.item.score, 6),
                             "tokens": p.tokens,

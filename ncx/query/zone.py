@@ -11,6 +11,7 @@ does not touch (code-swe-dev: code precision 0.144); docs/decisions.md §40 has 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 from ncx.code.langs import doc_block_gap, language_of
@@ -369,7 +370,12 @@ def _ellipsis(near: Sequence[str]) -> str:
     return ref[: len(ref) - len(ref.lstrip())] + "..."
 
 
+# A sentence's end: a full stop and a space, not the stop of "e.g.", "i.e.", "etc.", "vs." or
+# "cf." (marshmallow's `String` summary was cut at "(e.g.": a new user's frame).
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)\. ", re.IGNORECASE)
+
+
 def _first_sentence(doc: str) -> str:
-    cut = doc.find(". ")
-    s = doc if cut < 0 else doc[: cut + 1]
+    m = _SENTENCE_END.search(doc)
+    s = doc if m is None else doc[: m.start() + 1]
     return s if len(s) <= BRIEF_CHARS else s[: BRIEF_CHARS - 1] + "…"
