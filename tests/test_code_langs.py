@@ -263,6 +263,11 @@ def test_retrieve_kind_code_json_prints_at_most_k_lines(repo: Path) -> None:
         "retrieve", "--kind", "code", "--batch", input='{"qid": 1, "query": "grow pool", "k": 2}\n'
     ).stdout
     assert len(json.loads(batch)["results"]) == 2
+    # `--task`, as `ncx assemble` takes it (a new user typed it), is the query argument
+    as_task = ncx("retrieve", "--kind", "code", "--json", "--task", "grow the pool").stdout
+    assert as_task == ncx("retrieve", "--kind", "code", "--json", "grow the pool").stdout
+    twice = ncx("retrieve", "grow", "--task", "pool", ok=False)
+    assert twice.returncode == 2 and "give the query once" in twice.stderr
 
 
 def test_a_tasks_change_kind_is_not_taken_for_identifiers(repo: Path) -> None:

@@ -469,6 +469,10 @@ def retrieve(
         bool, typer.Option("--explain", help="Show the score parts of each result.")
     ] = False,
     at: AtOpt = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help="The query, written as `ncx assemble --task` takes it."),
+    ] = None,
 ) -> None:
     """Find the chunks, memories and code that best match a query.
 
@@ -515,6 +519,10 @@ def retrieve(
             out = {"qid": req.get("qid"), "results": results, "latency_ms": round(ms, 3)}
             sys.stdout.write(json_text(out) + "\n")
         return
+    if task is not None:
+        if query:
+            raise typer.BadParameter("give the query once: as an argument or as --task")
+        query = task
     if not query:
         raise typer.BadParameter("give a query, or --batch to read queries from stdin")
     query, note = clip_query(query)
