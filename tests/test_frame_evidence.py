@@ -504,3 +504,28 @@ def test_a_heading_that_is_only_markup_is_no_part_of_the_citation() -> None:
     it = Item("README.md#b", "chunk", "README.md", 5, 9, (title, "Benchmarks"), None, 1.0, "x")
     assert it.citation() == "`README.md:5-9` — Benchmarks"
     assert it.citation(brief=True) == "`README.md:5-9` — Benchmarks"
+
+
+def test_a_long_leads_window_does_not_open_inside_a_list() -> None:
+    """A new user's marshmallow frame: `URL`'s quote opened on `r"localhost",`, in the middle
+    of the list it belongs to; it now opens on the line that opens the list."""
+    body = ["class URL(Validator):", '    """Validate a URL."""', ""]
+    body += [f"    step_{i} = compute_value({i})" for i in range(120)]
+    body += [
+        "    def _regex_generator(self, relative, absolute, require_tld):",
+        "        hostname_variants = [",
+        "            # a normal domain name",
+        '            r"(?:[A-Z0-9]+\\.)+",',
+        "            # or the special string 'localhost'",
+        '            r"localhost",  # the hostname variants for a dotless host',
+        "        ]",
+        "        return hostname_variants",
+    ]
+    body += [f"    other_{i} = compute_value({i})" for i in range(60)]
+    hit = _hit("src/marshmallow/validate.py", "URL", 1, len(body), 1.0)
+    task = "localhost hostname variants for a dotless host"
+    out = zone.lead_lines(hit, body, 150, _task_terms(task))
+    assert "        hostname_variants = [" in out
+    first = out.index("        hostname_variants = [")
+    assert out[first - 1].strip() == "..."
+    assert '            r"localhost",  # the hostname variants for a dotless host' in out

@@ -354,6 +354,7 @@ def lead_lines(
     from ncx.query.quote import best_lines
 
     i, j = best_lines(rest, terms, room, weights if WINDOW_IDF else None)
+    i, j = _whole_statements(rest, i, j, room)
     window = rest[i:j]
     out = [*head]
     if i > 0:
@@ -362,6 +363,39 @@ def lead_lines(
     if j < len(rest):
         out.append(_ellipsis(window or head))
     return out
+
+
+# A window never opens inside a bracket: where the nearest line above it that is indented
+# less opens a list, a call or a literal, the window starts on that line, up to
+# STATEMENT_BACK lines higher, and gives up lines at its end to stay in its room
+# (marshmallow's `URL` quote opened on `r"localhost",`, the middle of a list: a new user's
+# frame). A block's line (`if x:`, `for (...) {`) is not such a line: a window may start on
+# the block's first statement. 0: off.
+STATEMENT_BACK = 12
+_OPENS = ("(", "[", "= {", "({", ", {", ": {", "return {")
+
+
+def _whole_statements(lines: Sequence[str], i: int, j: int, room: int) -> tuple[int, int]:
+    """The window [i, j) moved to start on the line that opens the bracket its first line
+    stands in (by indentation), when that line is near enough."""
+    if not STATEMENT_BACK or i == 0 or not lines[i].strip():
+        return i, j
+    indent = len(lines[i]) - len(lines[i].lstrip())
+    k = i - 1
+    while k >= max(0, i - STATEMENT_BACK):
+        ln = lines[k]
+        if ln.strip() and len(ln) - len(ln.lstrip()) < indent:
+            break
+        k -= 1
+    else:
+        return i, j
+    if k < 0 or not lines[k].rstrip().endswith(_OPENS):
+        return i, j
+    used = sum(count_tokens(ln) + 1 for ln in lines[k:j])
+    while j > i + 1 and used > room:
+        j -= 1
+        used -= count_tokens(lines[j]) + 1
+    return k, j
 
 
 def _ellipsis(near: Sequence[str]) -> str:
