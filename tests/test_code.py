@@ -198,6 +198,7 @@ def test_identifiers_a_task_names_and_test_paths() -> None:
     assert named_identifiers("add rate limiting to the login endpoint") == []
     assert is_test_path("tests/test_api.py") and is_test_path("src/api_test.go")
     assert is_test_path("web/app.spec.ts") and not is_test_path("src/latest.py")
+    assert is_test_path("test-d/ipc/get-one.test-d.ts") and is_test_path("index.test-d.ts")
 
 
 def _code_repo(root: Path) -> None:

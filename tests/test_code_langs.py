@@ -491,3 +491,13 @@ def test_a_jsdoc_block_a_blank_line_above_is_the_definitions_doc() -> None:
     for name in ("helpOption(flags) {", "usage(str) {"):
         k = next(i for i, ln in enumerate(lines) if name in ln)
         assert zone.doc_above(lines, k, gap=True) == k
+
+
+def test_an_arrow_functions_head_keeps_its_arrow() -> None:
+    """`const quoteString = escapedArgument => {` was listed as `quoteString = escapedArgument`,
+    an assignment to a reader (a new user's execa frames)."""
+    src = b"const quoteString = escapedArgument => {\n\treturn escapedArgument;\n};\n"
+    src += b"const getSpecialCharRegExp = () => {\n\treturn /x/;\n};\n"
+    by = _by_qual("javascript", src)
+    assert by["quoteString"].signature == "quoteString = escapedArgument =>"
+    assert by["getSpecialCharRegExp"].signature == "getSpecialCharRegExp = () =>"

@@ -425,3 +425,29 @@ def test_a_name_many_files_define_points_at_none_of_them(repo: Path) -> None:
     hits = search_code(load_code_index(repo), task, files=10)
     # still named, with a share of the bonus: the four ahead of every file the task misses
     assert sum(1 for h in hits if h.qualname.endswith(".plot") and h.why["named"]) == 4
+
+
+def test_a_criterion_wrapped_over_lines_is_read_whole() -> None:
+    """A new user's issue file (urfave/cli) printed "SchemaItemsType() panics for any
+    GenericFlag, since it always": a list item wrapped over two lines kept its first."""
+    from ncx.query.task import from_text
+
+    text = (
+        "Fix nil pointer dereference for interface-typed flag values\n\n"
+        "Two call sites dereferenced the result without checking:\n\n"
+        "  * SchemaItemsType() panics for any GenericFlag, since it always\n"
+        "    inspects reflect.TypeOf(zero).Kind().\n\n"
+        "  * PostParse() panics for an empty value source.\n"
+        "The `val` short circuit hid this.\n\n"
+        "TypeName() already guards against a nil type.\n"
+        "- last item\n"
+        "## Notes\n"
+    )
+    task, criteria = from_text(text)
+    assert task == "Fix nil pointer dereference for interface-typed flag values"
+    assert criteria == (
+        "SchemaItemsType() panics for any GenericFlag, since it always inspects "
+        "reflect.TypeOf(zero).Kind().",
+        "PostParse() panics for an empty value source. The `val` short circuit hid this.",
+        "last item",
+    )

@@ -197,6 +197,9 @@ def test_an_empty_module_item_does_not_stand_for_its_file() -> None:
     assert zone.pick([mod, fn, only]) == [fn, only]
     documented = dataclasses.replace(mod, doc="Parsing of the config file.")
     assert zone.pick([documented, fn]) == [documented, fn]
+    # after its file's lead, a module item repeats the open file (a new user's execa
+    # frames; decisions.md §87); another file's module still stands for its file
+    assert zone.pick([fn, documented, only]) == [fn, only]
 
 
 def test_a_code_task_frame_is_the_code_and_says_why_the_docs_stayed_out(repo) -> None:  # type: ignore[no-untyped-def]

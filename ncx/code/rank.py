@@ -127,8 +127,10 @@ _CHANGE_KIND = re.compile(
 # A word before a colon that names no path ("Note: ...") changes nothing. decisions.md §67.
 _SCOPED = re.compile(r"\s*(?:[A-Za-z]+\(([\w./-]+)\)!?|([\w./-]+)):\s")
 SCOPE_PRIOR = 0.5
+# (`test-d/` and `.test-d.ts`: tsd's type tests, the convention of hundreds of npm packages)
 _TEST_PATH = re.compile(
-    r"(^|/)(tests?|testing|__tests__|spec)/|(^|/)test_[^/]*$|_test\.\w+$|\.(test|spec)\.\w+$"
+    r"(^|/)(tests?|testing|__tests__|spec|test-d)/|(^|/)test_[^/]*$|_test\.\w+$"
+    r"|\.(test|spec|test-d)\.\w+$"
 )
 # Code that is not the product though it sits in the tree: docs example code and a
 # package's own test helpers. It is weighed like tests (issue 38: a tutorial's

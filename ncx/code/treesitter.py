@@ -348,10 +348,11 @@ def _leaves(node: Node) -> list[Node]:
 def _signature(node: Node, source: bytes) -> str:
     value = node.child_by_field_name("value")
     if node.type == "variable_declarator" and value is not None:
-        # `const f = (x) => ...`: the head runs to the arrow function's body
+        # `const f = (x) => ...`: the head runs to the arrow function's body, its `=>` kept
+        # (without it `quoteString = escapedArgument` read as an assignment: a new user)
         body = value.child_by_field_name("body")
         end = body.start_byte if body is not None else value.end_byte
-        return one_line(_head(node, source, end).rstrip(" {=>\n"))
+        return one_line(_head(node, source, end).rstrip(" {\n"))
     if node.type == "type_alias_declaration" and value is not None:
         # `type Handler = (c: Context) => Response`: the alias is its shape, a line or two
         shape = collapse(_head(value, source, value.end_byte))

@@ -68,7 +68,11 @@ def picked(
     lead = hits[0]
     top = lead.file_score or 1.0
     floor = TIE_RATIO * lead.score  # (>= 0: a tie scores above 0 at the least)
-    ties = [h for h in hits[1:] if h.path == lead.path and h.score > floor and _says(h)][:TIES]
+    ties = [
+        h
+        for h in hits[1:]
+        if h.path == lead.path and h.score > floor and _says(h) and not _module_again(h)
+    ][:TIES]
     out = [(lead, "the best match: quoted with its body")]
     out += [
         (h, f"a further match in the lead's file, {h.score / (lead.score or 1.0):.0%} of its score")
@@ -93,6 +97,17 @@ def picked(
 # its best definition instead, when the search found one (a frame listed `module
 # src/paging.rs` as an item to read; decisions.md §66). False: listed as found.
 EMPTY_MODULES_OUT = True
+
+
+# A module item after its file's lead: the file is open already, and the module's one-line
+# summary repeats what its definitions show (a new user's execa frames listed
+# `lib/methods/command.js:1-43` after four of that file's definitions; decisions.md §87).
+# False: listed as found.
+MODULE_TIES_OUT = True
+
+
+def _module_again(h: CodeHit) -> bool:
+    return MODULE_TIES_OUT and h.kind == "module"
 
 
 def _says(h: CodeHit) -> bool:
