@@ -148,7 +148,7 @@ def test_python_reader_survives_bad_and_deep_sources() -> None:
             b'import { pool } from "./pool";\n\n/** Greets someone. */\nexport function greet(name: string): string {\n  return "hi " + name;\n}\n\nexport const double = (x: number): number => x * 2;\n\nclass Client {\n  send(req: Request): void { pool.send(req); }\n}\n\ninterface Options { retries: number }\n',
             {
                 "greet": ("function", 4, "function greet(name: string): string", "Greets someone."),
-                "double": ("function", 8, "double = (x: number): number", ""),
+                "double": ("function", 8, "double = (x: number): number =>", ""),
                 "Client": ("class", 10, "class Client", ""),
                 "Client.send": ("method", 11, "send(req: Request): void", ""),
                 "Options": ("interface", 14, "interface Options", ""),
