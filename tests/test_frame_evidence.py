@@ -328,10 +328,13 @@ def test_a_method_whose_head_the_lead_window_shows_is_not_listed_again(repo) -> 
     assert not context._head_quoted(repo, passthrough, {}, quoted)  # its `@property` is, not it
 
 
-def test_a_definition_quoted_whole_is_not_followed_by_what_it_holds(repo) -> None:  # type: ignore[no-untyped-def]
+def test_a_definition_quoted_whole_is_not_followed_by_what_it_holds(repo, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """After the lead, a short definition is quoted whole (§58): a function nested in it is in
     that quote and not listed again; two definitions of one name (an if/else) keep two ids."""
     import json
+
+    # (the second `split_what` holds one task word: every match of the lead's file listed)
+    monkeypatch.setattr(zone, "TIE_RATIO", 0.0)
 
     from conftest import commit_all, ncx, write
 
@@ -536,3 +539,12 @@ def test_a_long_leads_window_does_not_open_inside_a_list() -> None:
     first = out.index("        hostname_variants = [")
     assert out[first - 1].strip() == "..."
     assert '            r"localhost",  # the hostname variants for a dotless host' in out
+
+
+def test_a_further_match_of_the_leads_file_needs_a_fifth_of_its_score() -> None:
+    """decisions.md §90: two new users' readings found 2 of 20 matches of the lead's file
+    under a fifth of its score worth reading."""
+    lead = _hit("a.py", "parse", 1, 10, 1.0, 1.0)
+    close = _hit("a.py", "parse_value", 12, 20, 1.0, 0.3)
+    faint = _hit("a.py", "render", 22, 30, 1.0, 0.1)
+    assert zone.pick([lead, close, faint]) == [lead, close]
