@@ -23,11 +23,12 @@ from ncx.errors import NcxError, UsageError
 
 # every agent file starts ncx through the committed launcher: no machine's path in them
 from ncx.layout import LAUNCHER
+from ncx.markers import END, START
 from ncx.sources import AGENT_BLOCK_END, AGENT_BLOCK_START
 
 AGENTS = ("claude", "cursor", "codex")
 MD_START, MD_END = AGENT_BLOCK_START, AGENT_BLOCK_END  # one home: the readers skip this block
-TOML_START, TOML_END = "# >>> ncx >>>", "# <<< ncx <<<"
+TOML_START, TOML_END = START, END  # one home: ncx.markers
 # Python 3.10 has no tomllib: there, a definition of the ncx server in any TOML form it can
 # take (a table, a dotted key, an inline table inside [mcp_servers]) is found by its shape.
 _OWN_TOML_SHAPES = re.compile(

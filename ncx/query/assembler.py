@@ -59,6 +59,12 @@ BACKGROUND_ITEM_TOKENS = 80  # a trimmed item shorter than this is not worth its
 _ID_SLACK = 8  # a 12-hex frame id costs at most 12 tokens; its placeholder costs 5
 
 
+def shown_trail(section: Sequence[str]) -> list[str]:
+    """A heading trail as the frame shows it: each heading plain, and a heading that is only
+    markup (a README's `<img>` title) no part of it."""
+    return [h for h in map(plain_heading, section) if h]
+
+
 @dataclass(frozen=True)
 class Item:
     """One piece of retrieved material offered to the frame."""
@@ -96,8 +102,7 @@ class Item:
         parts = [f"`{where}`"]
         if self.meta.get("cell"):  # a notebook: the cell a person looks for when it opens
             parts.append(f"cell {self.meta['cell']}")
-        # (a heading that is only markup, a README's `<img>` title, is no part of the trail)
-        trail = [h for h in map(plain_heading, self.section) if h]
+        trail = shown_trail(self.section)
         if trail:
             parts.append(trail[-1] if brief else " > ".join(trail))
         if self.doc_id and not brief:
@@ -156,9 +161,7 @@ class Frame:
                             "source_path": p.item.source_path,
                             "start_line": p.item.start_line,
                             "end_line": p.item.end_line,
-                            "section": " > ".join(
-                                h for h in map(plain_heading, p.item.section) if h
-                            ),
+                            "section": " > ".join(shown_trail(p.item.section)),
                             "doc_id": p.item.doc_id,
                             "score": round(p.item.score, 6),
                             "tokens": p.tokens,

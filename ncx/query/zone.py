@@ -336,7 +336,8 @@ def lead_lines(
     terms (`task_terms(line)`, each worth its `weights` value), with `...` where lines are
     left out. [] when nothing fits."""
     start, end = hit.start - 1, min(hit.end, len(lines))
-    doc = list(lines[doc_above(lines, start, gap=doc_block_gap(language_of(hit.path))) : start])
+    lang = language_of(hit.path)
+    doc = list(lines[doc_above(lines, start, gap=doc_block_gap(lang)) : start])
     body = list(lines[start:end])
     from ncx.code.guard import redact_body
 
@@ -353,7 +354,7 @@ def lead_lines(
     if count_tokens("\n".join(whole)) <= max_tokens:
         return whole
     head: list[str] = []
-    braces = HEAD_AT_BRACE and language_of(hit.path) != "python"
+    braces = HEAD_AT_BRACE and lang != "python"
     for ln in [*doc, *body]:
         if count_tokens("\n".join([*head, ln])) > max_tokens // 3:
             break
@@ -407,7 +408,7 @@ def _whole_statements(lines: Sequence[str], i: int, j: int, room: int) -> tuple[
         k -= 1
     else:
         return i, j
-    if k < 0 or not lines[k].rstrip().endswith(_OPENS):
+    if not lines[k].rstrip().endswith(_OPENS):
         return i, j
     used = sum(count_tokens(ln) + 1 for ln in lines[k:j])
     while j > i + 1 and used > room:

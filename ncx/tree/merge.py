@@ -21,12 +21,12 @@ from pathlib import Path
 
 from ncx import repo
 from ncx.errors import NcxError
-from ncx.markers import with_block
+from ncx.markers import END, START, with_block
 from ncx.store import lf, write_atomic
 from ncx.tree.touched import MERGE_DRIVER, merge_driver_command, merge_driver_set
 
 DRIVER = MERGE_DRIVER
-LOCAL_ATTRIBUTES = f"# >>> ncx >>>\n.neocortex/chunks/** merge={DRIVER}\n# <<< ncx <<<\n"
+LOCAL_ATTRIBUTES = f"{START}\n.neocortex/chunks/** merge={DRIVER}\n{END}\n"
 
 
 def driver_command() -> str:
