@@ -548,3 +548,44 @@ def test_a_further_match_of_the_leads_file_needs_a_fifth_of_its_score() -> None:
     close = _hit("a.py", "parse_value", 12, 20, 1.0, 0.3)
     faint = _hit("a.py", "render", 22, 30, 1.0, 0.1)
     assert zone.pick([lead, close, faint]) == [lead, close]
+
+
+def test_a_further_match_of_the_leads_file_must_hold_the_task_not_one_of_its_words() -> None:
+    """decisions.md §92: in 30 hand-read frames 1 of 30 items holding one of the task's terms
+    was worth reading; a further match of the lead's file needs two of them, a tenth of the
+    task's idf, in its own text."""
+    lead = _hit("a.py", "parse", 1, 10, 1.0, 1.0)
+    about = dataclasses.replace(_hit("a.py", "parse_value", 12, 20, 1.0, 0.5), unit=1)
+    word = dataclasses.replace(_hit("a.py", "render", 22, 30, 1.0, 0.5), unit=2)
+    faint = dataclasses.replace(_hit("a.py", "check", 32, 40, 1.0, 0.5), unit=3)
+    own = {0: (4, 0.9), 1: (2, 0.4), 2: (1, 0.5), 3: (3, 0.05)}
+    assert zone.pick([lead, about, word, faint], own=lambda h: own[h.unit]) == [lead, about]
+    assert zone.pick([lead, about, word, faint]) == [lead, about, word, faint]  # not asked
+
+
+def test_a_definitions_own_terms_are_counted_from_its_own_text(repo) -> None:  # type: ignore[no-untyped-def]
+    """`own_terms` counts the task's distinct terms a definition holds itself (name, doc,
+    body), not its file's: what §92's test reads."""
+    from conftest import commit_all, write
+
+    from ncx.code.search import CodeSearcher
+
+    write(
+        repo,
+        "pkg/timeouts.py",
+        "def parse_timeout(value):\n"
+        '    """Parse a timeout in seconds from a config value."""\n'
+        "    return float(value)\n\n\n"
+        "def render_banner():\n"
+        '    """The banner shown at start."""\n'
+        '    return "timeout"\n',
+    )
+    commit_all(repo)
+    code = CodeSearcher(repo)
+    task = "parse the timeout seconds of a config value"
+    hits = [h for h in code.search(task, files=3, per_file=4) if h.path == "pkg/timeouts.py"]
+    by = {h.qualname: h for h in hits}
+    own = code.own_terms(task, hits)
+    parse, banner = own[by["parse_timeout"].unit], own[by["render_banner"].unit]
+    assert parse[0] >= 4 and parse[1] > 0.5, parse
+    assert banner[0] == 1 and banner[1] < parse[1], banner

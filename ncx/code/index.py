@@ -356,21 +356,12 @@ def read_blocks(root: Path, sources: list[Source]) -> Blocks:
 
 
 def _blocks_job(job: tuple[str, list[Source]]) -> Blocks:
-    import gc
-
     from ncx.code.store import parse_sources
+    from ncx.parallel import no_collector
 
     root, sources = job
-    # Parsing allocates millions of ast nodes that are freed by reference counting; the
-    # cyclic collector only walks them again and again as the records pile up (7-13% of a
-    # build measured). Off for the parse, back on after (a cycle left is collected then).
-    was = gc.isenabled()
-    gc.disable()
-    try:
+    with no_collector():
         return blocks_of(sources, parse_sources(Path(root), sources))
-    finally:
-        if was:
-            gc.enable()
 
 
 def build(sources: list[Source], recs: dict[str, CodeFile]) -> CodeIndex:

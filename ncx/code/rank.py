@@ -665,3 +665,29 @@ def held_terms(idx: CodeIndex, query: str, paths: list[str]) -> dict[str, int]:
         holders = idx.file_of[lx.indices[lx.indptr[col] : lx.indptr[col + 1]]]
         got += np.isin(want, holders)
     return {idx.files[int(f)]: int(n) for f, n in zip(want, got, strict=True)}
+
+
+def own_terms(idx: CodeIndex, query: str, units: list[int]) -> dict[int, tuple[int, float]]:
+    """How many of the query's distinct terms each of these definitions holds itself (its
+    name, signature, doc and body, as the index reads them), and their idf-weighted share of
+    the query's (a term the index lacks weighs 1, as `_coverage` counts it): the frame's test
+    that an item is about the task and not about one of its words."""
+    import numpy as np
+
+    want = np.array(sorted(set(units)), dtype=np.int64)
+    n = np.zeros(len(want), dtype=np.int64)
+    got = np.zeros(len(want))
+    lx = idx.lex
+    total = 0.0
+    for t in dict.fromkeys(terms(query)):
+        col = lx.term_id(t)
+        if col is None:
+            total += 1.0
+            continue
+        idf = float(lx.idf[col])
+        total += idf
+        held = np.isin(want, lx.indices[lx.indptr[col] : lx.indptr[col + 1]])
+        n += held
+        got += held * idf
+    share = got / (total or 1.0)
+    return {int(u): (int(k), float(s)) for u, k, s in zip(want, n, share, strict=True)}

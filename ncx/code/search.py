@@ -73,6 +73,12 @@ class CodeSearcher:
 
         return held_terms(self.index, query, paths)
 
+    def own_terms(self, query: str, hits: Iterable[CodeHit]) -> dict[int, tuple[int, float]]:
+        """Each hit's own share of the query's terms, by its unit (`rank.own_terms`)."""
+        from ncx.code.rank import own_terms
+
+        return own_terms(self.index, query, [h.unit for h in hits])
+
     def term_weights(self, terms: Iterable[str]) -> dict[str, float]:
         """Each term's idf in the code index (0 for one it does not hold): how much a line
         holding it says about the task."""

@@ -71,6 +71,13 @@ def _build(root: Path, prev: _Previous | None = None) -> tuple[dict[str, Any], I
     file, a memory) whose stat did not change since `prev` keep their units, vectors and
     postings; only the others are parsed, so a sync that touched one doc costs one doc's
     parsing, and the index arrays are patched in array work (docs/decisions.md §22)."""
+    from ncx.parallel import no_collector
+
+    with no_collector():
+        return _build_now(root, prev)
+
+
+def _build_now(root: Path, prev: _Previous | None) -> tuple[dict[str, Any], Index]:
     import numpy as np
 
     from ncx.manifest import load_manifest

@@ -225,7 +225,8 @@ def code_items(
         query, files=10, path_globs=path_globs, linked=linked, per_file=max(3, 1 + zone.TIES)
     )
     held = code.held_terms(query, list(dict.fromkeys(h.path for h in found)))
-    chosen = picked(found, shared=lambda h: held.get(h.path, 0))
+    mine = code.own_terms(query, [h for h in found if h.path == found[0].path])  # the ties'
+    chosen = picked(found, shared=lambda h: held.get(h.path, 0), own=lambda h: mine[h.unit])
     hits = [h for h, _ in chosen]
     q_terms = frozenset(lexical_terms(query))
 
