@@ -563,6 +563,21 @@ def test_a_further_match_of_the_leads_file_must_hold_the_task_not_one_of_its_wor
     assert zone.pick([lead, about, word, faint]) == [lead, about, word, faint]  # not asked
 
 
+def test_a_long_issue_asks_a_further_match_no_more_of_its_terms_than_the_lead_holds() -> None:
+    """decisions.md §93: a long issue's hundreds of terms put a tenth of their weight out of
+    any one definition's reach, the lead's too: a further match of the lead's file is asked
+    for the lead's own share where that is less (still two terms)."""
+    lead = _hit("a.py", "resolve_redirects", 1, 10, 1.0, 1.0)
+    near = dataclasses.replace(_hit("a.py", "rebuild_method", 12, 20, 1.0, 0.5), unit=1)
+    word = dataclasses.replace(_hit("a.py", "close", 22, 30, 1.0, 0.5), unit=2)
+    fainter = dataclasses.replace(_hit("a.py", "mount", 32, 40, 1.0, 0.5), unit=3)
+    own = {0: (9, 0.06), 1: (3, 0.07), 2: (1, 0.08), 3: (2, 0.02)}
+    got = zone.pick([lead, near, word, fainter], own=lambda h: own[h.unit])
+    assert got == [lead, near], got
+    own[0] = (9, 0.5)  # a short task's lead: the tenth is asked
+    assert zone.pick([lead, near, word, fainter], own=lambda h: own[h.unit]) == [lead]
+
+
 def test_a_definitions_own_terms_are_counted_from_its_own_text(repo) -> None:  # type: ignore[no-untyped-def]
     """`own_terms` counts the task's distinct terms a definition holds itself (name, doc,
     body), not its file's: what §92's test reads."""

@@ -66,6 +66,8 @@ def test_the_lines_ncx_init_wrote_are_not_the_trees_change(repo: Path) -> None:
     write(repo, ".gitattributes", "")
     ncx("init")  # a file init made whole: untracked
     assert not any("changed files" in ln for ln in git_state(repo).head)
+    git(repo, "add", ".gitattributes")  # staged, not committed: still only ncx's lines
+    assert not any("changed files" in ln for ln in git_state(repo).head)
     write(repo, "new.py", "x = 1\n")
     assert "- changed files: `new.py`" in git_state(repo).head
 

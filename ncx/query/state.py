@@ -148,7 +148,8 @@ def _ncx_lines_only(root: Path, code: str) -> bool:
 
     try:
         now = (root / ".gitattributes").read_bytes().decode("utf-8")
-        before = "" if code == "??" else repo.git(root, "show", "HEAD:.gitattributes").decode()
+        # untracked, or staged but not in HEAD yet ("A "): all of it is the change
+        before = "" if code[0] in "?A" else repo.git(root, "show", "HEAD:.gitattributes").decode()
     except (OSError, UnicodeDecodeError, NcxError):
         return False
     return without_block(now, START, END).rstrip() == before.rstrip()

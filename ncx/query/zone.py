@@ -56,11 +56,12 @@ _FENCE = {
 
 # A further match of the lead's file must be about the task, not about one of its words: it
 # holds ITEM_TERMS of the task's distinct terms in its own text (name, signature, doc, body)
-# and they weigh ITEM_SHARE of the task's idf. In 30 hand-read frames 1 of 30 items holding
+# and they weigh ITEM_SHARE of the task's idf (or the lead's own share, where that is less:
+# a long issue's lead holds under a tenth). In 30 hand-read frames 1 of 30 items holding
 # one task term was worth reading, and 5 of 43 under a tenth of its idf; with the test the
 # share of code items on a changed line rises on 7 of 8 commit sets, frame recall and first
-# code unchanged on all (decisions.md §92; the same test on further files cost frame recall:
-# not kept). 0 and 0.0: off.
+# code unchanged on all (decisions.md §92, §93; the same test on further files cost frame
+# recall: not kept). 0 and 0.0: off.
 ITEM_TERMS = 2
 ITEM_SHARE = 0.1
 
@@ -90,11 +91,15 @@ def picked(
     top = lead.file_score or 1.0
     floor = TIE_RATIO * lead.score  # (>= 0: a tie scores above 0 at the least)
 
+    # ... but no more of it than the lead holds: a long issue's hundreds of terms put a
+    # tenth of their weight out of any one definition's reach, the lead's too (§93)
+    asked = min(ITEM_SHARE, own(lead)[1]) if own is not None else ITEM_SHARE
+
     def about(h: CodeHit) -> bool:
         if own is None:
             return True
         n, share = own(h)
-        return n >= ITEM_TERMS and share >= ITEM_SHARE
+        return n >= ITEM_TERMS and share >= asked
 
     ties = [
         h
