@@ -541,6 +541,26 @@ def test_a_long_leads_window_does_not_open_inside_a_list() -> None:
     assert '            r"localhost",  # the hostname variants for a dotless host' in out
 
 
+def test_a_long_leads_window_does_not_open_inside_a_block() -> None:
+    """A new user's Go frame quoted the body of an `if` without its condition; the window
+    now opens on the block's line."""
+    body = ["func (m *Mux) Handle(pattern string, handler Handler) {"]
+    body += [f"\tstep{i} := compute(pattern, {i})" for i in range(120)]
+    body += [
+        "\tif m.inline && len(m.middlewares) > 0 {",
+        '\t\tpanic("chi: all middlewares must be defined before routes on a mux")',
+        "\t}",
+    ]
+    body += [f"\tother{i} := compute(pattern, {i})" for i in range(60)]
+    body += ["}"]
+    hit = _hit("mux.go", "Mux.Handle", 1, len(body), 1.0)
+    task = "all middlewares must be defined before routes on a mux panic"
+    out = zone.lead_lines(hit, body, 150, _task_terms(task))
+    opens = "\tif m.inline && len(m.middlewares) > 0 {"
+    assert opens in out, out
+    assert out[out.index(opens) - 1].strip() == "..."
+
+
 def test_a_further_match_of_the_leads_file_needs_a_fifth_of_its_score() -> None:
     """decisions.md §90: two new users' readings found 2 of 20 matches of the lead's file
     under a fifth of its score worth reading."""

@@ -418,19 +418,19 @@ def lead_lines(
     return out
 
 
-# A window never opens inside a bracket: where the nearest line above it that is indented
-# less opens a list, a call or a literal, the window starts on that line, up to
-# STATEMENT_BACK lines higher, and gives up lines at its end to stay in its room
-# (marshmallow's `URL` quote opened on `r"localhost",`, the middle of a list: a new user's
-# frame). A block's line (`if x:`, `for (...) {`) is not such a line: a window may start on
-# the block's first statement. 0: off.
+# A window never opens inside a bracket or a block: where the nearest line above it that is
+# indented less opens a list, a call, a literal or a block (`if err != nil {`, `for x in y:`),
+# the window starts on that line, up to STATEMENT_BACK lines higher, and gives up lines at its
+# end to stay in its room (marshmallow's `URL` quote opened on `r"localhost",`, the middle of
+# a list; a Go quote on the body of an `if` whose condition it left out: new users' frames;
+# the block's line moved no set's measures, decisions.md §93). 0: off.
 STATEMENT_BACK = 12
-_OPENS = ("(", "[", "= {", "({", ", {", ": {", "return {")
+_OPENS = ("(", "[", "{", ":")
 
 
 def _whole_statements(lines: Sequence[str], i: int, j: int, room: int) -> tuple[int, int]:
-    """The window [i, j) moved to start on the line that opens the bracket its first line
-    stands in (by indentation), when that line is near enough."""
+    """The window [i, j) moved to start on the line that opens the bracket or block its first
+    line stands in (by indentation), when that line is near enough."""
     if not STATEMENT_BACK or i == 0 or not lines[i].strip():
         return i, j
     indent = len(lines[i]) - len(lines[i].lstrip())
