@@ -501,3 +501,17 @@ def test_an_arrow_functions_head_keeps_its_arrow() -> None:
     by = _by_qual("javascript", src)
     assert by["quoteString"].signature == "quoteString = escapedArgument =>"
     assert by["getSpecialCharRegExp"].signature == "getSpecialCharRegExp = () =>"
+
+
+def test_a_typescript_type_keyword_is_no_word_of_the_definitions_text() -> None:
+    """The walk read every node, and TypeScript's `string` type keyword (a literal token whose
+    type holds "string") went into the text of every definition it annotates; a string
+    literal's words stay (code index v16, decisions.md §94)."""
+    src = (
+        b"export function greet(name: string, times: number): string {\n"
+        b'  return "hello there " + name;\n'
+        b"}\n"
+    )
+    text = _by_qual("typescript", src)["greet"].text.split()
+    assert "hello" in text and "there" in text
+    assert "string" not in text, text

@@ -161,7 +161,10 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
     acts = _actions(language)
     # Depth first, in source order, with one frame per open definition or scope: a node that
     # opens nothing (most of a tree) puts its children on its frame's own list, so the walk
-    # makes no record per child (a third of a TypeScript file's reading, before).
+    # makes no record per child (a third of a TypeScript file's reading, before). Named
+    # nodes only: the anonymous ones are the grammar's literal tokens (punctuation, keywords),
+    # leaves that say nothing, half of a tree's nodes (a TypeScript `string` type keyword was
+    # read as a word, for the "string" in its type's name; code index v16).
     frames: list[tuple[list[Node], int, str]] = [([tree.root_node], 0, "")]
     while frames:
         kids, owner, prefix = frames.pop()
@@ -185,7 +188,7 @@ def read_tree_sitter(language: str, source: bytes) -> CodeFile:
                 elif act[1] == _WORDS:
                     text.append(_text(source, node)[:200])
             elif act[2] == _INTO:
-                children = node.children
+                children = node.named_children
                 children.reverse()
                 kids += children
             else:  # a comment with children (Rust's doc blocks), a string's fragment
@@ -248,7 +251,7 @@ def _opened(
             name_node = node.child_by_field_name("name")
     if t in grammar.scopes and (target := node.child_by_field_name("type")) is not None:
         scope = _text(source, target).split("<", 1)[0]
-        return [c for c in reversed(node.children) if c != target], owner, scope
+        return [c for c in reversed(node.named_children) if c != target], owner, scope
     depth = syms[owner]["depth"]
     if kind is None or name_node is None or depth >= MAX_DEPTH:
         return None
@@ -273,7 +276,7 @@ def _opened(
     )
     tests.append(tests[owner] or _is_test(grammar, node, name, source))
     # the name itself is defined here, not used
-    return [c for c in reversed(node.children) if c != name_node], len(syms) - 1, qual
+    return [c for c in reversed(node.named_children) if c != name_node], len(syms) - 1, qual
 
 
 def _symbols(
