@@ -92,7 +92,14 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
 # returns None and goes through YAML, so the result is always the one YAML gives.
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
-_PLAIN_OK = re.compile(r"[A-Za-z0-9_/(][^\t]*\Z")  # no indicator character first
+# No indicator character first. Beyond ASCII, any character YAML prints (its reader's
+# printable set, less U+FEFF) may open a plain scalar, and no YAML rule for a typed scalar
+# starts with one: a Korean or Chinese heading (`- 목차`) is a string, read here, not by YAML
+# (zod's two translated READMEs were 202 of its 790 chunks through YAML, a quarter of a
+# cold cache's parsing there; decisions.md §95).
+_PLAIN_OK = re.compile(
+    "[A-Za-z0-9_/(\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff][^\t]*\\Z"
+)
 _PLAIN_ASCII = re.compile(r"[A-Za-z0-9_./(][\x20-\x7e]*\Z")  # what the fast writer emits
 _YAML_BREAK = re.compile("[\x85\u2028\u2029]")  # line breaks to YAML besides \n and \r
 

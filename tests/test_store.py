@@ -104,6 +104,17 @@ def test_chunk_frontmatter_takes_the_fast_path() -> None:
     assert parse_frontmatter(text, path="x.md")[0] == m
 
 
+def test_a_heading_beyond_ascii_takes_the_fast_path() -> None:
+    """zod's Korean and Chinese READMEs were 202 of its 790 chunks read through YAML, for a
+    heading whose first letter is not ASCII (decisions.md §95); what YAML reads otherwise
+    (a BOM, an ideographic space or a comment after it) still goes to YAML."""
+    for text in ("source_section:\n- 목차\n- 中文 标题", "a: ünïcode", "a: \U0001f600 emoji"):
+        fast = parse_simple_frontmatter(text)
+        assert fast is not None and fast == yaml.safe_load(text), text
+    for text in ("a: \ufeffx", "a: \u3000x", "a: 목차 # c", "a: 목차:", "a: 목\u2028차"):
+        assert parse_simple_frontmatter(text) is None, text
+
+
 def test_anything_outside_the_subset_goes_to_yaml() -> None:
     for text in (
         "a: &x 1\nb: *x",
