@@ -203,3 +203,25 @@ def test_a_detached_checkout_says_so(repo: Path) -> None:
     git(repo, "checkout", "-q", "--detach")
     assert git_state(repo).head[0] == f"- detached HEAD at `{sha}`"
     assert git_state(repo, "HEAD").head[0] == f"- detached HEAD at `{sha}`"
+
+
+def test_a_state_that_only_says_where_head_is_is_the_frames_first_line(repo: Path) -> None:
+    """decisions.md §96: a new user's 30 frames held 23 Current State zones that said only
+    "detached HEAD at …"; where the state is only that, the frame's first line says it and the
+    zone is left out. Work in progress brings the zone back, with HEAD in it."""
+    import json
+
+    write(repo, "auth.py", 'def refresh_token(budget):\n    """Refresh."""\n    return budget\n')
+    first_sync(repo)
+    md = ncx("assemble", "--task", TASK).stdout
+    top = md.splitlines()[0]
+    assert "## Current State" not in md and top.startswith("<!-- ncx frame "), md
+    assert " · branch `" in top and top.endswith(" -->"), top
+    frame = json.loads(ncx("assemble", "--task", TASK, "--json").stdout)
+    state = next(z for z in frame["zones"] if z["name"] == "state")
+    assert state["text"] and state["text"] in top  # tools read it where they always did
+    write(repo, "notes.py", "x = 1\n")  # work in progress: the zone, HEAD first
+    md = ncx("assemble", "--task", TASK).stdout
+    zone = md[md.index("## Current State") : md.index("## Instructions")]
+    assert "- branch `" in zone and "- changed files: `notes.py`" in zone
+    assert " · " not in md.splitlines()[0]

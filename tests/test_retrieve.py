@@ -157,11 +157,12 @@ def test_assemble_zones_determinism_and_budget(tree: Path) -> None:
         for h in (
             "## CRITICAL: Task",
             "## Relevant Knowledge",
-            "## Current State",
             "## Instructions",
         )
     ]
     assert order == sorted(order)
+    # a clean tree whose history does not bear on the task: where HEAD is, on the first line
+    assert "## Current State" not in md and " · branch `" in md.splitlines()[0]
     assert "`docs/auth.md:" in md and "DOC-AUTH-001" in md
     assert count_tokens(md) <= 1200
     assert "retries once" in md

@@ -184,6 +184,7 @@ class FrameInput:
     knowledge: tuple[Item, ...] = ()  # chunks, best first
     learnings: tuple[Item, ...] = ()  # memories, best first
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
+    where: str = ""  # ... or, when that is all they would say, where HEAD is (the first line)
     instructions: tuple[str, ...] = ()
     code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.query.zone)
     below: tuple[Item, ...] = ()  # sections under the evidence floor (for --explain)
@@ -447,7 +448,8 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         VAGUE_NOTE if inp.vague and not inp.weak and relevant else "",
     ]
     note = "\n\n".join(n for n in notes if n)
-    body = _render(task_block, zones, state_block, tail, note)
+    where = inp.where
+    body = _render(task_block, zones, state_block, tail, note, where)
     # The zone estimates are sums; the rendered whole is authoritative. Drop the weakest
     # placed item until the frame fits (rarely more than once). _ID_SLACK covers the frame
     # id that replaces its placeholder after hashing.
@@ -459,24 +461,24 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
         p = zones[zone].pop(idx)
         decisions.append(Decision(p.item.id, zone, p.item.score, "no room", p.item.why))
         stop = f"the budget ({budget} tokens) was reached"
-        body = _render(task_block, zones, state_block, tail, note)
+        body = _render(task_block, zones, state_block, tail, note, where)
     if count_tokens(body) + _ID_SLACK > budget:
         # A budget too small even for the task: cut state, instructions, then the task.
         for part in ("state", "tail", "task"):
             if count_tokens(body) + _ID_SLACK <= budget:
                 break
             if part == "state":
-                state_block = ""
+                state_block = where = ""
             elif part == "tail":
                 tail = ""
             else:
                 over = count_tokens(body) + _ID_SLACK - budget
                 task_block = cut_words(task_block, max(0, count_tokens(task_block) - over))
-            body = _render(task_block, zones, state_block, tail, note)
+            body = _render(task_block, zones, state_block, tail, note, where)
     frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
     markdown = body.replace("{frame_id}", frame_id, 1)
     decisions.sort(key=lambda d: (-d.score, d.id))
-    shown = {"task": task_block, "state": state_block, "instructions": tail}
+    shown = {"task": task_block, "state": state_block or where, "instructions": tail}
     return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions, stop, shown)
 
 
@@ -585,9 +587,16 @@ def render_zone(zone: str, placed: Sequence[Placed], note: str = "") -> list[str
 
 
 def _render(
-    task: str, zones: dict[str, list[Placed]], state: str, tail: str, note: str = ""
+    task: str,
+    zones: dict[str, list[Placed]],
+    state: str,
+    tail: str,
+    note: str = "",
+    where: str = "",
 ) -> str:
-    out = ["<!-- ncx frame {frame_id} -->", f"## {ZONE_TITLES['task']}", "", task, ""]
+    # (where HEAD is, when that is all the Current State would say: decisions.md §96)
+    first = "<!-- ncx frame {frame_id}" + (f" · {where}" if where else "") + " -->"
+    out = [first, f"## {ZONE_TITLES['task']}", "", task, ""]
     if note and not zones["relevant"]:  # nothing to quote: the note still says why
         out += [f"## {ZONE_TITLES['relevant']}", "", note, ""]
     for zone in ZONE_ORDER:

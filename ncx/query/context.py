@@ -124,6 +124,11 @@ def build_frame(
     items, below = evidence_floor(items, code_ev, with_code=bool(code))
     # The files the frame points to first: its code's, else the best sections' docs.
     lead = [it.source_path for it in code or items[: assembler.WHOLE_MAX]]
+    at = git_state(root) if git is None else git
+    state = at.lines(lead, asked_terms(req)) + _state_note(root, req.state_file)
+    # Where HEAD is, and nothing else to say (no work in progress, no commit that touched the
+    # frame's files, no note): the frame's first line says it, not a zone of its own (§96).
+    where = state[0] if len(state) == 1 and tuple(state) == at.head else ""
     inp = FrameInput(
         code=tuple(code),
         task=req.task,
@@ -131,10 +136,8 @@ def build_frame(
         knowledge=tuple(items),
         below=tuple(below),
         learnings=tuple(_item(s, h) for h in memories),
-        state=tuple(
-            (git_state(root) if git is None else git).lines(lead, asked_terms(req))
-            + _state_note(root, req.state_file)
-        ),
+        state=() if where else tuple(state),
+        where=where.removeprefix("- "),
         instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
         weak=bool(knowledge) and knowledge[0].weak,
         vague=is_vague(query),
