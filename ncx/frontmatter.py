@@ -96,9 +96,11 @@ _INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
 # printable set, less U+FEFF) may open a plain scalar, and no YAML rule for a typed scalar
 # starts with one: a Korean or Chinese heading (`- 목차`) is a string, read here, not by YAML
 # (zod's two translated READMEs were 202 of its 790 chunks through YAML, a quarter of a
-# cold cache's parsing there; decisions.md §95).
+# cold cache's parsing there; decisions.md §95). The rest: what YAML prints, less tab and CR
+# (a control character YAML refuses, a CR it reads as a line break: both left to YAML).
 _PLAIN_OK = re.compile(
-    "[A-Za-z0-9_/(\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff][^\t]*\\Z"
+    "[A-Za-z0-9_/(\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+    "[\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*\\Z"
 )
 _PLAIN_ASCII = re.compile(r"[A-Za-z0-9_./(][\x20-\x7e]*\Z")  # what the fast writer emits
 _YAML_BREAK = re.compile("[\x85\u2028\u2029]")  # line breaks to YAML besides \n and \r

@@ -561,6 +561,27 @@ def test_a_long_leads_window_does_not_open_inside_a_block() -> None:
     assert out[out.index(opens) - 1].strip() == "..."
 
 
+def test_a_window_moved_to_its_block_keeps_its_line_and_its_room() -> None:
+    """A review of §93: moved up to a block's line 12 lines higher, the window gave up lines
+    at its end, the one it was chosen for among them, and ran past its room (321 tokens for
+    150). It moves only when it still fits with that line in."""
+    from ncx.tokens import count_tokens
+
+    body = ["def handle(self, items):", '    """Handle the items."""']
+    body += [f"    pre_{i} = compute_value(items, {i})" for i in range(60)]
+    body += ["    for item in items:"]
+    body += [
+        f"        filler_number_{i} = some_long_function_name(item, argument_{i}, other_{i})"
+        for i in range(11)
+    ]
+    body += ["        raise ValueError('duplicate webhook signature rejected')"]
+    body += [f"        after_{i} = compute_value(item, {i})" for i in range(40)]
+    hit = _hit("m.py", "handle", 1, len(body), 1.0)
+    out = zone.lead_lines(hit, body, 150, _task_terms("duplicate webhook signature rejected"))
+    assert "        raise ValueError('duplicate webhook signature rejected')" in out
+    assert count_tokens("\n".join(out)) <= 150
+
+
 def test_a_further_match_of_the_leads_file_needs_a_fifth_of_its_score() -> None:
     """decisions.md §90: two new users' readings found 2 of 20 matches of the lead's file
     under a fifth of its score worth reading."""

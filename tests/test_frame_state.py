@@ -219,9 +219,15 @@ def test_a_state_that_only_says_where_head_is_is_the_frames_first_line(repo: Pat
     assert " · branch `" in top and top.endswith(" -->"), top
     frame = json.loads(ncx("assemble", "--task", TASK, "--json").stdout)
     state = next(z for z in frame["zones"] if z["name"] == "state")
-    assert state["text"] and state["text"] in top  # tools read it where they always did
+    assert state["text"].startswith("- branch `")  # tools read it where they always did
+    assert state["text"].removeprefix("- ") in top
     write(repo, "notes.py", "x = 1\n")  # work in progress: the zone, HEAD first
     md = ncx("assemble", "--task", TASK).stdout
     zone = md[md.index("## Current State") : md.index("## Instructions")]
     assert "- branch `" in zone and "- changed files: `notes.py`" in zone
     assert " · " not in md.splitlines()[0]
+    git(repo, "add", "notes.py")
+    git(repo, "commit", "-qm", "notes")
+    git(repo, "checkout", "-qb", "fix-->x")  # a name that would end the first line's comment
+    md = ncx("assemble", "--task", TASK).stdout
+    assert md.splitlines()[0].count("-->") == 1 and "- branch `fix-->x`" in md

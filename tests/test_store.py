@@ -113,6 +113,13 @@ def test_a_heading_beyond_ascii_takes_the_fast_path() -> None:
         assert fast is not None and fast == yaml.safe_load(text), text
     for text in ("a: \ufeffx", "a: \u3000x", "a: 목차 # c", "a: 목차:", "a: 목\u2028차"):
         assert parse_simple_frontmatter(text) is None, text
+    # what YAML refuses (a control character) or reads otherwise (a CR) is left to it
+    for text in ("a: 목\x01", "a: x\x01", "a: 목\r 차", "a: x\x7f", "a: 목\ufffe"):
+        assert parse_simple_frontmatter(text) is None, text
+    # a value YAML refuses for a `: ` inside is read as written, as an ASCII one is
+    assert parse_frontmatter("---\ntitle: 목차: 소개\n---\nbody\n", path="x.md")[0] == {
+        "title": "목차: 소개"
+    }
 
 
 def test_anything_outside_the_subset_goes_to_yaml() -> None:

@@ -382,7 +382,9 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     task_block = _task_block(inp)
     tail = _instructions_block(inp)
     state_block = _fit_lines("state", inp.state, int(budget * SHARES["state"]))
-    fixed = count_tokens(task_block) + count_tokens(tail) + count_tokens(state_block) + 40
+    # (the HEAD line on the first line, when it is all the state says, is planned for too)
+    fixed = count_tokens(task_block) + count_tokens(tail) + count_tokens(state_block or inp.where)
+    fixed += 40
     room = max(0, budget - fixed)
     decisions: list[Decision] = []
 
@@ -478,7 +480,8 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
     markdown = body.replace("{frame_id}", frame_id, 1)
     decisions.sort(key=lambda d: (-d.score, d.id))
-    shown = {"task": task_block, "state": state_block or where, "instructions": tail}
+    state_text = state_block or (f"- {where}" if where else "")  # (the JSON state's own shape)
+    shown = {"task": task_block, "state": state_text, "instructions": tail}
     return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions, stop, shown)
 
 

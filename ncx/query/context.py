@@ -127,8 +127,10 @@ def build_frame(
     at = git_state(root) if git is None else git
     state = at.lines(lead, asked_terms(req)) + _state_note(root, req.state_file)
     # Where HEAD is, and nothing else to say (no work in progress, no commit that touched the
-    # frame's files, no note): the frame's first line says it, not a zone of its own (§96).
-    where = state[0] if len(state) == 1 and tuple(state) == at.head else ""
+    # frame's files, no note): the frame's first line says it, not a zone of its own (§96);
+    # not a branch name holding `--`, which would end that HTML comment early.
+    lone = len(state) == 1 and tuple(state) == at.head and "--" not in state[0]
+    where = state[0] if lone else ""
     inp = FrameInput(
         code=tuple(code),
         task=req.task,

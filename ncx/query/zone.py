@@ -407,7 +407,9 @@ def lead_lines(
     from ncx.query.quote import best_lines
 
     i, j = best_lines(rest, terms, room, weights if WINDOW_IDF else None)
-    i, j = _whole_statements(rest, i, j, room)
+    w = weights if WINDOW_IDF and weights is not None else {}
+    best = max(range(i, j), key=lambda x: sum(w.get(t, 1.0) for t in terms[x]), default=i)
+    i, j = _whole_statements(rest, i, j, room, best)
     window = rest[i:j]
     out = [*head]
     if i > 0:
@@ -421,16 +423,19 @@ def lead_lines(
 # A window never opens inside a bracket or a block: where the nearest line above it that is
 # indented less opens a list, a call, a literal or a block (`if err != nil {`, `for x in y:`),
 # the window starts on that line, up to STATEMENT_BACK lines higher, and gives up lines at its
-# end to stay in its room (marshmallow's `URL` quote opened on `r"localhost",`, the middle of
-# a list; a Go quote on the body of an `if` whose condition it left out: new users' frames;
-# the block's line moved no set's measures, decisions.md §93). 0: off.
+# end to stay in its room, never the line it was chosen for: where it cannot, it stays
+# (marshmallow's `URL` quote opened on `r"localhost",`, the middle of a list; a Go quote on the
+# body of an `if` whose condition it left out: new users' frames; decisions.md §93). 0: off.
 STATEMENT_BACK = 12
 _OPENS = ("(", "[", "{", ":")
 
 
-def _whole_statements(lines: Sequence[str], i: int, j: int, room: int) -> tuple[int, int]:
+def _whole_statements(
+    lines: Sequence[str], i: int, j: int, room: int, keep: int | None = None
+) -> tuple[int, int]:
     """The window [i, j) moved to start on the line that opens the bracket or block its first
-    line stands in (by indentation), when that line is near enough."""
+    line stands in (by indentation), when that line is near enough and the window, giving up
+    lines at its end but never line `keep` (the one it was chosen for), still fits `room`."""
     if not STATEMENT_BACK or i == 0 or not lines[i].strip():
         return i, j
     indent = len(lines[i]) - len(lines[i].lstrip())
@@ -444,11 +449,12 @@ def _whole_statements(lines: Sequence[str], i: int, j: int, room: int) -> tuple[
         return i, j
     if not lines[k].rstrip().endswith(_OPENS):
         return i, j
-    used = sum(count_tokens(ln) + 1 for ln in lines[k:j])
-    while j > i + 1 and used > room:
-        j -= 1
-        used -= count_tokens(lines[j]) + 1
-    return k, j
+    end, used = j, sum(count_tokens(ln) + 1 for ln in lines[k:j])
+    last = max(i, keep if keep is not None else i) + 1  # the window ends after this, at least
+    while end > last and used > room:
+        end -= 1
+        used -= count_tokens(lines[end]) + 1
+    return (k, end) if used <= room else (i, j)
 
 
 def _ellipsis(near: Sequence[str]) -> str:
