@@ -15,7 +15,6 @@ import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -378,9 +377,10 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
     lens: list[list[int]] = []
     p_at: list[int] = [0]
     p_hash: list[int] = []
-    p_unit: list[int] = []
-    p_field: list[int] = []
     p_count: list[int] = []
+    runs: list[int] = []  # the postings' (unit, field) as runs: how many, and of which
+    run_unit: list[int] = []
+    run_field: list[int] = []
     u_at, u_hash, d_at, d_hash = [0], [], [0], []
     found: list[tuple[tuple[int, str], ...]] = []
     kind_of = {k: i for i, k in enumerate(KINDS)}
@@ -409,15 +409,17 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
             fields = _unit_terms(s.path, sym, ident_terms) if not note else _NO_TERMS
             lens.append([len(fields[f]) for f in CODE_FIELDS])
             for fi, f in enumerate(CODE_FIELDS):
+                got = fields[f]
+                if not got:
+                    continue
                 # (terms in the order first met, as the postings were always written: a
                 # Counter is that order, counted in C)
-                counts = Counter(fields[f])
-                if not counts:
-                    continue
+                counts = Counter(got)
                 p_hash.extend(map(hash_of, counts))
                 p_count.extend(counts.values())
-                p_unit.extend(repeat(local, len(counts)))
-                p_field.extend(repeat(fi, len(counts)))
+                runs.append(len(counts))  # (unit, field) of each: repeated once, at the end
+                run_unit.append(local)
+                run_field.append(fi)
             used.update(map(hash_of, sym.uses))
             if sym.name and not note:
                 defined.add(hash_of(sym.name))
@@ -444,8 +446,8 @@ def blocks_of(sources: list[Source], recs: dict[str, CodeFile]) -> Blocks:
         lens=np.array(lens, dtype=np.int32).reshape(-1, len(CODE_FIELDS)),
         p_at=np.array(p_at, dtype=np.int64),
         p_hash=np.array(p_hash, dtype=np.uint64),
-        p_unit=np.array(p_unit, dtype=np.int32),
-        p_field=np.array(p_field, dtype=np.int8),
+        p_unit=np.repeat(np.array(run_unit, dtype=np.int32), runs),
+        p_field=np.repeat(np.array(run_field, dtype=np.int8), runs),
         p_count=np.array(p_count, dtype=np.int32),
         u_at=np.array(u_at, dtype=np.int64),
         u_hash=np.array(u_hash, dtype=np.uint64),
