@@ -184,7 +184,7 @@ class FrameInput:
     knowledge: tuple[Item, ...] = ()  # chunks, best first
     learnings: tuple[Item, ...] = ()  # memories, best first
     state: tuple[str, ...] = ()  # current-state lines (git, handoff)
-    where: str = ""  # ... or, when that is all they would say, where HEAD is (the first line)
+    where: str = ""  # ... or, when that is all they would say, its HEAD line (the first line)
     instructions: tuple[str, ...] = ()
     code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.query.zone)
     below: tuple[Item, ...] = ()  # sections under the evidence floor (for --explain)
@@ -480,8 +480,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     frame_id = hashlib.sha256(body.encode()).hexdigest()[:12]
     markdown = body.replace("{frame_id}", frame_id, 1)
     decisions.sort(key=lambda d: (-d.score, d.id))
-    state_text = state_block or (f"- {where}" if where else "")  # (the JSON state's own shape)
-    shown = {"task": task_block, "state": state_text, "instructions": tail}
+    shown = {"task": task_block, "state": state_block or where, "instructions": tail}
     return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions, stop, shown)
 
 
@@ -598,7 +597,8 @@ def _render(
     where: str = "",
 ) -> str:
     # (where HEAD is, when that is all the Current State would say: decisions.md §96)
-    first = "<!-- ncx frame {frame_id}" + (f" · {where}" if where else "") + " -->"
+    at = f" · {where.removeprefix('- ')}" if where else ""
+    first = "<!-- ncx frame {frame_id}" + at + " -->"
     out = [first, f"## {ZONE_TITLES['task']}", "", task, ""]
     if note and not zones["relevant"]:  # nothing to quote: the note still says why
         out += [f"## {ZONE_TITLES['relevant']}", "", note, ""]

@@ -139,7 +139,7 @@ def build_frame(
         below=tuple(below),
         learnings=tuple(_item(s, h) for h in memories),
         state=() if where else tuple(state),
-        where=where.removeprefix("- "),
+        where=where,
         instructions=_named(INSTRUCTIONS, ncx_command_name(root)),
         weak=bool(knowledge) and knowledge[0].weak,
         vague=is_vague(query),

@@ -130,6 +130,16 @@ def tidy(text: str, section: Sequence[str] = ()) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
+def _worth(new: frozenset[str] | set[str], weights: Mapping[str, float] | None) -> float:
+    return float(len(new)) if weights is None else sum(weights.get(t, 0.0) for t in new)
+
+
+def anchor_line(terms: Sequence[frozenset[str]], weights: Mapping[str, float] | None = None) -> int:
+    """The line sharing the most of the task's terms (`best_lines`' `terms` and `weights`),
+    the first of equals: the line `best_lines` grows its window from."""
+    return max(range(len(terms)), key=lambda k: (_worth(terms[k], weights), -k))
+
+
 def best_lines(
     lines: Sequence[str],
     terms: Sequence[frozenset[str]],
@@ -144,9 +154,9 @@ def best_lines(
         return 0, 0
 
     def worth(new: frozenset[str] | set[str]) -> float:
-        return float(len(new)) if weights is None else sum(weights.get(t, 0.0) for t in new)
+        return _worth(new, weights)
 
-    anchor = max(range(len(lines)), key=lambda k: (worth(terms[k]), -k))
+    anchor = anchor_line(terms, weights)
     i, j = anchor, anchor + 1
     used = count_tokens(lines[anchor]) + 1
     seen = set(terms[anchor])

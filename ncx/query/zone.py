@@ -404,12 +404,11 @@ def lead_lines(
     if not rest or room <= 0 or task_terms is None:
         return [*head, _ellipsis(head)] if head else []
     terms = [task_terms(ln) for ln in rest]
-    from ncx.query.quote import best_lines
+    from ncx.query.quote import anchor_line, best_lines
 
-    i, j = best_lines(rest, terms, room, weights if WINDOW_IDF else None)
-    w = weights if WINDOW_IDF and weights is not None else {}
-    best = max(range(i, j), key=lambda x: sum(w.get(t, 1.0) for t in terms[x]), default=i)
-    i, j = _whole_statements(rest, i, j, room, best)
+    worth = weights if WINDOW_IDF else None
+    i, j = best_lines(rest, terms, room, worth)
+    i, j = _whole_statements(rest, i, j, room, anchor_line(terms, worth))
     window = rest[i:j]
     out = [*head]
     if i > 0:
