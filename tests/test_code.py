@@ -531,3 +531,88 @@ def test_within_a_file_a_longer_definition_leads_on_close_scores(
     assert sorted(flat) == sorted(prior)
     assert prior[0] == ("net/retry.py", "send_with_retry")
     assert [p for p, _ in prior][-1] == "net/log.py"
+
+
+PRINTER_GO = """package printer
+
+// PrettyPrinter prints a file's lines with their style.
+type PrettyPrinter struct {
+	style   string
+	width   int
+	colored bool
+	tabs    int
+	wrap    bool
+}
+
+// Print writes one line with the printer's style, padded to its width.
+func (p *PrettyPrinter) Print(line string) string {
+	out := p.style + line
+	for len(out) < p.width {
+		out += " "
+	}
+	return out
+}
+"""
+
+CONFIG_GO = """package cfg
+
+// Config holds the style and the width of the output.
+type Config struct {
+	Style string
+	Width int
+	Tabs  int
+}
+
+// Load reads a file into a new value.
+func Load(path string) Config {
+	return Config{}
+}
+"""
+
+FILTER_JAVA = """package org.jsoup.select;
+
+/** Filters the nodes of a traversal. */
+public interface NodeFilter {
+    /** Called when a node is first met: filters it. */
+    FilterResult head(Node node, int depth);
+
+    /** Filters the nodes of a traversal when their children have been met. */
+    default FilterResult tail(Node node, int depth) {
+        return FilterResult.CONTINUE;
+    }
+}
+"""
+
+
+def test_within_a_file_the_code_leads_its_declaration_of_data(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DECLARATION_PRIOR (decisions.md §97): a Go struct's few lines and its name score
+    above its method; the method, where a change lands, leads. A struct with no method in its
+    file keeps its key, as does a Java interface holding its methods (a container, as a
+    class is)."""
+    from ncx.code import rank
+    from ncx.code.search import CodeSearcher
+
+    write(repo, "printer/printer.go", PRINTER_GO)
+    write(repo, "select/NodeFilter.java", FILTER_JAVA)
+    write(repo, "cfg/config.go", CONFIG_GO)
+    commit_all(repo)
+
+    def ranked(task: str, prior: float) -> list[tuple[str, str]]:
+        monkeypatch.setattr(rank, "DECLARATION_PRIOR", prior)
+        return [(h.path, h.qualname) for h in CodeSearcher(repo).search(task, per_file=3)]
+
+    kept = rank.DECLARATION_PRIOR
+    assert kept < 1
+    task = "the pretty printer's style and width"
+    flat, prior = ranked(task, 1.0), ranked(task, kept)
+    assert flat[0] == ("printer/printer.go", "PrettyPrinter")
+    assert prior[0] == ("printer/printer.go", "PrettyPrinter.Print")
+    assert sorted(flat) == sorted(prior)
+    task = "filters the nodes of a traversal"
+    assert ranked(task, 1.0)[0] == ("select/NodeFilter.java", "NodeFilter")
+    assert ranked(task, 1.0) == ranked(task, 0.3)  # (at 0.3 a declaration would trail)
+    task = "config style width"
+    flat, low = ([h for h in ranked(task, p) if h[0] == "cfg/config.go"] for p in (1.0, 0.3))
+    assert flat[0] == ("cfg/config.go", "Config") and flat == low

@@ -49,6 +49,15 @@ STUB_PRIOR = 0.5
 # Within a file, the definition a change is in is more often a long one than BM25's length
 # normalisation, made for choosing among files, makes it (decisions.md §63).
 LENGTH_PRIOR = 0.2
+# ... and a declaration of data whose methods are written apart from it (a Go `type` and its
+# receivers, a Rust `struct` or `enum` and its `impl`) less often than those methods: its
+# name is the task's noun, its few lines score high, and the change lands in the code that
+# works on it (bat's `PrettyPrinter` struct led a task about `PrettyPrinter::print`). Its key
+# times this within its file; one holding definitions (a Java interface with its methods) is
+# a container, as a class is, and one without methods in its file (a TypeScript union type)
+# is where such a change lands. The files' order is not touched (decisions.md §97; 1: off).
+DECLARATION_PRIOR = 0.7
+_DECLARED = [KINDS.index(k) for k in ("type", "interface", "enum", "struct")]
 SEEDS = 20  # best files that personalise the graph walk
 W_GRAPH = 0.1
 DAMPING = 0.5
@@ -397,7 +406,8 @@ def _in_file(idx: CodeIndex, unit: NDArray[np.float32], mine: NDArray[np.int64])
     lines to the LENGTH_PRIOR (a module's by its score: its lines are the whole file's), then
     by unit. A class counts its methods' lines, where a change to the class lands (its own
     lines only: 2.5-7.5 points less often the changed definition first, on each of four
-    sets; decisions §63)."""
+    sets; decisions §63); a declaration of data whose methods stand apart from it times
+    the DECLARATION_PRIOR (§97)."""
     import numpy as np
 
     key = unit[mine].astype(np.float64)
@@ -405,6 +415,19 @@ def _in_file(idx: CodeIndex, unit: NDArray[np.float32], mine: NDArray[np.int64])
         span = (idx.end[mine].astype(np.float64) - idx.start[mine] + 1).clip(min=1)
         span[idx.kind[mine] == KINDS.index("module")] = 1.0
         key *= span**LENGTH_PRIOR
+    declared = np.flatnonzero(np.isin(idx.kind[mine], _DECLARED)).tolist()
+    if DECLARATION_PRIOR != 1 and declared:
+        starts, ends = idx.start[mine], idx.end[mine]
+        # each unit's text opens with its qualified name: one read of the file's, no decoding
+        at = idx.text_at[mine].tolist()
+        text = idx.text[at[0] : idx.text_at[int(mine[-1]) + 1]].tobytes()
+        at = [a - at[0] for a in at]
+        for i in declared:
+            if ((starts >= starts[i]) & (ends <= ends[i])).sum() > 1:
+                continue  # it holds definitions (a Java interface, its methods): a class
+            mark = text[at[i] : text.index(b"\x1f", at[i])] + b"."
+            if any(text.startswith(mark, a) for a in at):  # its methods, written apart
+                key[i] *= DECLARATION_PRIOR
     return [int(u) for u in mine[np.lexsort((mine, -key))]]
 
 
