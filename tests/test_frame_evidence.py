@@ -158,6 +158,21 @@ def test_a_further_file_needs_evidence_close_to_the_leads_and_more_than_one_word
     assert [h.qualname for h in got] == ["lead", "tie", "close"]
 
 
+def test_a_further_file_after_the_evidence_falls_by_half_is_left_out() -> None:
+    """FILE_STEP (decisions.md §98): each further file holds half the score of the file
+    before it at least; where the scores fall off, the files below are left out, even those
+    above the FILE_GAP of the lead's."""
+    lead = _hit("a.py", "lead", 1, 5, 1.0)
+    near = _hit("b.py", "near", 1, 5, 0.9)
+    step = _hit("c.py", "step", 1, 5, 0.5)  # half of b.py's 0.9 at least
+    cliff = _hit("c.py", "cliff", 1, 5, 0.4)  # above FILE_GAP, under half of b.py's 0.9
+    assert cliff.file_score >= zone.FILE_GAP * lead.file_score
+    assert [h.qualname for h in zone.pick([lead, near, step])] == ["lead", "near", "step"]
+    assert [h.qualname for h in zone.pick([lead, near, cliff])] == ["lead", "near"]
+    # the first further file is held to the lead's own score
+    assert [h.qualname for h in zone.pick([lead, _hit("b.py", "b", 1, 5, 0.45)])] == ["lead"]
+
+
 def _doc(i: int, score: float, confidence: float) -> Item:
     return Item(
         f"d{i}", "chunk", f"docs/{i}.md", 1, 2, ("S",), None, score, "text", confidence=confidence

@@ -23,13 +23,19 @@ from ncx.tokens import count_tokens
 # from); a body longer than BODY_TOKENS is quoted by its head and the lines that share the
 # most of the task's words. Then TIES further definitions of the lead's file that match the
 # task (signatures and a one-line doc), then a further file only when its evidence is close
-# to the lead's: its score at least FILE_GAP of the lead file's. One shared word is not
-# evidence: a further file must hold MIN_SHARED of the task's terms. Values chosen on every
-# code-* set together (benchmarks/code_frames.py, docs/decisions.md §40).
+# to the lead's: its score at least FILE_GAP of the lead file's and FILE_STEP of the file's
+# before it (below). One shared word is not evidence: a further file must hold MIN_SHARED of
+# the task's terms. Values chosen on every code-* set together (benchmarks/code_frames.py,
+# docs/decisions.md §40).
 MAX_FILES = 4
 FILE_GAP = 0.3  # 0.35 until §52 moved the rankings (decisions.md §53)
 MIN_SHARED = 2
 TIES = 4
+# ... and at least FILE_STEP of the score of the file before it: where the evidence falls by
+# half from one file to the next it has ended, and what follows shares the task's common
+# words (over the nine code sets, 109 of 786 further files so cut, 9% of them in a gold file
+# against 16% of all; decisions.md §98; 0: off).
+FILE_STEP = 0.5
 # A further match of the lead's file needs TIE_RATIO of the lead's score: two new users'
 # readings found 2 of 20 such matches under a fifth worth reading, and at 0.2 the share of
 # code items on a changed line rises on every commit set while the file-level gold share and
@@ -116,17 +122,22 @@ def picked(
         for h in ties
     ]
     files = [lead.path]
+    last = top  # the score of the last file in
     for h in hits:
         if h.path in files or len(files) >= MAX_FILES:
             continue
-        if h.file_score < FILE_GAP * top:
+        if h.file_score < FILE_GAP * top or h.file_score < FILE_STEP * last:
             continue
         held = shared(h) if shared is not None else None
         if held is not None and held < MIN_SHARED:
             continue
         files.append(h.path)
         terms = f", {held} of the task's terms" if held is not None else ""
-        out.append((h, f"a further file: {h.file_score / top:.0%} of the lead file's score{terms}"))
+        share = f"{h.file_score / top:.0%} of the lead file's score"
+        if len(files) > 2:
+            share += f", {h.file_score / last:.0%} of the file before it"
+        out.append((h, f"a further file: {share}{terms}"))
+        last = h.file_score
     return out
 
 
