@@ -223,8 +223,9 @@ PASSAGE_PER_DOC = 0
 # want more than the rest (the zones' old split, relevant 0.45 : background 0.17).
 WHOLE_SHARE = SHARES["relevant"] / (SHARES["relevant"] + SHARES["background"])
 # Concentrated evidence: when the second candidate scores under this share of the best, the
-# first answer stands out and the passages get half their room (0: off).
+# first answer stands out and the passages get CONCENTRATED_ROOM of their room (0: off).
 CONCENTRATED = 0.7
+CONCENTRATED_ROOM = 0.5
 PASSAGE_TOKENS = 75  # a passage's size: the scorer's "quote" is 60 tokens of the answer
 PASSAGE_MIN_TOKENS = 60  # a passage shorter than this (after tidying) is grown
 # A vague task (it names at most VAGUE_TERMS searchable terms: "how does it work" is `work`):
@@ -324,7 +325,7 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
     spent = 0
     room = PASSAGE_ROOM
     if len(knowledge) > 1 and best > 0 and knowledge[1].score / best < CONCENTRATED:
-        room //= 2
+        room = int(room * CONCENTRATED_ROOM)
     for rank, it in [*first, *later]:
         quote = replace(it.passage, why=it.why) if it.passage else it
         cost = count_tokens(quote.text) + count_tokens(quote.citation(brief=True)) + 6
