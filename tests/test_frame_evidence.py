@@ -160,8 +160,8 @@ def test_a_further_file_needs_evidence_close_to_the_leads_and_more_than_one_word
 
 def test_a_further_file_after_the_evidence_falls_by_half_is_left_out() -> None:
     """FILE_STEP (decisions.md §98): each further file holds half the score of the file
-    before it at least; where the scores fall off, the files below are left out, even those
-    above the FILE_GAP of the lead's."""
+    before it at least (the first: the lead's); where the scores fall off, the files below
+    are left out, even those above the FILE_GAP of the lead's."""
     lead = _hit("a.py", "lead", 1, 5, 1.0)
     near = _hit("b.py", "near", 1, 5, 0.9)
     step = _hit("c.py", "step", 1, 5, 0.5)  # half of b.py's 0.9 at least
@@ -171,6 +171,11 @@ def test_a_further_file_after_the_evidence_falls_by_half_is_left_out() -> None:
     assert [h.qualname for h in zone.pick([lead, near, cliff])] == ["lead", "near"]
     # the first further file is held to the lead's own score
     assert [h.qualname for h in zone.pick([lead, _hit("b.py", "b", 1, 5, 0.45)])] == ["lead"]
+    # ... a later one to the file's before it: under half of the lead's, over half of b.py's
+    b, c = _hit("b.py", "b", 1, 5, 0.6), _hit("c.py", "c", 1, 5, 0.35)
+    got = zone.picked([lead, b, c])
+    assert [h.qualname for h, _ in got] == ["lead", "b", "c"]
+    assert got[2][1] == "a further file: 35% of the lead file's score, 58% of the file before it"
 
 
 def _doc(i: int, score: float, confidence: float) -> Item:

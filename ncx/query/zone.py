@@ -31,10 +31,11 @@ MAX_FILES = 4
 FILE_GAP = 0.3  # 0.35 until §52 moved the rankings (decisions.md §53)
 MIN_SHARED = 2
 TIES = 4
-# ... and at least FILE_STEP of the score of the file before it: where the evidence falls by
-# half from one file to the next it has ended, and what follows shares the task's common
-# words (over the nine code sets, 109 of 786 further files so cut, 9% of them in a gold file
-# against 16% of all; decisions.md §98; 0: off).
+# ... and at least FILE_STEP of the score of the file before it (the first further file:
+# the lead's, so it needs half the lead's score): where the evidence falls by half from one
+# file to the next it has ended, and what follows shares the task's common words (over the
+# nine code sets, 109 of 786 further files so cut, 9% of them in a gold file against 16% of
+# all; decisions.md §98; 0: off).
 FILE_STEP = 0.5
 # A further match of the lead's file needs TIE_RATIO of the lead's score: two new users'
 # readings found 2 of 20 such matches under a fifth worth reading, and at 0.2 the share of
