@@ -616,3 +616,38 @@ def test_within_a_file_the_code_leads_its_declaration_of_data(
     task = "config style width"
     flat, low = ([h for h in ranked(task, p) if h[0] == "cfg/config.go"] for p in (1.0, 0.3))
     assert flat[0] == ("cfg/config.go", "Config") and flat == low
+
+
+def _long_def(name: str, middle: str) -> str:
+    """A function of ~400 tokens whose one telling line sits in its middle."""
+    pad = "".join(f"    step_{i} = prepare_{i}(state, {i})\n" for i in range(30))
+    return (
+        f'def {name}(state):\n    """{name.replace("_", " ")}."""\n{pad}'
+        f"    before_it = state.ready\n{middle}    after_it = state.done\n{pad}    return state\n"
+    )
+
+
+def test_the_leads_files_next_match_is_quoted_by_its_own_window(repo: Path) -> None:
+    """SECOND_SHARE (decisions.md §101): the lead file's second match, too long to show
+    whole, is quoted by the lines around its telling one, not by its signature and that
+    line alone."""
+    write(
+        repo,
+        "net/replica.py",
+        _long_def("purge_replica_cache", "    purge_replica_cache_now(state.replica, cache=True)\n")
+        + "\n\n"
+        + _long_def("drop_replica", "    replica_cache = purge(state.replica_cache)\n"),
+    )
+    write(repo, "net/other.py", _long_def("warm_cache", "    warm(state.cache)\n"))
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+    frame = json.loads(
+        ncx("assemble", "--task", "purge the replica cache", "--format", "json").stdout
+    )
+    code = next(z for z in frame["zones"] if z["name"] == "code")["items"]
+    assert [it["section"] for it in code[:2]] == ["purge_replica_cache", "drop_replica"]
+    second = code[1]["text"].split("\n")
+    assert "    replica_cache = purge(state.replica_cache)" in second
+    # its window, not the one telling line a listed definition shows
+    assert "    before_it = state.ready" in second and "    after_it = state.done" in second

@@ -611,6 +611,18 @@ def test_a_further_match_of_the_leads_file_needs_a_fifth_of_its_score() -> None:
     assert zone.pick([lead, close, faint]) == [lead, close]
 
 
+def test_the_leads_files_next_match_gets_a_share_of_the_leads_quote() -> None:
+    """SECOND_SHARE (decisions.md §101): a quarter of the lead's tokens for the match right
+    after it in its file; a further file's item is listed by its head, as before."""
+    lead, tie = _hit("a.py", "lead", 1, 50, 1.0), _hit("a.py", "tie", 60, 90, 1.0, 0.5)
+    other = _hit("b.py", "other", 1, 50, 0.9)
+    full = zone.body_tokens(15000)
+    assert zone.quote_tokens(15000, [lead, tie, other]) == [full, full // 4]
+    assert zone.quote_tokens(15000, [lead, other, tie]) == [full]
+    assert zone.quote_tokens(2500, [lead, tie]) == [zone.body_tokens(2500), 125]
+    assert zone.quote_tokens(15000, []) == []
+
+
 def test_a_further_match_of_the_leads_file_must_hold_the_task_not_one_of_its_words() -> None:
     """decisions.md §92: in 30 hand-read frames 1 of 30 items holding one of the task's terms
     was worth reading; a further match of the lead's file needs two of them, a tenth of the

@@ -218,7 +218,7 @@ def code_items(
     from ncx.code.search import CodeSearcher
     from ncx.code.text import shown_path
     from ncx.query import zone
-    from ncx.query.zone import BRIEF, body_tokens, item_text, picked
+    from ncx.query.zone import BRIEF, item_text, picked
     from ncx.slow import slow
 
     code = CodeSearcher(root)
@@ -246,6 +246,7 @@ def code_items(
     quoted: set[str] = set()  # the lead's quoted lines, stripped
     seen: dict[str, set[str]] = {}  # every item's quoted lines so far, stripped, by file
     kept: list[CodeHit] = []  # the definitions listed so far
+    quote_tokens = zone.quote_tokens(budget, [h for h, _ in chosen])
     for i, (h, why) in enumerate(chosen):
         if any(zone.inside(h, w) for w in whole):
             continue  # inside a definition quoted whole above (a method, a nested def)
@@ -265,7 +266,7 @@ def code_items(
         text = item_text(
             h,
             lines,
-            body_tokens=body_tokens(budget) if i == 0 else 0,
+            body_tokens=quote_tokens[i] if i < len(quote_tokens) else 0,
             brief=i >= BRIEF,
             task_terms=task_terms,
             short=short,

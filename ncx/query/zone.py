@@ -326,6 +326,23 @@ def body_tokens(budget: int) -> int:
     return min(BODY_TOKENS, int(budget * BODY_SHARE))
 
 
+# The lead file's next match is quoted too, by its own window of SECOND_SHARE of the lead's
+# tokens (300 at the default budget): within the lead's file it is where a change is when the
+# lead is not (the second definition of the gold lead file met the changed lines in 24 of
+# 187 commit tasks, the first in 126), and listed by its signature and one line a reader
+# passes it by (decisions.md §101; 0: off).
+SECOND_SHARE = 0.25
+
+
+def quote_tokens(budget: int, chosen: Sequence[CodeHit]) -> list[int]:
+    """The tokens each of the zone's chosen hits may be quoted in (0: listed by its head):
+    the lead its body_tokens, a further match of the lead's file right after it a share."""
+    out = [body_tokens(budget)] if chosen else []
+    if len(chosen) > 1 and chosen[1].path == chosen[0].path and SECOND_SHARE > 0:
+        out.append(int(out[0] * SECOND_SHARE))
+    return out
+
+
 # A long lead's quote: in a language that writes its docs above the definition the head ends
 # with the signature's `{` (a 600-line Rust struct's head ran on for a third of the quote, its
 # first fields, before the window the task's words chose); the window goes where the task's
