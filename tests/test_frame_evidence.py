@@ -621,6 +621,8 @@ def test_the_leads_files_next_match_gets_a_share_of_the_leads_quote() -> None:
     assert zone.quote_tokens(15000, [lead, other, tie]) == [full]
     assert zone.quote_tokens(2500, [lead, tie]) == [zone.body_tokens(2500), 125]
     assert zone.quote_tokens(15000, []) == []
+    around = _hit("a.py", "Around", 1, 95, 1.0, 0.5)  # the class the lead is a method of
+    assert zone.quote_tokens(15000, [lead, around]) == [full]
 
 
 def test_a_further_match_of_the_leads_file_must_hold_the_task_not_one_of_its_words() -> None:

@@ -336,10 +336,15 @@ SECOND_SHARE = 0.25
 
 def quote_tokens(budget: int, chosen: Sequence[CodeHit]) -> list[int]:
     """The tokens each of the zone's chosen hits may be quoted in (0: listed by its head):
-    the lead its body_tokens, a further match of the lead's file right after it a share."""
+    the lead its body_tokens, a further match of the lead's file right after it, apart from
+    the lead's lines, a share."""
     out = [body_tokens(budget)] if chosen else []
-    if len(chosen) > 1 and chosen[1].path == chosen[0].path and SECOND_SHARE > 0:
-        out.append(int(out[0] * SECOND_SHARE))
+    if len(chosen) > 1 and SECOND_SHARE > 0:
+        lead, second = chosen[0], chosen[1]
+        # (not the class around the lead, nor a definition inside it: its window would quote
+        # the lead's lines again)
+        if second.path == lead.path and not inside(lead, second) and not inside(second, lead):
+            out.append(int(out[0] * SECOND_SHARE))
     return out
 
 
