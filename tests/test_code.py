@@ -603,6 +603,11 @@ def test_within_a_file_the_code_leads_its_declaration_of_data(
         monkeypatch.setattr(rank, "DECLARATION_PRIOR", prior)
         return [(h.path, h.qualname) for h in CodeSearcher(repo).search(task, per_file=3)]
 
+    import numpy as np
+
+    idx = CodeSearcher(repo).index
+    units = np.flatnonzero(idx.file_of == idx.files.index("printer/printer.go"))
+    assert idx.qualnames(units) == [idx.unit(int(u)).qualname.encode() for u in units]
     kept = rank.DECLARATION_PRIOR
     assert kept < 1
     task = "the pretty printer's style and width"

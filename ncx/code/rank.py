@@ -417,12 +417,9 @@ def _in_file(idx: CodeIndex, unit: NDArray[np.float32], mine: NDArray[np.int64])
         key *= span**LENGTH_PRIOR
     declared = np.flatnonzero(np.isin(idx.kind[mine], _DECLARED)).tolist()
     if DECLARATION_PRIOR != 1 and declared:
-        # each unit's text opens with its qualified name: one read of the file's, no decoding;
         # the names that own a definition (`A` and `A.B` of `A.B.c`) gathered once, so a file
         # of thousands of types (a generated `.pb.go`) costs one pass, not one per type
-        at = idx.text_at[mine].tolist()
-        text = idx.text[at[0] : idx.text_at[int(mine[-1]) + 1]].tobytes()
-        quals = [text[a - at[0] : text.index(b"\x1f", a - at[0])] for a in at]
+        quals = idx.qualnames(mine)
         owners = set()
         for q in quals:
             k = q.find(b".")

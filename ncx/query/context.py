@@ -272,9 +272,7 @@ def code_items(
             short=short,
             weights=weights,
         )
-        if _repeats(text, seen.get(h.path, set())) and any(
-            zone.inside(h, o) or zone.inside(o, h) for o in kept if o.path == h.path
-        ):
+        if _repeats(text, seen.get(h.path, set())) and any(zone.nested(h, o) for o in kept):
             continue  # the class around an item, or a def inside it, quoting what it quotes
         seen.setdefault(h.path, set()).update(_code_lines(text, head=True))
         kept.append(h)

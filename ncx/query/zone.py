@@ -207,6 +207,11 @@ def inside(h: CodeHit, outer: CodeHit) -> bool:
     return h.path == outer.path and outer.start <= h.start and h.end <= outer.end
 
 
+def nested(a: CodeHit, b: CodeHit) -> bool:
+    """One of a and b lies within the other (a class and its method, either way round)."""
+    return inside(a, b) or inside(b, a)
+
+
 def item_text(
     hit: CodeHit,
     lines: Sequence[str] | None,  # the file's (ncx.code.read.source_text's, split at "\n")
@@ -343,7 +348,7 @@ def quote_tokens(budget: int, chosen: Sequence[CodeHit]) -> list[int]:
         lead, second = chosen[0], chosen[1]
         # (not the class around the lead, nor a definition inside it: its window would quote
         # the lead's lines again)
-        if second.path == lead.path and not inside(lead, second) and not inside(second, lead):
+        if second.path == lead.path and not nested(lead, second):
             out.append(int(out[0] * SECOND_SHARE))
     return out
 
