@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import commit_all, git, ncx, write
 
 SEC = " ".join(["The service reads its settings from the config file at start."] * 6)
@@ -76,3 +77,43 @@ def test_code_is_listed_at_any_depth_and_in_any_case(repo: Path) -> None:
     assert "code: 2 source files" in proc.stderr, proc.stderr
     hits = ncx("retrieve", "deep_one", "--kind", "code", "--json").stdout
     assert "src/Deep/er/App.PY" in hits
+
+
+def test_a_doc_that_gives_no_chunk_is_not_chunked_again_by_every_run(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A doc of frontmatter only (or an include fragment that is one image) gives no chunk and
+    # has no chunk file. Its state said "no file known", so every sync, status, check and
+    # commit hook read and chunked it again (19 such docs cost a code-only commit's check
+    # hook a quarter of a second on the large tree; decisions.md §102). Now the state says
+    # "none", and a run takes the doc as unchanged while there still is none.
+    from ncx.tree import compare
+
+    write(repo, "docs/empty.md", "---\ntitle: Nothing here yet\n---\n")
+    _init(repo)
+    assert not (repo / ".neocortex/chunks/docs/empty.md").exists()
+    chunked: list[str] = []
+    real = compare._chunk_doc
+
+    def spy(settings: object, top: str, force: bool, job: compare.Job) -> object:
+        chunked.append(job[0])
+        return real(settings, top, force, job)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compare, "_chunk_doc", spy)
+    for args in (("sync",), ("status",), ("check",), ("hook", "check")):
+        ncx(*args)
+        assert chunked == [], (args, chunked)
+    # ... but an edit of it, or a chunk file put in its place, is still seen.
+    write(repo, "docs/empty.md", "---\ntitle: Nothing here yet\n---\n\n# Now\n\n" + SEC + "\n")
+    ncx("sync", "-q")
+    assert chunked == ["docs/empty.md"]
+    assert (repo / ".neocortex/chunks/docs/empty.md").is_file()
+    write(repo, "docs/empty.md", "---\ntitle: Nothing here yet\n---\n")
+    ncx("sync", "-q")
+    assert not (repo / ".neocortex/chunks/docs/empty.md").exists()
+    chunked.clear()
+    ncx("sync", "-q")
+    assert chunked == []
+    write(repo, ".neocortex/chunks/docs/empty.md", "---\nid: x\n---\n\nstray\n")
+    ncx("sync", "-q")
+    assert chunked == ["docs/empty.md"]

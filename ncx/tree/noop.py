@@ -142,6 +142,22 @@ def file_blob(data: bytes) -> str:
     return repo.blob_id(lf(data))
 
 
+# A doc that gives no chunk has no chunk file (an include fragment of one image, a page of
+# frontmatter only): its state entry records NO_FILE for it, not None ("not known"), so a
+# later run takes the doc as unchanged while there still is none. Recorded as None, such docs
+# were read and chunked again by every sync, status, check and commit hook (19 docs of the
+# 38,487-chunk tree: 0.25 s of a code-only commit's check hook; decisions.md §102).
+NO_FILE: list[int] = []
+
+
+def same_file(now: list[int] | None, recorded: list[int] | None) -> bool:
+    """Whether a chunk file's stat now (file_stat) is the one a state entry recorded: the
+    same stat, or (NO_FILE) no file then and none now. None recorded is never the same."""
+    if recorded is None:
+        return False
+    return now == recorded if recorded else now is None
+
+
 def file_stat(path: Path | str) -> list[int] | None:
     """[size, mtime_ns, inode] of a chunk file, None when there is none. (The inode: two
     chunk files of one size written within one tick of a coarse clock share the rest, and
@@ -301,7 +317,7 @@ def unread_docs(
             now = file_stat(top + rel if os.sep == "/" else os.path.join(top, rel))
         except OSError:
             continue
-        if now is not None and now == prev.get("file"):
+        if same_file(now, prev.get("file")):
             out.add(p)
     return out
 

@@ -46,12 +46,14 @@ from ncx.tree.compare import (
     read_sidecars,
 )
 from ncx.tree.noop import (
+    NO_FILE,
     Touched,
     file_blob,
     file_stat,
     listing,
     load_state,
     read_or_none,
+    same_file,
     save_state,
     signature,
     submodules,
@@ -293,12 +295,12 @@ def _sync(
                 and ("inc" not in prev or _inc().same_now(prev, gate.fetch()))
             ):
                 now = file_stat(root / files_of[path])
-                intact = now == prev["file"] or (
+                intact = same_file(now, prev["file"]) or (
                     now is not None
                     and prev.get("fblob") is not None
                     and file_blob(read_or_none(root / files_of[path]) or b"") == prev["fblob"]
                 )
-                if intact and now != prev["file"]:
+                if intact and not same_file(now, prev["file"]):
                     docs_state[path] = prev = {**prev, "file": now}
                 if intact and path in verified:
                     docs_state[path] = with_blobs(prev, verified[path])
@@ -359,7 +361,7 @@ def _sync(
             # A file found right: its stat from before it was read (a checkout landing while
             # this run embeds must not be recorded as the file it read). A planned one's is
             # set once it is written; until then None, which no run takes as intact.
-            "file": compared.file if compared.blocks is None else None,
+            "file": _found_file(compared) if compared.blocks is None else None,
             **({"fblob": compared.blob} if compared.blocks is None and compared.blob else {}),
             **({"secrets": [list(x) for x in compared.secrets]} if compared.secrets else {}),
             **({"inc": _inc().recorded(incs[path])} if incs.get(path) else {}),
@@ -519,6 +521,14 @@ class _ModelSlot:
                 check_tree_model(self._root, self._model.info, self._manifest.model)
             self.switched = True
         return self._model
+
+
+def _found_file(compared: Compared) -> list[int] | None:
+    """What a doc's state records of the chunk file a run found right (nothing to write):
+    its stat, or NO_FILE where the doc gives no chunk and there is none."""
+    if compared.file is None and compared.chunks == 0:
+        return NO_FILE
+    return compared.file
 
 
 def _no_chunk_file(root: Path) -> bool:

@@ -36,7 +36,7 @@ from ncx.store import (
 )
 from ncx.tree.chunkfile import chunk_file_bytes
 from ncx.tree.compare import block_vectors
-from ncx.tree.noop import file_blob, file_stat, read_or_none
+from ncx.tree.noop import NO_FILE, file_blob, file_stat, read_or_none
 
 
 @dataclass
@@ -158,6 +158,8 @@ def _write_chunk_file(
             entry["fblob"], entry["file"] = file_blob(data), file_stat(path)
         else:  # emptied
             out.remove_file(path)
+            if not out.dry:  # none now: the next run takes the doc as unchanged
+                entry["file"] = NO_FILE
     except OSError as exc:  # one doc the disk refuses does not stop the others
         # (Its entry keeps no file: the file on disk is not what was planned.)
         out.report.problems.append(_os_problem(out.root, rel_file, exc))
@@ -307,6 +309,8 @@ def _marked(root: Path, md: Path) -> NcxError:
 
 
 def _write_pending(out: _Out, pending: list[_Pending], vectors: Any) -> None:
+    if not pending:
+        return  # (no numpy import: a commit hook's run that writes nothing pays ~90 ms for it)
     import io
 
     import numpy as np
