@@ -84,8 +84,8 @@ def test_a_doc_that_gives_no_chunk_is_not_chunked_again_by_every_run(
 ) -> None:
     # A doc of frontmatter only (or an include fragment that is one image) gives no chunk and
     # has no chunk file. Its state said "no file known", so every sync, status, check and
-    # commit hook read and chunked it again (19 such docs cost a code-only commit's check
-    # hook a quarter of a second on the large tree; decisions.md §102). Now the state says
+    # commit hook read and chunked it again (19 such docs on the large tree; decisions.md
+    # §102). Now the state says
     # "none", and a run takes the doc as unchanged while there still is none.
     from ncx.tree import compare
 

@@ -146,7 +146,7 @@ def file_blob(data: bytes) -> str:
 # frontmatter only): its state entry records NO_FILE for it, not None ("not known"), so a
 # later run takes the doc as unchanged while there still is none. Recorded as None, such docs
 # were read and chunked again by every sync, status, check and commit hook (19 docs of the
-# 38,487-chunk tree: 0.25 s of a code-only commit's check hook; decisions.md §102).
+# 38,487-chunk tree: ~0.07 s of every run there, profiled; decisions.md §102).
 NO_FILE: list[int] = []
 
 
@@ -281,7 +281,8 @@ def unread_docs(
     (`modified`), the state file recorded those very blob ids when it last read them, and
     the doc's chunk file holds what that run left: the index's blob of it, which git's stat
     check says the work tree holds, is the one recorded (`fblob`), or else the file has the
-    recorded size, mtime and inode (a chunk file not yet `git add`ed).
+    recorded size, mtime and inode (a chunk file not yet `git add`ed), or, for a doc that
+    gives no chunk, there is still no file (NO_FILE).
 
     Why: reading and hashing every doc made a no-op sync, status or check of a
     100,000-doc tree cost a minute; git keeps the stat of every file already, and answers
