@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import table
+from common import as_installed, table
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(CHECKOUT)}
@@ -102,6 +102,7 @@ def main() -> None:
     ap.add_argument("--tree", type=Path, action="append", help="a git repository to measure")
     ap.add_argument("--runs", type=int, default=3, help="builds per --tree")
     args = ap.parse_args()
+    as_installed(checkout=CHECKOUT)
     if args.tree:
         repos(args.tree, args.runs)
         return

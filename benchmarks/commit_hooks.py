@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import CHECKOUT_ENV, data_path, git_repo_from, table
+from common import CHECKOUT_ENV, HERE, as_installed, data_path, git_repo_from, table
 from large_tree import chunk_heads
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -98,6 +98,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", type=Path, help="build the repo here and keep it")
     args = ap.parse_args()
+    as_installed(checkout=HERE.parent)
     corpus = data_path("bench-data", "repo-rust-lang-rfcs", "corpus", "all")
     root = git_repo_from(corpus, args.keep)
     try:

@@ -12,6 +12,13 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+# Timings are of ncx as a user's install runs it: with bytecode. `pip install` compiles every
+# module it installs; a shell with PYTHONDONTWRITEBYTECODE set (this workplace's) left an
+# editable checkout's every ncx process compiling its ~100 modules again, 0.1-0.2 s a process
+# that no user pays (docs/decisions.md §103). So no process a benchmark starts inherits it:
+# dropped here, before any script builds an environment from os.environ.
+_BYTECODE_OFF = os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("NCX_SHARED", HERE.parent.parent / "shared"))
 NCX = str(Path(sys.executable).parent / "ncx")
@@ -24,6 +31,22 @@ GIT_IDENTITY = {
 }
 # `python -m ncx` from this checkout, committing as GIT_IDENTITY.
 CHECKOUT_ENV = {**os.environ, "PYTHONPATH": str(HERE.parent), **GIT_IDENTITY}
+
+
+def as_installed(python: str = sys.executable, checkout: Path | None = None) -> None:
+    """Compile the ncx package `python` imports (from `checkout` when given: a benchmark
+    that runs a checkout by PYTHONPATH), as `pip install` does (an installed wheel's is
+    compiled already: nothing is written there), so the first timed process does not pay
+    for it either (see _BYTECODE_OFF)."""
+    env = {**os.environ, **({"PYTHONPATH": str(checkout)} if checkout else {})}
+    where = subprocess.run(
+        [python, "-c", "import ncx, os; print(os.path.dirname(ncx.__file__))"],
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout.strip()
+    if where:
+        subprocess.run([python, "-m", "compileall", "-q", where], capture_output=True)
 
 
 def data_path(*parts: str) -> Path:

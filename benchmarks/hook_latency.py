@@ -18,7 +18,7 @@ import statistics
 import sys
 import time
 
-from common import NCX, data_path, git_repo_from, run, table
+from common import NCX, as_installed, data_path, git_repo_from, run, table
 
 from ncx.cli.agent import DEFAULT_BUDGET
 
@@ -62,6 +62,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15, help="fresh processes per row (>= 10)")
     args = ap.parse_args()
+    as_installed()
     runs = max(args.runs, 10)
     corpus = data_path("bench-data", "repo-rust-lang-rfcs", "corpus", "all")
     root = git_repo_from(corpus)

@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from common import as_installed  # (and no measured process compiles ncx: common's note)
+
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 
@@ -127,6 +129,7 @@ def main() -> None:
     ap.add_argument("--checkout", type=Path, default=HERE, help="the ncx checkout to run")
     ap.add_argument("--quick", action="store_true", help="the two smallest sizes of each case")
     args = ap.parse_args()
+    as_installed(checkout=args.checkout)
     from conftest import build_tiny_model
 
     checkout = args.checkout.resolve()

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from common import as_installed  # (and no measured process compiles ncx: common's note)
+
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 GIT = ["git", "-c", "user.email=b@ncx.invalid", "-c", "user.name=bench"]
@@ -56,6 +58,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--reuse", action="store_true")
     args = ap.parse_args()
+    as_installed(checkout=args.checkout)
     from conftest import build_tiny_model
 
     tree = args.workdir / "tree"

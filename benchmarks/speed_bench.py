@@ -16,7 +16,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from common import GIT_IDENTITY, NCX, data_path, git_repo_from, median_time, run, table
+from common import (
+    GIT_IDENTITY,
+    NCX,
+    as_installed,
+    data_path,
+    git_repo_from,
+    median_time,
+    run,
+    table,
+)
 
 TASKS = [
     "make the borrow checker accept two-phase borrows for method calls",
@@ -50,6 +59,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=10)
     args = ap.parse_args()
+    as_installed()
     root = git_repo_from(data_path("bench-data", "repo-rust-lang-rfcs", "corpus", "all"))
     for cmd in ([NCX, "init", "-q"], [NCX, "sync", "-q"]):
         subprocess.run(cmd, cwd=root, check=True, capture_output=True)
