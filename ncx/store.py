@@ -138,6 +138,12 @@ def decode_source(data: bytes, *, path: Path | str) -> str:
     return _newlines(text)
 
 
+def decode_text(data: bytes) -> str:
+    """Text a user hands ncx (a task file): UTF-8, or UTF-16 or UTF-32 with a byte-order mark
+    (as a source is read), the mark dropped and line ends as LF; UnicodeDecodeError else."""
+    return _newlines(data.decode(_bom_codec(data) or "utf-8"))
+
+
 def source_text(data: bytes) -> str:
     """A source's text as decode_source reads it, bad bytes replaced rather than refused:
     the query side maps chunks back to the file's lines and must count them as sync did."""

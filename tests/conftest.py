@@ -158,6 +158,8 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    # setuptools' banner for a folder of package data it is not told is a package
+    assert "would be ignored" not in proc.stdout + proc.stderr
     return out
 
 

@@ -38,7 +38,7 @@ def assemble(
             "--task-file",
             help="Read the task from a file (an issue, say): its first line is the task, its list "
             "items acceptance criteria (not those in code blocks or HTML comments), and the "
-            "whole text is searched.",
+            "whole text is searched. With --task too, that is the task and the file its details.",
         ),
     ] = None,
     criteria: Annotated[
@@ -106,8 +106,10 @@ def assemble(
     crit = list(criteria or [])
     body = ""
     if task_file is not None:
+        from ncx.store import decode_text
+
         try:
-            text = task_file.read_text(encoding="utf-8")
+            text = decode_text(task_file.read_bytes())
         except OSError as exc:
             raise typer.BadParameter(
                 f"{task_file}: {exc.strerror}", param_hint="--task-file"
@@ -121,6 +123,11 @@ def assemble(
         from ncx.query.task import body_of, from_text
 
         first, items = from_text(text)
+        if not (task or text.strip()):
+            raise typer.BadParameter(
+                f'{task_file}: is empty; write the task in it, or give --task "..."',
+                param_hint="--task-file",
+            )
         if not (task or first):
             raise typer.BadParameter(
                 f"{task_file}: no line of prose to take as the task (its text is list items, "
@@ -159,10 +166,10 @@ def assemble(
     )
     named = ""
     if at is not None:
-        from ncx.eval.at import materialise
+        from ncx.eval.at import with_knowledge
         from ncx.query.state import git_state
 
-        commit = materialise(root, at)
+        commit = with_knowledge(root, at)
         frame = build_frame(commit.root, cfg, req, git=git_state(root, commit.sha))
         named = f" at {commit.sha[:12]} ({_frame_options(commit.root, cfg, req)})"
     else:
@@ -178,9 +185,22 @@ def assemble(
     _say(f"ncx: frame {frame.id}{named}: {frame.tokens}/{frame.budget} tokens")
     if explain:
         _say(f"  stopped: {frame.stop}")
+        said: dict[str, int] = {}  # how many of each kind of "below" were said
         for d in frame.decisions:
+            if d.outcome.startswith("below"):
+                said[d.outcome] = said.get(d.outcome, 0) + 1
+                if said[d.outcome] > EXPLAIN_BELOW:
+                    continue
             why = f"  ({d.why})" if d.why else ""
             _say(f"  {d.outcome:<14} {d.zone:<10} {d.score:7.3f}  {d.id}{why}")
+        for outcome, n in said.items():
+            if n > EXPLAIN_BELOW:
+                _say(f"  ... and {n - EXPLAIN_BELOW} more {outcome}")
+
+
+# Candidates under a floor `--explain` names, of each floor: the next ones below it say
+# where the floor stands; 160 of them (zustand's docs under a code lead) said it 160 times.
+EXPLAIN_BELOW = 5
 
 
 def _frame_options(root: Path, cfg: Config, req: FrameRequest) -> str:

@@ -29,6 +29,8 @@ from ncx.cli.app import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ncx.code.rank import CodeHit
     from ncx.code.search import CodeSearcher
     from ncx.query.rank import Filters
@@ -332,11 +334,9 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
     if st.problems:
         line += f"; {st.problems} problems (run `ncx check`)"
     print(line)
-    for path, why in st.skipped[:5]:
-        print(f"not indexed: {path}: {why}")
-    if len(st.skipped) > 5:
-        print(f"... and {len(st.skipped) - 5} more not indexed (ncx status --json lists all)")
-    print(_code_line(st.code.files, st.code.built, list(st.code.left_out)))
+    for line in _skipped_lines(st.skipped):
+        print(line)
+    print(_code_line(st.code.files, st.code.built, list(st.code.left_out), st.code.stale))
     if st.v2:
         print("v2 tree .mlda/ still present: `ncx migrate` carries its edits over")
     if st.memories > 1:
@@ -348,12 +348,34 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print as JSON."
 
 
 STALE_SHOWN = 5  # stale citations a status line lists; --json lists all
+SKIPPED_SHOWN = 5  # files not indexed a status line names for one reason; --json lists all
 
 
-def _code_line(files: int, built: bool, left_out: list[tuple[str, str]]) -> str:
+def _skipped_lines(skipped: Sequence[tuple[str, str]]) -> list[str]:
+    """The files not indexed, a line per reason (a reason and its hint said once: a tree's
+    two changelogs were two lines of one long hint, 150 tokens of a status promised under
+    100), its first SKIPPED_SHOWN files named."""
+    by_why: dict[str, list[str]] = {}
+    for path, why in skipped:
+        by_why.setdefault(why, []).append(path)
+    out = []
+    for why, paths in by_why.items():
+        named = ", ".join(paths[:SKIPPED_SHOWN])
+        more = f" and {len(paths) - SKIPPED_SHOWN} more" if len(paths) > SKIPPED_SHOWN else ""
+        out.append(f"not indexed: {named}{more}: {why}")
+    return out
+
+
+def _code_line(
+    files: int, built: bool, left_out: list[tuple[str, str]], stale: bool = False
+) -> str:
     from ncx.code.scope import summary
 
-    line = f"code: {files} source files" + ("" if built else " (index not built: `ncx sync`)")
+    line = f"code: {files} source files"
+    if stale:  # (an edit since it was saved: the next query or sync reads the changed files)
+        line += " (index out of date: the next query or `ncx sync` updates it)"
+    elif not built:
+        line += " (index not built: `ncx sync`)"
     return line + (f"; {summary(left_out)}" if left_out else "")
 
 
@@ -493,9 +515,9 @@ def retrieve(
     filters = _filters(kind, domain, path, include_superseded)
     root = _root()
     if at is not None:
-        from ncx.eval.at import materialise
+        from ncx.eval.at import with_knowledge
 
-        root = materialise(root, at).root  # its own cache, built there once
+        root = with_knowledge(root, at).root  # its own cache, built there once
     want_code, want_docs = _wanted(filters)
     code = CodeSearcher(root)
     if batch:

@@ -257,6 +257,7 @@ class CodeScope:
     files: int  # the project's source files
     left_out: list[tuple[str, str]]  # (path, reason), sorted by path
     built: bool  # an index of this very listing is saved (the read reasons are known)
+    stale: bool = False  # an index is saved, of another listing (a file edited since)
 
 
 def code_scope(root: Path) -> CodeScope:
@@ -268,11 +269,12 @@ def code_scope(root: Path) -> CodeScope:
     got = code_listing(root)
     key = _key(got.sources)
     left = dict(got.left_out)
-    built = False
+    built = stale = False
     try:
         with open_regular(cache_file(root, INDEX_FILE), follow=False) as f, np.load(f) as z:
             meta = json.loads(z["meta"].tobytes())
-        if meta.get("key") == key:
+        stale = meta.get("key") != key
+        if not stale:
             built = True
             for path, note in zip(meta["files"], meta["notes"], strict=True):
                 if note:
@@ -280,7 +282,7 @@ def code_scope(root: Path) -> CodeScope:
     except _CORRUPT:
         pass  # no index, or one of another listing: the read reasons are not known yet
     reasons = sorted(left.items())
-    return CodeScope(len(got.sources) - (len(left) - len(got.left_out)), reasons, built)
+    return CodeScope(len(got.sources) - (len(left) - len(got.left_out)), reasons, built, stale)
 
 
 def has_code_index(root: Path) -> bool:
@@ -317,6 +319,13 @@ def load_code_index(root: Path, on_read: Callable[[int], None] | None = None) ->
     got = _try_load(index, key)
     if got is not None:
         return got
+    from ncx.layout import ncx_dir
+
+    if not ncx_dir(root).is_dir():
+        # A repository ncx is not set up in (`retrieve --kind code` before `ncx init`) gets
+        # no untracked .neocortex/ from a query, which `ncx status` would then call no tree:
+        # the index is read for this process only.
+        return index_of(merge(sources, [read_blocks(root, sources)]))
     from ncx.locks import exclusive
 
     # one build at a time: a second process (the prompt hook's background build beside a

@@ -255,14 +255,26 @@ def _raised(idx: CodeIndex, task: str) -> set[int]:
     return out
 
 
+# What a task names as a thing by a capitalised word: a class, or its kin in the languages
+# without classes (a Rust struct, enum or trait, a Go or TypeScript type or interface). A
+# new user's "implement Clone for Filter" listed env_logger's `struct Filter` nowhere, its
+# methods and `Builder.build` (which returns one) in its place (decisions.md §104).
+_TYPE_KINDS = frozenset(
+    KINDS.index(k) for k in ("class", "struct", "enum", "trait", "interface", "type")
+)
+
+
 def _word_classes(idx: CodeIndex, task: str) -> list[int]:
-    """The class units the task names as capitalised words, in the class's own case (a
-    plural's `s` dropped where the singular is the class)."""
+    """The type units (_TYPE_KINDS) the task names as capitalised words, in the type's own
+    case (a plural's `s` dropped where the singular is the type)."""
     out: list[int] = []
     for w in dict.fromkeys(_WORD_CLASS.findall(task)):
         for name in (w, w[:-1]) if w.endswith("s") else (w,):
             got = [
-                u for u in _classes(idx, name) if idx.unit(u).qualname.rsplit(".", 1)[-1] == name
+                u
+                for u in idx.defining(name)
+                if int(idx.kind[u]) in _TYPE_KINDS
+                and idx.unit(u).qualname.rsplit(".", 1)[-1] == name
             ]
             if got:
                 out.extend(got)

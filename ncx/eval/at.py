@@ -93,6 +93,31 @@ def materialise(root: Path, rev: str, option: str = "--at") -> Commit:
     return Commit(rev, sha, tree, dest)
 
 
+def with_knowledge(root: Path, rev: str, option: str = "--at") -> Commit:
+    """materialise, for a command that answers from the commit's knowledge (`--at`): refused
+    before anything is written where the commit holds no .neocortex/manifest.json (a commit
+    before `ncx init`, or a tree whose .neocortex/ was never committed), which would fail
+    inside the cache folder as "no .neocortex/ here", naming that folder."""
+    sha, _tree = resolve(root, rev, option)
+    if not _holds(root, sha):
+        raise UsageError(
+            f"commit {sha[:12]} ({rev}) holds no .neocortex/: ncx's files were not committed then",
+            path=root,
+            hint="commit them (`git add .neocortex && git commit`), or give a later commit",
+        )
+    return materialise(root, rev, option)
+
+
+def _holds(root: Path, sha: str) -> bool:
+    """Whether commit `sha` holds .neocortex/manifest.json (git's exit status says)."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), "cat-file", "-e", f"{sha}:.neocortex/manifest.json"],
+        capture_output=True,
+        check=False,
+    )
+    return proc.returncode == 0
+
+
 def _write_listing(root: Path, sha: str, dest: Path) -> None:
     """The commit's file list with blob ids, for the code index (ncx.code.store.listing):
     the materialised folder is no git work tree, and its code is what the commit holds."""

@@ -188,6 +188,7 @@ class FrameInput:
     instructions: tuple[str, ...] = ()
     code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.query.zone)
     below: tuple[Item, ...] = ()  # sections under the evidence floor (for --explain)
+    code_out: tuple[Item, ...] = ()  # the code the zone's rules left out first (--explain)
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
     vague: bool = False  # the task names at most VAGUE_TERMS terms: say so, quote little
 
@@ -262,7 +263,7 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
     whole: list[Item] = []
     supported: list[tuple[int, Item, float]] = []  # (rank, item, share) above PASSAGE_RATIO
     below: tuple[Item, ...] = ()
-    stop = f"every candidate ({len(knowledge)}) placed"
+    stop = f"every knowledge candidate ({len(knowledge)}) placed"
     seen: set[str] = set()  # near-duplicates (same words) never spend the budget twice
     held_long = 0  # passages held to LONG_RATIO
 
@@ -375,7 +376,9 @@ def _short(knowledge: Sequence[Item]) -> Plan:
             why = f"a vague task: past the best {taken}"
             rest = tuple(replace(x, why=why) for x in knowledge[i:])
             return Plan(tuple(whole), tuple(passages), rest, stop)
-    return Plan(tuple(whole), tuple(passages), (), f"every candidate ({len(knowledge)}) placed")
+    return Plan(
+        tuple(whole), tuple(passages), (), f"every knowledge candidate ({len(knowledge)}) placed"
+    )
 
 
 def assemble(inp: FrameInput, budget: int) -> Frame:
@@ -426,15 +429,19 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     quoted = {p.item.id for p in (*relevant, *background)}
     held = [it for it in inp.below if it.id not in quoted]
     decisions += [Decision(it.id, "relevant", it.score, "below floor", it.why) for it in held]
+    decisions += [Decision(it.id, "code", it.score, "left out", it.why) for it in inp.code_out]
     stop = chosen.stop
-    if any(d.outcome == "no room" for d in decisions if d.zone in ("relevant", "background")):
+    # (the code's too: a lead quote that did not fit stopped a 200-token frame, which said it
+    # was the evidence floor)
+    full = any(d.outcome == "no room" for d in decisions)
+    if full:
         stop = f"the budget ({budget} tokens) was reached"
     if held:  # docs held to the code lead's evidence (context.evidence_floor)
         floor = (
             f"{len(held)} sections under the evidence floor the code sets "
             f"(the next: {held[0].id}: {held[0].why})"
         )
-        stop = f"{stop}; {floor}" if inp.knowledge else floor
+        stop = f"{stop}; {floor}" if inp.knowledge or full else floor
 
     zones = {
         "task": [],
@@ -485,8 +492,14 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     return Frame(frame_id, budget, count_tokens(markdown), markdown, zones, decisions, stop, shown)
 
 
+# The agent has the task it gave: the frame repeats it so that its top and its end hold it
+# (the position rule), not to hand it back whole. A 27,000-character task was half of a new
+# user's frame; past this many characters the task is shown by its head.
+TASK_SHOWN = 2_000
+
+
 def _task_block(inp: FrameInput) -> str:
-    lines = [inp.task.strip()]
+    lines = [_shown_task(inp.task.strip())]
     if inp.criteria:
         lines += ["", "Acceptance criteria:"] + [f"- {c.strip()}" for c in inp.criteria]
     return "\n".join(lines)
@@ -496,6 +509,15 @@ def _instructions_block(inp: FrameInput) -> str:
     lines = list(inp.instructions)
     lines.append(f"Remember the task: {_first_line(inp.task)}")
     return "\n".join(f"- {ln}" for ln in lines)
+
+
+def _shown_task(task: str) -> str:
+    if len(task) <= TASK_SHOWN:
+        return task
+    head = task[:TASK_SHOWN]
+    space = head.rfind(" ")
+    head = head[:space] if space > TASK_SHOWN // 2 else head
+    return f"{head} … (the task is {len(task):,} characters: its first {len(head):,} here)"
 
 
 def _first_line(text: str) -> str:
@@ -509,6 +531,8 @@ def _fit_lines(zone: str, lines: Sequence[str], cap: int) -> str:
     for ln in lines:
         t = count_tokens(ln) + 1
         if used + t > cap:
+            if out and out[-1].endswith(":"):
+                out.pop()  # a heading whose lines are all cut ("recent commits to `x`:")
             out.append("- …")
             break
         out.append(ln)

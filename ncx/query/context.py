@@ -118,7 +118,7 @@ def build_frame(
         for it in items
         if it.text.strip() and not is_link_list(it.text) and not says_nothing(it.text)
     ]
-    code, code_ev = code_items(
+    code, code_ev, code_out = code_items(
         root, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
     )
     items, below = evidence_floor(items, code_ev, with_code=bool(code))
@@ -137,6 +137,7 @@ def build_frame(
         criteria=req.criteria,
         knowledge=tuple(items),
         below=tuple(below),
+        code_out=code_out,
         learnings=tuple(_item(s, h) for h in memories),
         state=() if where else tuple(state),
         where=where,
@@ -209,16 +210,17 @@ def code_items(
     best_docs: Sequence[Item] = (),
     *,
     budget: int = DEFAULT_TOKEN_BUDGET,
-) -> tuple[list[Item], float]:
+) -> tuple[list[Item], float, tuple[Item, ...]]:
     """The frame's code to open: the best files' definitions (ncx.query.zone), cited
     path:lines with the symbol; the best definition with its body when it is short. A tree
     with no code index yet (a fresh clone) builds it first: a first frame holds the code
-    every later one does (docs/decisions.md §44)."""
+    every later one does (docs/decisions.md §44). Also the first hit each of the zone's
+    rules left out, with why (for `--explain`: the next item below each floor)."""
     from ncx.code.index import has_code_index
     from ncx.code.search import CodeSearcher
     from ncx.code.text import shown_path
     from ncx.query import zone
-    from ncx.query.zone import BRIEF, item_text, picked
+    from ncx.query.zone import BRIEF, item_text, judged
     from ncx.slow import slow
 
     code = CodeSearcher(root)
@@ -231,8 +233,10 @@ def code_items(
     )
     held = code.held_terms(query, list(dict.fromkeys(h.path for h in found)))
     mine = code.own_terms(query, [h for h in found if h.path == found[0].path])  # the ties'
-    chosen = picked(found, shared=lambda h: held.get(h.path, 0), own=lambda h: mine[h.unit])
+    weighed = judged(found, shared=lambda h: held.get(h.path, 0), own=lambda h: mine[h.unit])
+    chosen = [(h, why) for h, why, taken in weighed if taken]
     hits = [h for h, _ in chosen]
+    left_out = _left_out(weighed)
     q_terms = frozenset(lexical_terms(query))
 
     def task_terms(line: str) -> frozenset[str]:
@@ -297,7 +301,38 @@ def code_items(
     # the lead's evidence on the scale docs are held to (fuse.interleave)
     from ncx.query.fuse import CODE_IN_LIST
 
-    return items, (CODE_IN_LIST * hits[0].confidence if hits else 0.0)
+    return items, (CODE_IN_LIST * hits[0].confidence if hits else 0.0), left_out
+
+
+def _left_out(weighed: Sequence[tuple[CodeHit, str, bool]]) -> tuple[Item, ...]:
+    """The first hit the zone left out of the lead's file, and the first further file it
+    left out, as items with why (`--explain` says them; the frame holds neither)."""
+    from ncx.code.text import shown_path
+
+    out: list[Item] = []
+    for same in (True, False):
+        lead = weighed[0][0].path if weighed else ""
+        h, why = next(
+            ((h, w) for h, w, t in weighed if not t and (h.path == lead) == same), (None, "")
+        )
+        if h is None:
+            continue
+        shown = shown_path(h.path)
+        out.append(
+            Item(
+                id=f"{shown}:{h.qualname}" if h.qualname else shown,
+                kind="code",
+                source_path=shown,
+                start_line=h.start,
+                end_line=h.end,
+                section=(h.qualname,) if h.qualname else (),
+                doc_id=None,
+                score=h.file_score,
+                text="",
+                why=why,
+            )
+        )
+    return tuple(out)
 
 
 def _first_quoted(h: CodeHit, lines: list[str] | None, text: str) -> int:
@@ -305,20 +340,21 @@ def _first_quoted(h: CodeHit, lines: list[str] | None, text: str) -> int:
     the item quotes it (a Go item cited its `func` line and showed the comment above it),
     else the definition's first."""
     from ncx.code.langs import doc_block_gap, language_of
-    from ncx.query.zone import doc_above
+    from ncx.query.zone import doc_above, fenced_lines
 
-    if lines is None or not text.startswith("```") or not 0 < h.start <= len(lines):
+    quoted = fenced_lines(text) if text.startswith("```") else None
+    if lines is None or not quoted or not 0 < h.start <= len(lines):
         return h.start
     top = doc_above(lines, h.start - 1, gap=doc_block_gap(language_of(h.path)))
-    first = text.split("\n", 2)[1] if "\n" in text else ""
-    return top + 1 if top < h.start - 1 and first.strip() == lines[top].strip() else h.start
+    return top + 1 if top < h.start - 1 and quoted[0].strip() == lines[top].strip() else h.start
 
 
 def _code_lines(text: str, *, head: bool = False) -> list[str]:
     """A code item's quoted lines, stripped, without the `...` that stand for lines left out;
     past its head (its signature or first line) unless `head`."""
-    fence = text.split("```")
-    body = fence[1].split("\n")[1 if head else 2 :] if len(fence) >= 3 else []  # (the language)
+    from ncx.query.zone import fenced_lines
+
+    body = (fenced_lines(text) or [])[0 if head else 1 :]
     return [ln.strip() for ln in body if ln.strip() and ln.strip() != "..."]
 
 
@@ -332,11 +368,13 @@ def _repeats(text: str, shown: set[str]) -> bool:
 def _quoted_whole(text: str, lead: CodeHit) -> bool:
     """Whether the lead's item quotes its definition whole: fenced body lines, as many as
     the definition has, none of them a `...` that stands for lines left out."""
-    lines = text.split("\n")
+    from ncx.query.zone import fenced_lines
+
+    lines = fenced_lines(text) if text.startswith("```") else None
     return (
         lead.kind != "module"
-        and text.startswith("```")
-        and len(lines) - 2 >= lead.end - lead.start + 1
+        and lines is not None
+        and len(lines) >= lead.end - lead.start + 1
         and not any(ln.strip() == "..." for ln in lines)
     )
 

@@ -91,6 +91,16 @@ def picked(
     own: Callable[[CodeHit], tuple[int, float]] | None = None,
 ) -> list[tuple[CodeHit, str]]:
     """`pick`'s hits, each with why it is in (what `--explain` says)."""
+    return [(h, why) for h, why, taken in judged(hits, shared, own) if taken]
+
+
+def judged(
+    hits: Sequence[CodeHit],
+    shared: Callable[[CodeHit], int] | None = None,
+    own: Callable[[CodeHit], tuple[int, float]] | None = None,
+) -> list[tuple[CodeHit, str, bool]]:
+    """Every hit `picked` weighs, in the order it weighs them: (hit, why it is in or out,
+    in). The ones out are what `--explain` names as the next below each rule."""
     if not hits:
         return []
     hits = _method_first(_named_first(hits))
@@ -102,43 +112,62 @@ def picked(
     # tenth of their weight out of any one definition's reach, the lead's too (§93)
     asked = min(ITEM_SHARE, own(lead)[1]) if own is not None else ITEM_SHARE
 
-    def about(h: CodeHit) -> bool:
-        if own is None:
-            return True
-        n, share = own(h)
-        return n >= ITEM_TERMS and share >= asked
+    def tie_out(h: CodeHit) -> str:
+        """Why a further match of the lead's file is out ("": it is not)."""
+        if h.score <= floor:
+            return f"a further match in the lead's file under {TIE_RATIO:.0%} of its score"
+        if not _says(h) or _module_again(h):
+            return "its file's module item, which says nothing the lead does not"
+        if own is not None:
+            n, share = own(h)
+            if n < ITEM_TERMS or share < asked:
+                return (
+                    f"a further match in the lead's file holding {n} of the task's terms "
+                    f"({share:.0%} of their weight; {ITEM_TERMS} and {asked:.0%} asked)"
+                )
+        return ""
 
-    ties = [
-        h
-        for h in hits[1:]
-        if h.path == lead.path
-        and h.score > floor
-        and _says(h)
-        and not _module_again(h)
-        and about(h)
-    ][:TIES]
-    out = [(lead, "the best match: quoted with its body")]
-    out += [
-        (h, f"a further match in the lead's file, {h.score / (lead.score or 1.0):.0%} of its score")
-        for h in ties
-    ]
+    out = [(lead, "the best match: quoted with its body", True)]
+    ties = 0
+    for h in hits[1:]:
+        if h.path != lead.path:
+            continue
+        why = tie_out(h)
+        if not why and ties >= TIES:
+            why = f"a further match in the lead's file past the {TIES} a frame lists"
+        if why:
+            out.append((h, why, False))
+            continue
+        ties += 1
+        ratio = h.score / (lead.score or 1.0)
+        out.append((h, f"a further match in the lead's file, {ratio:.0%} of its score", True))
     files = [lead.path]
     last = top  # the score of the last file in
+    refused: set[str] = set()  # (a file's later hits are refused as its first was: said once)
     for h in hits:
-        if h.path in files or len(files) >= MAX_FILES:
+        if h.path in files:
             continue
-        if h.file_score < FILE_GAP * top or h.file_score < FILE_STEP * last:
-            continue
-        held = shared(h) if shared is not None else None
-        if held is not None and held < MIN_SHARED:
-            continue
-        files.append(h.path)
-        terms = f", {held} of the task's terms" if held is not None else ""
         share = f"{h.file_score / top:.0%} of the lead file's score"
-        if len(files) > 2:
+        if len(files) > 1:
             share += f", {h.file_score / last:.0%} of the file before it"
-        out.append((h, f"a further file: {share}{terms}"))
-        last = h.file_score
+        held = shared(h) if shared is not None else None
+        if len(files) >= MAX_FILES:
+            why = f"a further file past the {MAX_FILES} a frame opens ({share})"
+        elif h.file_score < FILE_GAP * top:
+            why = f"a further file at {share}: under the {FILE_GAP:.0%} of the lead's it needs"
+        elif h.file_score < FILE_STEP * last:
+            why = f"a further file at {share}: under the {FILE_STEP:.0%} of the one before it needs"
+        elif held is not None and held < MIN_SHARED:
+            why = f"a further file holding {held} of the task's terms ({MIN_SHARED} needed)"
+        else:
+            files.append(h.path)
+            terms = f", {held} of the task's terms" if held is not None else ""
+            out.append((h, f"a further file: {share}{terms}", True))
+            last = h.file_score
+            continue
+        if h.path not in refused:
+            refused.add(h.path)
+            out.append((h, why, False))
     return out
 
 
@@ -233,21 +262,42 @@ def item_text(
         return f"{head}: {doc}" if doc else head
     if short and lines is not None and not body_tokens:
         whole = lead_lines(hit, lines, short)  # whole, or its head and `...`
-        text = "\n".join(whole)
-        if whole and "```" not in text and not any(ln.strip() == "..." for ln in whole):
-            return f"```{lang}\n{text}\n```"
+        if whole and not any(ln.strip() == "..." for ln in whole):
+            return fenced(lang, whole)
     if body_tokens and lines is not None:
         body = lead_lines(hit, lines, body_tokens, task_terms, weights)
-        if body and "```" not in "\n".join(body):
-            return f"```{lang}\n" + "\n".join(body) + "\n```"
+        if body:
+            return fenced(lang, body)
     telling = telling_lines(hit, lines, task_terms) if lines is not None and task_terms else []
-    head = _head_line(hit, lines)
-    if telling and "```" not in "\n".join(telling):
-        text = "```" + lang + "\n" + "\n".join([head, *telling]) + "\n```"
-    else:
-        text = f"```{lang}\n{head}\n```"
+    text = fenced(lang, [_head_line(hit, lines), *telling])
     # the doc above the code it describes: a line after the fence read as stray text
     return f"{doc}\n\n{text}" if doc else text
+
+
+def fenced(lang: str, lines: Sequence[str]) -> str:
+    """Code lines as a fenced block whose fence is a backtick longer than any run of them the
+    lines hold: CommonMark ends a block only at a fence at least as long, so a docstring's own
+    ```pycon example stays inside the quote. (Quotes holding ``` fell back to a bare signature:
+    the lead of 7 of a new user's 10 humanize frames; decisions.md §104.)"""
+    text = "\n".join(lines)
+    ticks = "`" * max(3, 1 + max(map(len, _TICKS.findall(text)), default=0))
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def fenced_lines(text: str) -> list[str] | None:
+    """The code lines of an item's text (what `fenced` fenced: its last block, after any doc
+    shown above it), or None for an item with no code block (a module's line)."""
+    lines = text.split("\n")
+    close = lines[-1]
+    if len(lines) < 2 or len(close) < 3 or close.strip("`"):
+        return None
+    for i in range(len(lines) - 2, -1, -1):
+        if lines[i].startswith(close) and not lines[i][len(close) :].startswith("`"):
+            return lines[i + 1 : -1]
+    return None
+
+
+_TICKS = re.compile("`+")
 
 
 def _head_line(hit: CodeHit, lines: Sequence[str] | None) -> str:

@@ -50,6 +50,7 @@ class CodeStatus:
     files: int  # source files indexed as the project's code
     built: bool  # the code index of this tree is saved (cache/, not committed)
     left_out: tuple[tuple[str, str], ...]  # (path, reason) of tracked sources not indexed
+    stale: bool = False  # an index is saved, of the tree before an edit: the next query redoes it
 
     def to_json(self) -> dict[str, Any]:
         from ncx.code.scope import by_reason
@@ -57,6 +58,7 @@ class CodeStatus:
         return {
             "files": self.files,
             "built": self.built,
+            "stale": self.stale,
             "left_out": [{"path": p, "reason": why} for p, why in self.left_out],
             "left_out_by_reason": by_reason(list(self.left_out)),
         }
@@ -95,7 +97,7 @@ def code_status(root: Path) -> CodeStatus:
     from ncx.code.index import code_scope
 
     got = code_scope(root)
-    return CodeStatus(got.files, got.built, tuple(got.left_out))
+    return CodeStatus(got.files, got.built, tuple(got.left_out), got.stale)
 
 
 def count_chunks(

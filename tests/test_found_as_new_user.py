@@ -1,0 +1,215 @@
+"""What two new users' 40 frames of humanize, afero, zustand and env_logger found, each on the
+real thing it broke (docs/decisions.md §104): a lead that lost its body to a docstring's own
+code fence, a Rust struct the task names never listed, task files read wrong, a query that
+left an untracked .neocortex/ behind, status lines that said the wrong thing or said it twice,
+`--at` failing inside its cache folder, and a small frame that gave the wrong reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import commit_all, git, ncx, write
+
+ROLLOVER = '''"""Calculations."""
+
+
+def rollover_units(value: float, base: int = 1000) -> str:
+    """Format a value with rollover of units.
+
+    Examples:
+        ```pycon
+        >>> rollover_units(999.5)
+        '1.0 k'
+        ```
+    """
+    units = ["", "k", "M", "G"]
+    i = 0
+    while value >= base and i < len(units) - 1:
+        value /= base
+        i += 1
+    return f"{round(value, 1)} {units[i]}".strip()
+
+
+def other(x):
+    return x + 1
+'''
+
+
+def _synced(repo: Path) -> None:
+    commit_all(repo)
+    ncx("init")
+    ncx("sync")
+
+
+def test_a_lead_whose_docstring_holds_a_code_fence_is_quoted_with_its_body(repo: Path) -> None:
+    """humanize's docstrings hold ```pycon examples: the lead fell back to its signature and
+    one line in 7 of 10 frames. Its fence is now longer than any the body holds."""
+    write(repo, "calc.py", ROLLOVER)
+    _synced(repo)
+    frame = ncx("assemble", "--task", "fix rollover_units rounding at 1000").stdout
+    assert 'units = ["", "k", "M", "G"]' in frame  # the body, whole
+    assert "````python\ndef rollover_units(" in frame and "\n````\n" in frame
+    # the docstring's own fence is inside the quote, not its end
+    quote = frame.split("````python\n", 1)[1].split("\n````\n", 1)[0]
+    assert "```pycon" in quote and quote.rstrip().endswith(".strip()")
+    data = json.loads(
+        ncx("assemble", "--task", "fix rollover_units rounding at 1000", "--json").stdout
+    )
+    lead = next(z for z in data["zones"] if z["name"] == "code")["items"][0]
+    assert (lead["start_line"], lead["end_line"]) == (4, 18)
+
+
+def test_a_rust_struct_the_task_names_by_a_word_is_named(repo: Path) -> None:
+    """env_logger's "implement Clone for Filter": `struct Filter` had no bonus (only a class
+    had), and methods named `filter` and `Builder.build` (which returns one) stood for it."""
+    from ncx.code.index import load_code_index
+    from ncx.code.rank import search_code
+
+    write(
+        repo,
+        "src/filter.rs",
+        "pub struct Builder {\n    directives: Vec<String>,\n}\n\n"
+        "impl Builder {\n    /// Build a log filter.\n"
+        "    pub fn build(&mut self) -> Filter {\n        Filter { directives: vec![] }\n    }\n\n"
+        "    pub fn filter(&mut self, module: &str) -> &mut Self {\n        self\n    }\n}\n\n"
+        "/// A log filter.\n#[derive(Debug)]\npub struct Filter {\n    directives: Vec<String>,\n}\n\n"
+        "impl Filter {\n    pub fn filter(&self) -> bool {\n        true\n    }\n}\n",
+    )
+    write(repo, "src/clone.rs", "/// Clone helpers.\npub fn implement_clone() {}\n")
+    commit_all(repo)
+    hits = search_code(load_code_index(repo), "implement Clone for Filter", files=10)
+    named = [h for h in hits if h.why["named"]]
+    assert [(h.qualname, h.kind) for h in named] == [("Filter", "struct")]
+    # written as a plain word it is only a word, as for a class
+    plain = search_code(load_code_index(repo), "implement clone for filter", files=10)
+    assert not any(h.why["named"] for h in plain)
+
+
+def test_task_files_are_read_as_text_is_and_say_when_they_are_empty(repo: Path) -> None:
+    write(repo, "calc.py", ROLLOVER)
+    _synced(repo)
+    empty = repo.parent / "empty.md"
+    empty.write_text("\n  \n")
+    proc = ncx("assemble", "--task-file", str(empty), ok=False)
+    assert proc.returncode == 2 and "empty.md: is empty" in proc.stderr
+    # UTF-16 with its byte-order mark is read (as a doc is), a UTF-8 mark dropped
+    title = "fix rollover_units rounding at 1000"
+    for name, data in (
+        ("u16.md", (title + "\n").encode("utf-16")),
+        ("bom8.md", b"\xef\xbb\xbf" + title.encode() + b"\n"),
+    ):
+        f = repo.parent / name
+        f.write_bytes(data)
+        frame = json.loads(ncx("assemble", "--task-file", str(f), "--json").stdout)
+        task = next(z for z in frame["zones"] if z["name"] == "task")["text"]
+        assert task == title, name
+    plain = repo.parent / "plain.md"
+    plain.write_text(title + "\n")
+    ids = {
+        ncx("assemble", "--task-file", str(repo.parent / n)).stderr for n in ("bom8.md", "plain.md")
+    }
+    assert len(ids) == 1  # the same frame id: the mark is not part of the task
+
+
+def test_a_very_long_task_is_shown_by_its_head(repo: Path) -> None:
+    """A 27,000-character task was half of its own frame, twice over."""
+    write(repo, "calc.py", ROLLOVER)
+    _synced(repo)
+    task = "rollover_units " + "word " * 6000
+    frame = ncx("assemble", "--task", task).stdout
+    shown = frame.split("## CRITICAL: Task\n\n", 1)[1].split("\n\n", 1)[0]
+    assert len(shown) < 2_100 and shown.endswith(
+        f"(the task is {len(task.strip()):,} characters: its first 1,999 here)"
+    )
+
+
+def test_a_code_query_in_a_repository_ncx_is_not_set_up_in_writes_nothing(repo: Path) -> None:
+    write(repo, "calc.py", ROLLOVER)
+    commit_all(repo)
+    out = ncx("retrieve", "--kind", "code", "rollover_units").stdout
+    assert "calc.py" in out
+    assert not (repo / ".neocortex").exists()
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_status_says_a_code_index_is_out_of_date_and_a_reason_once(repo: Path) -> None:
+    write(repo, "calc.py", ROLLOVER)
+    write(repo, "README.md", "# Calc\n\nRollover of units, explained at length here.\n")
+    write(repo, "CHANGELOG.md", "# Changelog\n\n## 1.0\n\n- first\n")
+    write(repo, "pkg/CHANGELOG.md", "# Changelog\n\n## 0.1\n\n- first\n")
+    _synced(repo)
+    ncx("retrieve", "--kind", "code", "rollover_units")  # the index, saved
+    out = ncx("status").stdout
+    assert "code: 1 source files\n" in out + "\n"
+    lines = [ln for ln in out.splitlines() if ln.startswith("not indexed:")]
+    assert len(lines) == 1 and lines[0].startswith("not indexed: CHANGELOG.md, pkg/CHANGELOG.md: ")
+    write(repo, "calc.py", ROLLOVER + "\n\ndef more():\n    return 2\n")
+    out = ncx("status").stdout
+    assert (
+        "code: 1 source files (index out of date: the next query or `ncx sync` updates it)" in out
+    )
+    assert json.loads(ncx("status", "--json").stdout)["code"]["stale"] is True
+
+
+def test_at_a_commit_without_ncx_files_says_so_and_writes_nothing(repo: Path) -> None:
+    write(repo, "README.md", "# Calc\n\nRollover of units.\n")
+    _synced(repo)  # .neocortex/ made, not committed
+    for args in (("assemble", "--task", "rollover"), ("retrieve", "rollover")):
+        proc = ncx(*args, "--at", "HEAD", ok=False)
+        assert proc.returncode == 2, proc.stderr
+        assert "holds no .neocortex/: ncx's files were not committed then" in proc.stderr
+        assert "git add .neocortex && git commit" in proc.stderr
+    assert not (repo / ".neocortex" / "cache" / "at").exists()
+
+
+def test_a_frame_the_budget_stops_says_so_and_leaves_no_heading_bare(repo: Path) -> None:
+    write(repo, "calc.py", ROLLOVER)
+    write(repo, "README.md", "# Calc\n\n## Rounding\n\nHow rollover_units rounds at 1000.\n")
+    _synced(repo)
+    for n in range(3):  # commits to the lead file: Current State lists them under a heading
+        write(repo, "calc.py", ROLLOVER + "\n" * (n + 1))
+        git(repo, "commit", "-qam", f"calc: tidy the rounding code, step {n}")
+    task = "fix rollover_units rounding at 1000"
+    proc = ncx("assemble", "--task", task, "--budget", "200", "--explain")
+    assert "stopped: the budget (200 tokens) was reached" in proc.stderr
+    for budget in range(200, 420, 10):
+        frame = ncx("assemble", "--task", task, "--budget", str(budget)).stdout
+        lines = frame.splitlines()
+        for a, b in zip(lines, lines[1:], strict=False):
+            assert not (a.endswith(":") and a.startswith("- ") and b == "- …"), (budget, frame)
+
+
+def test_the_release_build_warns_of_no_folder_it_leaves_out(dist: Path) -> None:
+    """setuptools printed a "Package would be ignored" banner for ncx/models and the
+    templates' github/ folder on every install; both are packages of data now (the `dist`
+    fixture fails on the banner), and their files are in the wheel."""
+    import zipfile
+
+    names = zipfile.ZipFile(next(dist.glob("ncx-*.whl"))).namelist()
+    assert "ncx/models/ncx-static-v2/model.safetensors" in names
+    assert "ncx/agents/templates/github/ncx-review.yml" in names
+
+
+def test_explain_names_the_code_each_rule_left_out_and_not_every_section_below(
+    repo: Path,
+) -> None:
+    """zustand: the definition the fix was in (`findCallerName`) was left out with no word
+    why, while 160 doc sections under the code's floor were each listed."""
+    write(repo, "calc.py", ROLLOVER)
+    write(repo, "fmt.py", "def rounding_note():\n    '''Rounding, said once.'''\n    return 1\n")
+    for n in range(8):
+        write(repo, f"docs/page{n}.md", f"# Page {n}\n\nA page about units number {n}.\n")
+    _synced(repo)
+    proc = ncx("assemble", "--task", "fix rollover_units rounding of units at 1000", "--explain")
+    lines = proc.stderr.splitlines()
+    assert any(
+        ln.split()[:2] == ["left", "out"]
+        and "fmt.py:rounding_note" in ln
+        and "a further file" in ln
+        for ln in lines
+    ), proc.stderr
+    below = [ln for ln in lines if ln.lstrip().startswith("below")]
+    assert len(below) <= 5
+    if len(below) == 5:
+        assert any(ln.strip().startswith("... and ") for ln in lines), proc.stderr
