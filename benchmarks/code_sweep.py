@@ -28,6 +28,7 @@ SETS = ("code-swe-dev", "code-requests", "code-rich", "code-starlette", "code-ne
 
 def materialise(repo_git: Path, parent: str, scope: str | None, dst: Path) -> None:
     if (dst / ".git").exists():
+        (dst / ".neocortex").mkdir(exist_ok=True)  # (see below)
         return
     dst.mkdir(parents=True, exist_ok=True)
     arch = subprocess.run(
@@ -52,6 +53,9 @@ def materialise(repo_git: Path, parent: str, scope: str | None, dst: Path) -> No
     }
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "tree"]):
         subprocess.run(["git", "-C", str(dst), *args], check=True, env=env, capture_output=True)
+    # a tree ncx is set up in keeps its code index (one without .neocortex/ is read in memory
+    # only, every time: ncx.code.index.load_code_index); untracked, as a user's cache is
+    (dst / ".neocortex").mkdir(exist_ok=True)
 
 
 def tasks_of(name: str) -> list[dict]:

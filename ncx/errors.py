@@ -17,11 +17,19 @@ class NcxError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        return f"{_shown(self.path)}: {self.message}" if self.path else self.message
 
     def report(self) -> str:
         """How every error reaches a person: `ncx: error: <file>: <what>` and a hint line."""
         return f"ncx: error: {self}" + (f"\n  hint: {self.hint}" if self.hint else "")
+
+
+def _shown(path: str) -> str:
+    """A file's name as a message cites it: a line break or another character that is not
+    printable written as its escape (`\\n`), so one problem stays one line."""
+    if path.isprintable():
+        return path
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
 
 
 class NotARepo(NcxError):

@@ -160,6 +160,7 @@ def test_at_a_commit_without_ncx_files_says_so_and_writes_nothing(repo: Path) ->
         assert proc.returncode == 2, proc.stderr
         assert "holds no .neocortex/: ncx's files were not committed then" in proc.stderr
         assert "git add .neocortex && git commit" in proc.stderr
+        assert "retrieve --kind code" in proc.stderr
     assert not (repo / ".neocortex" / "cache" / "at").exists()
 
 
@@ -213,3 +214,128 @@ def test_explain_names_the_code_each_rule_left_out_and_not_every_section_below(
     assert len(below) <= 5
     if len(below) == 5:
         assert any(ln.strip().startswith("... and ") for ln in lines), proc.stderr
+
+
+# --- a third reader's mkdocs and javapoet ------------------------------------------------
+
+
+def _snippet_tree(repo: Path) -> None:
+    write(
+        repo,
+        "docs/plugins.md",
+        "# Plugins\n\nHow plugins load.\n\n## Events\n\nThe zebrafish event fires first.\n\n"
+        '--8<-- "docs/snip.md"\n\n--8<-- "docs/img/events.svg"\n\n## After\n\n'
+        "More text after the include about loading.\n",
+    )
+    write(repo, "docs/snip.md", "Included text about the zebrafish snippet.\nA second line.\n")
+    write(
+        repo,
+        "docs/img/events.svg",
+        '<svg xmlns="http://www.w3.org/2000/svg">'
+        + "".join(f'<polygon points="{i},0 {i},9"/>' for i in range(400))
+        + "</svg>\n",
+    )
+    write(repo, "mkdocs.yml", "site_name: x\nmarkdown_extensions:\n  - pymdownx.snippets\n")
+    _synced(repo)
+    commit_all(repo, "ncx")
+
+
+def test_at_a_commit_a_chunk_built_from_an_include_keeps_its_lines(repo: Path) -> None:
+    """mkdocs' plugins page: `retrieve --at HEAD` gave its include's chunk no line range
+    (git asked in the materialised folder answered for the repository around it)."""
+    _snippet_tree(repo)
+
+    def spans(*at: str) -> list[tuple[str, int | None]]:
+        out = ncx("retrieve", "zebrafish", "--k", "2", "--json", *at).stdout
+        rows = [json.loads(ln) for ln in out.splitlines()]
+        return sorted((r["source_path"], r["start_line"]) for r in rows)
+
+    here = spans()
+    assert ("docs/plugins.md", 1) in here
+    assert spans("--at", "HEAD") == here
+
+
+def test_an_svg_snippet_is_a_note_not_its_markup(repo: Path) -> None:
+    _snippet_tree(repo)
+    chunks = (repo / ".neocortex/chunks/docs/plugins.md").read_text()
+    assert "<polygon" not in chunks
+    assert "[include not read: docs/img/events.svg: a picture's markup, not text to read]" in chunks
+
+
+def test_a_sync_of_named_docs_is_not_failed_by_another_doc_s_name(repo: Path) -> None:
+    write(repo, "docs/guide.md", "# Guide\n\nHow to use it.\n")
+    write(repo, "docs/new\nline.md", "# Odd\n\nA name with a line break.\n")
+    commit_all(repo)
+    ncx("init")
+    whole = ncx("sync", ok=False)
+    assert whole.returncode == 1
+    # one problem, one line: the name cited escaped, with what to do about it
+    err = [ln for ln in whole.stderr.splitlines() if "control character" in ln]
+    assert err and "docs/new\\nline.md" in err[0], whole.stderr
+    assert "ncx init --exclude PATH" in whole.stderr
+    write(repo, "docs/guide.md", "# Guide\n\nHow to use it, now with more words.\n")
+    named = ncx("sync", "docs/guide.md")
+    assert "control character" not in named.stderr
+
+
+def test_a_link_ncx_refuses_says_what_to_do(repo: Path) -> None:
+    outside = repo.parent / "outside.md"
+    outside.write_text("# Out\n\nNot the project's.\n")
+    write(repo, "docs/guide.md", "# Guide\n\nHow to use it.\n")
+    (repo / "docs/out.md").symlink_to(outside)
+    commit_all(repo)
+    ncx("init")
+    proc = ncx("sync", ok=False)
+    assert "is a symlink that leaves the repository; refused" in proc.stderr
+    assert "ncx init --exclude PATH" in proc.stderr
+
+
+def test_code_results_say_whether_they_are_weak(repo: Path) -> None:
+    write(repo, "calc.py", ROLLOVER)
+    _synced(repo)
+    rows = [
+        json.loads(ln)
+        for ln in ncx(
+            "retrieve", "--kind", "code", "--json", "rollover units refresh zebra"
+        ).stdout.splitlines()
+    ]
+    assert rows and all(isinstance(r["weak"], bool) for r in rows)
+    strong = json.loads(
+        ncx("retrieve", "--kind", "code", "--json", "rollover_units").stdout.splitlines()[0]
+    )
+    assert strong["weak"] is False
+
+
+def test_a_go_method_the_task_names_by_its_word_leads_its_file(repo: Path) -> None:
+    """afero's "CopyOnWriteFs: Remove returns EPERM": the lead was the long `Open` beside
+    it; `Remove`, named by a capitalised word after its type, is now named (its word alone
+    names nothing: every Fs has a Remove)."""
+    from ncx.code.index import load_code_index
+    from ncx.code.rank import search_code
+
+    body = "".join(f"\tstep{i} := open(name, {i})\n\t_ = step{i}\n" for i in range(20))
+    write(
+        repo,
+        "copyOnWriteFs.go",
+        "package afero\n\n// CopyOnWriteFs is a union filesystem.\ntype CopyOnWriteFs struct {\n"
+        "\tbase  Fs\n\tlayer Fs\n}\n\n"
+        f"func (u *CopyOnWriteFs) Open(name string) (File, error) {{\n{body}\treturn nil, nil\n}}\n\n"
+        "// Remove removes a file from the layer.\n"
+        "func (u *CopyOnWriteFs) Remove(name string) error {\n"
+        "\tif u.isBaseFile(name) {\n\t\treturn syscall.EPERM\n\t}\n\treturn u.layer.Remove(name)\n}\n",
+    )
+    for fs in ("MemMapFs", "OsFs", "BasePathFs"):
+        write(
+            repo,
+            f"{fs.lower()}.go",
+            f"package afero\n\ntype {fs} struct{{}}\n\n"
+            f"func (m *{fs}) Remove(name string) error {{\n\treturn nil\n}}\n",
+        )
+    commit_all(repo)
+    task = "CopyOnWriteFs: Remove returns EPERM for files in the base layer"
+    hits = search_code(load_code_index(repo), task, files=5)
+    assert (hits[0].path, hits[0].qualname) == ("copyOnWriteFs.go", "CopyOnWriteFs.Remove")
+    assert hits[0].why["named"]
+    # the word alone, with no type the task names, is a word
+    others = search_code(load_code_index(repo), "Remove returns EPERM for base files", files=5)
+    assert not any(h.why["named"] for h in others if h.qualname.endswith(".Remove"))

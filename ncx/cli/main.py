@@ -514,11 +514,12 @@ def retrieve(
 
     filters = _filters(kind, domain, path, include_superseded)
     root = _root()
-    if at is not None:
-        from ncx.eval.at import with_knowledge
-
-        root = with_knowledge(root, at).root  # its own cache, built there once
     want_code, want_docs = _wanted(filters)
+    if at is not None:
+        from ncx.eval.at import materialise, with_knowledge
+
+        # its own cache, built there once; code alone needs no knowledge at that commit
+        root = (with_knowledge if want_docs else materialise)(root, at).root
     code = CodeSearcher(root)
     if batch:
         searcher = Searcher.open(root, _config())

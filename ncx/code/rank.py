@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ncx.code.index import KINDS, CodeIndex, CodeUnit
 from ncx.code.pointers import TaskText, read_task
-from ncx.query.lexical import terms
+from ncx.query.lexical import WEAK_BELOW, terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -182,6 +182,7 @@ class CodeHit:
             "file_score": round(self.file_score, 6),
             "file_rank": self.file_rank,
             "confidence": round(self.confidence, 3),
+            "weak": self.confidence < WEAK_BELOW,  # (its file's share of the query's terms)
             "text": text,
         }
 
@@ -268,18 +269,26 @@ def _word_classes(idx: CodeIndex, task: str) -> list[int]:
     """The type units (_TYPE_KINDS) the task names as capitalised words, in the type's own
     case (a plural's `s` dropped where the singular is the type)."""
     out: list[int] = []
+    owners = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", task))
     for w in dict.fromkeys(_WORD_CLASS.findall(task)):
         for name in (w, w[:-1]) if w.endswith("s") else (w,):
-            got = [
-                u
-                for u in idx.defining(name)
-                if int(idx.kind[u]) in _TYPE_KINDS
-                and idx.unit(u).qualname.rsplit(".", 1)[-1] == name
+            same = [
+                u for u in idx.defining(name) if idx.unit(u).qualname.rsplit(".", 1)[-1] == name
             ]
+            got = [u for u in same if int(idx.kind[u]) in _TYPE_KINDS]
+            if not got and WORD_FUNCTIONS:
+                # a Go method the task names by its word: of a type the task names too
+                # ("CopyOnWriteFs: Remove returns EPERM"), or a name few files define
+                owned = [u for u in same if idx.unit(u).qualname.rsplit(".", 1)[0] in owners]
+                files = {int(idx.file_of[u]) for u in same}
+                got = owned or (same if len(files) <= WORD_FUNCTIONS else [])
             if got:
                 out.extend(got)
                 break
     return out
+
+
+WORD_FUNCTIONS = 2
 
 
 def search_code(

@@ -64,6 +64,28 @@ def listing(root: Path) -> list[Source]:
     return code_listing(root).sources
 
 
+def at_blobs(root: Path) -> dict[str, str | None] | None:
+    """{path: blob id} of the commit a `--at` folder holds (ncx.eval.at writes its listing),
+    as repo.index_blobs gives a work tree's (None: not a plain file); None where `root` is
+    no such folder. git asked there answers for the repository around it, whose index holds
+    none of the commit's files: a doc's includes were then never read, and its chunks lost
+    their line ranges (`retrieve --at`: `start_line: null` where a checkout cites 265)."""
+    from ncx.paths import read_cache
+
+    try:
+        fixed = read_cache(root, AT_LISTING)
+    except OSError:
+        return None
+    if fixed is None:
+        return None
+    out: dict[str, str | None] = {}
+    for m in _RECORD.finditer(fixed):
+        mode, blob, path = m.group(1), m.group(2), m.group(4).decode("utf-8", "surrogateescape")
+        plain = mode in (b"100644", b"100755")
+        out[path] = blob.decode() if plain and path not in out else None
+    return out
+
+
 def code_listing(root: Path) -> CodeListing:
     """The project's source files and the tracked ones left out, each with its reason."""
     from ncx.paths import read_cache

@@ -103,7 +103,8 @@ def with_knowledge(root: Path, rev: str, option: str = "--at") -> Commit:
         raise UsageError(
             f"commit {sha[:12]} ({rev}) holds no .neocortex/: ncx's files were not committed then",
             path=root,
-            hint="commit them (`git add .neocortex && git commit`), or give a later commit",
+            hint="give a commit that holds them (after `git add .neocortex && git commit`); "
+            "code alone (`retrieve --kind code`) needs none",
         )
     return materialise(root, rev, option)
 

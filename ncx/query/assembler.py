@@ -188,7 +188,7 @@ class FrameInput:
     instructions: tuple[str, ...] = ()
     code: tuple[Item, ...] = ()  # definitions to open, best first (ncx.query.zone)
     below: tuple[Item, ...] = ()  # sections under the evidence floor (for --explain)
-    code_out: tuple[Item, ...] = ()  # the code the zone's rules left out first (--explain)
+    code_out: tuple[Item, ...] = ()  # the first code the zone left out, and why (--explain)
     weak: bool = False  # the best knowledge is weak evidence: say so in the frame
     vague: bool = False  # the task names at most VAGUE_TERMS terms: say so, quote little
 
@@ -431,9 +431,14 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     decisions += [Decision(it.id, "relevant", it.score, "below floor", it.why) for it in held]
     decisions += [Decision(it.id, "code", it.score, "left out", it.why) for it in inp.code_out]
     stop = chosen.stop
-    # (the code's too: a lead quote that did not fit stopped a 200-token frame, which said it
-    # was the evidence floor)
-    full = any(d.outcome == "no room" for d in decisions)
+    # The knowledge's room is the budget's; the code's and the learnings' are shares of it,
+    # and one full says the budget was reached only when not even the code's lead fitted
+    # (a 200-token frame said the evidence floor stopped it).
+    full = any(
+        d.outcome == "no room"
+        and (d.zone in ("relevant", "background") or (d.zone == "code" and not code))
+        for d in decisions
+    )
     if full:
         stop = f"the budget ({budget} tokens) was reached"
     if held:  # docs held to the code lead's evidence (context.evidence_floor)
@@ -517,7 +522,30 @@ def _shown_task(task: str) -> str:
     head = task[:TASK_SHOWN]
     space = head.rfind(" ")
     head = head[:space] if space > TASK_SHOWN // 2 else head
-    return f"{head} … (the task is {len(task):,} characters: its first {len(head):,} here)"
+    said = f"… (the task is {len(task):,} characters: its first {len(head):,} here)"
+    return _closed(head) + ("\n" if _closed(head) != head else " ") + said
+
+
+def _closed(head: str) -> str:
+    """A cut task's head with the code block or HTML comment it leaves open closed: the rest
+    of the frame must not be read as its code (a traceback cut at 2,000 characters), nor
+    hidden in its comment."""
+    from ncx.sources.view import closes
+
+    fence, comment = "", False
+    for line in head.split("\n"):
+        s = line.strip()
+        if comment:
+            comment = "-->" not in s
+        elif fence:
+            fence = "" if closes(s, fence) else fence
+        elif s.startswith(("```", "~~~")):
+            fence = s[: len(s) - len(s.lstrip(s[0]))]
+        elif "<!--" in s:
+            comment = "-->" not in s[s.index("<!--") + 4 :]
+    if comment:
+        return head + " -->"
+    return f"{head}\n{fence}" if fence else head
 
 
 def _first_line(text: str) -> str:
@@ -531,8 +559,8 @@ def _fit_lines(zone: str, lines: Sequence[str], cap: int) -> str:
     for ln in lines:
         t = count_tokens(ln) + 1
         if used + t > cap:
-            if out and out[-1].endswith(":"):
-                out.pop()  # a heading whose lines are all cut ("recent commits to `x`:")
+            if out and out[-1].startswith("- ") and out[-1].endswith(":") and ln.startswith(" "):
+                out.pop()  # a heading whose lines are all cut ("- recent commits to `x`:")
             out.append("- …")
             break
         out.append(ln)

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 FIELDS = ("prose", "code", "trail", "title", "path", "meta")
+# A result holding under this idf-weighted share of the query's terms is weak evidence for it
+# (`weak` in JSON, a line on stderr and in the frame), a doc's or a code file's alike.
+# Calibrated on the dev suite: it flags 0-8% of doc questions (18% of LoCoMo notes, too
+# short to hold a question's terms), and those miss the top 10 twice as often (SUITE.md).
+WEAK_BELOW = 0.3
 # A frontmatter value is a property the doc declares of itself: one mention comes close to
 # saturating its term (weight 8 against k1 1.2-2.5; swept 1-12 on the suite, §19).
 FIELD_WEIGHTS = {"prose": 1.0, "code": 0.5, "trail": 1.0, "title": 1.0, "path": 1.0, "meta": 8.0}

@@ -102,16 +102,25 @@ _GATES: dict[tuple[str, str], Fetch] = {}
 
 
 def _gate(root: Path, key: str | None) -> Fetch:
-    from ncx import repo
     from ncx.tree.includefiles import WorkTree
 
     if key is None:
-        return WorkTree(root, repo.index_blobs(root))
+        return WorkTree(root, _tracked(root))
     got = _GATES.get((str(root), key))
     if got is None:
         _GATES.clear()  # (a build's gate is not another build's: the index may have moved)
-        got = _GATES[(str(root), key)] = WorkTree(root, repo.index_blobs(root))
+        got = _GATES[(str(root), key)] = WorkTree(root, _tracked(root))
     return got
+
+
+def _tracked(root: Path) -> dict[str, str | None]:
+    """The blob id of every file the tree holds: the index's, or in a folder `--at REV`
+    materialised, the commit's own (ncx.code.store.at_blobs)."""
+    from ncx import repo
+    from ncx.code.store import at_blobs
+
+    got = at_blobs(root)
+    return repo.index_blobs(root) if got is None else got
 
 
 def _front(src: str, text: str, heads: set[str]) -> tuple[str, str | None]:

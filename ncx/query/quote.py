@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ncx.sources.roles import render_rst_inline
+from ncx.sources.view import closes
 from ncx.tokens import count_tokens
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
@@ -199,8 +200,9 @@ def trim_to_paragraphs(text: str, max_tokens: int) -> str:
     for line in text.split("\n"):
         stripped = line.lstrip()
         if fence is None and stripped.startswith(("```", "~~~")):
-            fence = stripped[:3]
-        elif fence is not None and stripped.startswith(fence):
+            # the whole run: a code item's ```` fence holds a docstring's own ``` example
+            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+        elif fence is not None and closes(stripped, fence):
             fence = None
         cur.append(line)
         if fence is None and not line.strip():

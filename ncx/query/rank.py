@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ncx.config import RankWeights
 from ncx.query.cache import Index, Unit, Units
-from ncx.query.lexical import terms
+from ncx.query.lexical import WEAK_BELOW, terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,9 +40,6 @@ _BEYOND = 0.01
 DENSE_POOL = 100  # best cosine matches considered, and the min-max window for the cosine
 DUPLICATE_COS = 0.98
 HIDDEN_STATUSES = frozenset({"superseded", "deprecated", "proposed"})
-# Calibrated on the dev suite: it flags 0-8% of doc questions (18% of LoCoMo notes, too
-# short to hold a question's terms), and those miss the top 10 twice as often (SUITE.md).
-WEAK_BELOW = 0.3
 _WORD = re.compile(r"\w+")  # a word of any script, for queries BM25F has no term of
 
 

@@ -99,8 +99,9 @@ def judged(
     shared: Callable[[CodeHit], int] | None = None,
     own: Callable[[CodeHit], tuple[int, float]] | None = None,
 ) -> list[tuple[CodeHit, str, bool]]:
-    """Every hit `picked` weighs, in the order it weighs them: (hit, why it is in or out,
-    in). The ones out are what `--explain` names as the next below each rule."""
+    """The hits `picked` weighs, in the order it weighs them: (hit, why it is in or out, in);
+    of a further file refused, its first hit only. The first ones out are what `--explain`
+    names as the next below the rules."""
     if not hits:
         return []
     hits = _method_first(_named_first(hits))

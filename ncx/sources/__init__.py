@@ -55,8 +55,8 @@ UNREAD: dict[str, str] = {
 # 2: includes read into the view; an admonition's bare label opens its first line of
 # text; a bare :doc: is a [words](:target) link; markdown lines of HTML tags only are blank
 # 3: MkDocs `!!!`/`???` admonitions read as `///` blocks are; 4: a bare :ref: to another
-# file's label is a [words](:#label) link
-READER_VERSION = 4
+# file's label is a [words](:#label) link; 5: an SVG snippet is a note, not its markup
+READER_VERSION = 5
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 

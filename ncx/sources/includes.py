@@ -226,6 +226,11 @@ def _code(lang: str, body: list[str], indent: str, at: int) -> list[Line]:
     ]
 
 
+# Snippets a page inlines to draw, not to say: mkdocs' plugins page inlines a 37 KB SVG,
+# which was 40 chunks of `<polygon ...>` ranking third for "how are plugins loaded".
+_PICTURES = frozenset({"svg"})
+
+
 def note(indent: str, target: str, why: str, at: int) -> list[Line]:
     return [("", at), (f"{indent}[include not read: {target[:200]}: {why}]", at), ("", at)]
 
@@ -383,6 +388,8 @@ class Expander:
         m = _SNIPPET_LINES.match(target)
         if m and m.group(1) and any(c.isdigit() for c in m.group(2)):
             target, spec = m.group(1), m.group(2)
+        if target.rpartition(".")[2].lower() in _PICTURES:
+            return self._note(indent, target, "a picture's markup, not text to read", at)
         got = self._splice(doc, target, "mkdocs", at, indent, stack)
         if got is None or not isinstance(got, tuple):
             return got

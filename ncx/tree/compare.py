@@ -262,7 +262,10 @@ def read_contents(
         # ignored file: never copy that text into committed chunks.
         bad = read_problem(root, p, ignored, links)
         if bad is not None:
-            problems.append(BadSource(bad, path=p))
+            hint = (
+                "put the file itself in the link's place, or exclude it (`ncx init --exclude PATH`)"
+            )
+            problems.append(BadSource(bad, path=p, hint=hint))
             continue
         try:
             size = full.stat().st_size

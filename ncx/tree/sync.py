@@ -75,6 +75,8 @@ from ncx.tree.sync_write import (
 )
 
 Progress = Callable[[str], None]
+# What a file whose name ncx refuses needs, so every later run stops naming it.
+_EXCLUDE = "rename it, or exclude it (`ncx init --exclude PATH`)"
 
 
 def secret_warnings(report: SyncReport) -> list[str]:
@@ -160,12 +162,12 @@ def _sync(
     tracked = sorted(blobs)
     listed = listing(manifest, tracked)
     sources = []
+    odd: list[str] = []  # the sources whose names ncx refuses
     for p in listed.sources:
-        bad = rel_problem(p)
-        if bad is None:
+        if rel_problem(p) is None:
             sources.append(p)
-        else:  # one odd name is reported; the rest of the tree keeps syncing
-            report.problems.append(BadSource(f"{bad}; skipped", path=p[:200]))
+        else:
+            odd.append(p)
     files_of = chunk_file_paths(sources)
     if manifest.format < FORMAT_VERSION:
         # A tree of the one-file-per-chunk format moves as a whole: every doc is rewritten
@@ -198,6 +200,16 @@ def _sync(
                 )
     else:
         in_scope, gone_scope = sources, set()
+    # One odd name is reported, and the rest of the tree keeps syncing; by a run that names
+    # paths, only where it is one of them (`ncx sync docs/guide.md` failed for another doc).
+    for p in odd:
+        if (
+            not paths
+            or p in wanted
+            or any(w == "." or p.startswith(w.rstrip("/") + "/") for w in wanted)
+        ):
+            why = rel_problem(p)
+            report.problems.append(BadSource(f"{why}; skipped", path=p[:200], hint=_EXCLUDE))
     report.docs = len(in_scope)
     names = listed.formats
     for p in in_scope:
