@@ -339,3 +339,77 @@ def test_a_go_method_the_task_names_by_its_word_leads_its_file(repo: Path) -> No
     # the word alone, with no type the task names, is a word
     others = search_code(load_code_index(repo), "Remove returns EPERM for base files", files=5)
     assert not any(h.why["named"] for h in others if h.qualname.endswith(".Remove"))
+
+
+# --- what a review of the change found ------------------------------------------------
+
+
+def _open_fence(markdown: str) -> str:
+    """The code fence a markdown text leaves open at its end ("" when none), as CommonMark
+    reads fences: a run of 3+ backticks opens, one of that character at least as long and
+    nothing else closes."""
+    fence = ""
+    for line in markdown.split("\n"):
+        s = line.strip()
+        if fence:
+            if len(s) >= len(fence) and s == fence[0] * len(s):
+                fence = ""
+        elif s.startswith(("```", "~~~")):
+            fence = s[: len(s) - len(s.lstrip(s[0]))]
+    return fence
+
+
+def test_no_budget_leaves_a_fence_open_when_quotes_hold_fences(repo: Path) -> None:
+    """A trim took a fence as its first three backticks: an inner ```pycon closed the item's
+    ````python, and the rest of the frame read as code."""
+    funcs = "".join(
+        f'\n\ndef naturalday_{n}(value):\n    """Day {n} of the units, rounded.\n\n'
+        "    ```pycon\n    >>> naturalday(1)\n\n    'now'\n\n    >>> naturalday(2)\n"
+        '    \'then\'\n    ```\n    """\n    return value + ' + str(n) + "\n"
+        for n in range(5)
+    )
+    write(repo, "time.py", '"""Time."""' + funcs)
+    _synced(repo)
+    task = "naturalday rounding of units for a day value"
+    for budget in range(250, 1000, 50):
+        frame = ncx("assemble", "--task", task, "--budget", str(budget)).stdout
+        assert _open_fence(frame) == "", (budget, frame)
+        assert "\n## Instructions\n" in frame
+
+
+def test_a_long_task_cut_inside_its_code_block_closes_it(repo: Path) -> None:
+    write(repo, "calc.py", ROLLOVER)
+    _synced(repo)
+    trace = "".join(f'  File "calc.py", line {n}, in rollover_units\n' for n in range(80))
+    task = (
+        "rollover_units fails at 1000\n\n```\nTraceback (most recent call last):\n"
+        + trace
+        + "```\n"
+    )
+    frame = ncx("assemble", "--task", task).stdout
+    shown = frame.split("## CRITICAL: Task\n\n", 1)[1].split("\n## ", 1)[0]
+    assert "(the task is" in shown and _open_fence(shown) == ""
+    assert _open_fence(frame) == "" and "\n## Code to Open\n" in frame
+
+
+def test_code_alone_is_served_at_a_commit_before_ncx(repo: Path) -> None:
+    write(repo, "calc.py", ROLLOVER)
+    commit_all(repo)
+    ncx("init")
+    out = ncx("retrieve", "--kind", "code", "rollover_units", "--at", "HEAD").stdout
+    assert "calc.py:4-18" in out
+
+
+def test_a_cut_state_drops_a_heading_only_when_its_lines_go() -> None:
+    from ncx.query.assembler import _fit_lines
+
+    lines = [
+        "- recent commits to `calc.py`:",
+        "  - abc1234 calc: the rounding, as follows:",
+        "  - " + "x " * 400,
+    ]
+    assert _fit_lines("state", lines, 40).splitlines() == [*lines[:2], "- …"]
+    assert _fit_lines("state", ["- branch `main`", *lines[:1], lines[2]], 24).splitlines() == [
+        "- branch `main`",
+        "- …",
+    ]
