@@ -413,3 +413,20 @@ def test_a_cut_state_drops_a_heading_only_when_its_lines_go() -> None:
         "- branch `main`",
         "- …",
     ]
+
+
+def test_a_line_of_triple_backtick_code_opens_no_block() -> None:
+    """cisagov's runbooks write commands as ```cf ssh getgov-{space}``` on one line: CommonMark
+    reads that as inline code (a fence's info string holds no backtick). Taken for a fence,
+    it paired with the next such line, or ran to the end of the text and nothing fitted."""
+    from ncx.query.quote import trim_to_paragraphs
+
+    text = (
+        "#### Step 1: Log in\n```cf login -a api.fr.cloud.gov --sso```\n\n"
+        "#### Step 2: SSH in\n```cf ssh getgov-{space}```\n\nExample: `cf ssh getgov-za`\n\n"
+        + "\n\n".join(f"A long paragraph {n} " + "word " * 40 for n in range(4))
+    )
+    got = trim_to_paragraphs(text, 60)
+    assert got.startswith("#### Step 1: Log in\n```cf login") and "Step 2" in got
+    fenced = "```python\nx = 1\n\ny = 2\n```\n\nAfter.\n\n" + "word " * 200
+    assert trim_to_paragraphs(fenced, 30) == "```python\nx = 1\n\ny = 2\n```\n\nAfter.\n[…]"

@@ -530,7 +530,7 @@ def _closed(head: str) -> str:
     """A cut task's head with the code block or HTML comment it leaves open closed: the rest
     of the frame must not be read as its code (a traceback cut at 2,000 characters), nor
     hidden in its comment."""
-    from ncx.sources.view import closes
+    from ncx.sources.view import closes, fence_opened
 
     fence, comment = "", False
     for line in head.split("\n"):
@@ -539,8 +539,8 @@ def _closed(head: str) -> str:
             comment = "-->" not in s
         elif fence:
             fence = "" if closes(s, fence) else fence
-        elif s.startswith(("```", "~~~")):
-            fence = s[: len(s) - len(s.lstrip(s[0]))]
+        elif opened := fence_opened(s):
+            fence = opened
         elif "<!--" in s:
             comment = "-->" not in s[s.index("<!--") + 4 :]
     if comment:

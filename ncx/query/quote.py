@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from ncx.sources.roles import render_rst_inline
-from ncx.sources.view import closes
+from ncx.sources.view import closes, fence_opened
 from ncx.tokens import count_tokens
 
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
@@ -201,7 +201,7 @@ def trim_to_paragraphs(text: str, max_tokens: int) -> str:
         stripped = line.lstrip()
         if fence is None and stripped.startswith(("```", "~~~")):
             # the whole run: a code item's ```` fence holds a docstring's own ``` example
-            fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+            fence = fence_opened(stripped)
         elif fence is not None and closes(stripped, fence):
             fence = None
         cur.append(line)

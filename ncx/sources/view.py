@@ -18,6 +18,17 @@ _FENCE_OPEN = re.compile(r"^\s{0,3}(`{3,}|~{3,})")  # a code fence as MyST and M
 _FENCE_ANY = re.compile(r"^[ \t]*(`{3,}|~{3,})")  # ... or indented (a list item, a content tab)
 
 
+_OPENS = re.compile(r"(`{3,})[^`]*|(~{3,}).*")  # CommonMark: a backtick fence's info holds none
+
+
+def fence_opened(line: str) -> str | None:
+    """The fence a line opens, stripped of its indent (3+ backticks whose info string holds
+    no backtick, or 3+ tildes), or None: "```cf login --sso```" on one line is inline code,
+    not a block that runs to the end of the text."""
+    m = _OPENS.fullmatch(line.strip())
+    return None if m is None else m.group(1) or m.group(2)
+
+
 def closes(line: str, fence: str) -> bool:
     """Whether `line` closes a code fence opened by `fence` (same character, as long)."""
     s = line.strip()
