@@ -430,3 +430,52 @@ def test_a_line_of_triple_backtick_code_opens_no_block() -> None:
     assert got.startswith("#### Step 1: Log in\n```cf login") and "Step 2" in got
     fenced = "```python\nx = 1\n\ny = 2\n```\n\nAfter.\n\n" + "word " * 200
     assert trim_to_paragraphs(fenced, 30) == "```python\nx = 1\n\ny = 2\n```\n\nAfter.\n[…]"
+
+
+def test_two_chunks_of_one_section_quoted_whole_do_not_repeat_their_overlap() -> None:
+    """mkdocs' `use_directory_urls`: its two chunks share the chunker's overlap, and the
+    frame quoted lines 701-704 twice."""
+    from ncx.query.assembler import Item, without_overlaps
+
+    def item(n: int, start: int, lines: list[str], path: str = "docs/c.md") -> Item:
+        end = start + len(lines) - 1
+        return Item(f"c#{n}", "chunk", path, start, end, ("C",), None, 1.0, "\n".join(lines))
+
+    first = item(1, 10, ["intro", "", "**shared: true**", "", "the shared words"])
+    second = item(2, 12, ["**shared: true**", "", "the shared words", "", "table row", "end"])
+    got = without_overlaps([first, second])
+    assert got[0] == first
+    assert (got[1].start_line, got[1].end_line, got[1].text) == (16, 17, "table row\nend")
+    # lines that differ in text (a tidied quote), another file, or no new line: as they were
+    other = item(3, 12, ["**shared: TRUE**", "", "the shared words", "", "table row"])
+    elsewhere = item(4, 12, second.text.split("\n"), path="docs/d.md")
+    inside = item(5, 12, ["**shared: true**", "", "the shared words"])
+    assert without_overlaps([first, other, elsewhere, inside])[1:] == [other, elsewhere, inside]
+
+
+def test_a_doc_block_too_long_for_the_quote_s_head_leaves_no_opener_behind() -> None:
+    """got's `RetryOptions`: its `/**` block is one long paragraph; the head kept the `/**`
+    line alone, and the quote went on with the body under an opened comment."""
+    from ncx.code.rank import CodeHit
+    from ncx.query.zone import fenced_lines, item_text, lead_lines
+
+    doc = ["/**", "An object representing " + "the retry fields and their meaning " * 12, "*/"]
+    body = ["export type RetryOptions = {", *[f"\tfield{n}: number;" for n in range(30)], "};"]
+    lines = ["// options", *doc, *body]
+    start = 2 + len(doc)
+    hit = CodeHit(
+        unit=1, path="source/options.ts", qualname="RetryOptions", kind="type", start=start,
+        end=start + len(body) - 1, signature="export type RetryOptions", doc="", score=1.0,
+        file_score=1.0, file_rank=1, confidence=1.0,
+    )  # fmt: skip
+    quoted = lead_lines(hit, lines, 120, lambda ln: frozenset({"field7"} & set(ln.split(":"))))
+    assert quoted[0] == "export type RetryOptions = {" and "/**" not in quoted
+    text = item_text(hit, lines, body_tokens=120, task_terms=lambda ln: frozenset())
+    assert "/**" not in (fenced_lines(text) or [])
+    # a doc that fits the head is quoted with it, as before
+    short = ["/**", " * Retry options.", " */"]
+    lines2 = ["import x from 'y';", *short, *body]
+    hit2 = CodeHit(
+        **{**hit.__dict__, "start": 2 + len(short), "end": 2 + len(short) + len(body) - 1}
+    )
+    assert lead_lines(hit2, lines2, 120)[:3] == short

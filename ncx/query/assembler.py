@@ -395,6 +395,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     learn_cap = min(room, int(budget * SHARES["learnings"]))
     learnings, used_l = _pack("learnings", inp.learnings, learn_cap, decisions)
     chosen = plan(inp.knowledge, short=inp.vague or (inp.weak and WEAK_SHORT))
+    chosen = replace(chosen, whole=tuple(without_overlaps(chosen.whole)))
     need = sum(
         count_tokens(q.text) + count_tokens(q.citation(brief=True)) + 6 for q in chosen.passages
     )
@@ -501,6 +502,34 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
 # (the position rule), not to hand it back whole. A 27,000-character task was half of a new
 # user's frame; past this many characters the task is shown by its head.
 TASK_SHOWN = 2_000
+
+
+def without_overlaps(items: Sequence[Item]) -> list[Item]:
+    """The items, each quoted from its first line that an item before it of the same file
+    has not quoted: two chunks of one long section share the chunker's overlap, and both
+    quoted whole repeated it (mkdocs' `use_directory_urls`: lines 701-704 twice). Only
+    where the shared lines are the same text at both ends (a quote tidied apart keeps its
+    lines), and never a whole item (that is a duplicate, which the plan drops)."""
+    out: list[Item] = []
+    for it in items:
+        for prev in out:
+            if it.source_path != prev.source_path:
+                continue
+            a, b = prev.start_line, it.start_line
+            if a is None or b is None or prev.end_line is None or it.end_line is None:
+                continue
+            shared = prev.end_line - b + 1  # the source lines both cite
+            if not (a < b and shared > 0 and prev.end_line < it.end_line):
+                continue
+            head, tail = it.text.split("\n"), prev.text.rstrip("\n").split("\n")
+            if shared < len(head) and head[:shared] == tail[-shared:]:
+                rest = head[shared:]
+                blank = next((i for i, ln in enumerate(rest) if ln.strip()), len(rest))
+                if blank < len(rest):  # (lines of its own left to quote)
+                    start = prev.end_line + 1 + blank
+                    it = replace(it, text="\n".join(rest[blank:]), start_line=start)
+        out.append(it)
+    return out
 
 
 def _task_block(inp: FrameInput) -> str:

@@ -477,18 +477,27 @@ def lead_lines(
     whole = [*doc, *body]
     if count_tokens("\n".join(whole)) <= max_tokens:
         return whole
-    head: list[str] = []
     braces = HEAD_AT_BRACE and lang != "python"
-    for ln in [*doc, *body]:
-        if count_tokens("\n".join([*head, ln])) > max_tokens // 3:
-            break
-        head.append(ln)
-        if len(head) <= len(doc):
-            continue
-        if braces and ln.rstrip().endswith("{"):
-            break  # the signature's end: the doc is above it, not in the body
-        if ln.rstrip().endswith((":", "{", '"""')) and len(head) > 2:
-            break
+
+    def head_of(doc: list[str]) -> list[str]:
+        head: list[str] = []
+        for ln in [*doc, *body]:
+            if count_tokens("\n".join([*head, ln])) > max_tokens // 3:
+                break
+            head.append(ln)
+            if len(head) <= len(doc):
+                continue
+            if braces and ln.rstrip().endswith("{"):
+                break  # the signature's end: the doc is above it, not in the body
+            if ln.rstrip().endswith((":", "{", '"""')) and len(head) > 2:
+                break
+        return head
+
+    head = head_of(doc)
+    if len(head) < len(doc):
+        # The doc above is longer than the head's room: quoted from its first line, it left
+        # an opened `/**` over the body (got's `RetryOptions`), so the quote goes without it.
+        doc, head = [], head_of([])
     rest = body[max(0, len(head) - len(doc)) :]
     room = max_tokens - count_tokens("\n".join(head)) - 4
     if not rest or room <= 0 or task_terms is None:
