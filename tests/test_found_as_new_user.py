@@ -479,3 +479,29 @@ def test_a_doc_block_too_long_for_the_quote_s_head_leaves_no_opener_behind() -> 
         **{**hit.__dict__, "start": 2 + len(short), "end": 2 + len(short) + len(body) - 1}
     )
     assert lead_lines(hit2, lines2, 120)[:3] == short
+
+
+def test_a_long_line_comment_doc_is_quoted_by_its_head(repo: Path) -> None:
+    """walkdir's `filter_entry` has a 47-line `///` doc, its example inside: the lead was
+    quoted without any of it (over DOC_ABOVE, it was left out whole)."""
+    doc = ["    /// Yields only entries which satisfy the given predicate.", "    ///"]
+    doc += [f"    /// Detail {n} of how the predicate skips hidden directories." for n in range(30)]
+    write(
+        repo,
+        "src/lib.rs",
+        "//! The crate.\n\npub struct IntoIter {}\n\nimpl IntoIter {\n"
+        + "\n".join(doc)
+        + "\n    pub fn filter_entry<P>(self, predicate: P) -> FilterEntry<Self, P> {\n"
+        "        FilterEntry { it: self, predicate }\n    }\n}\n",
+    )
+    commit_all(repo)
+    ncx("init")
+    frame = json.loads(
+        ncx("assemble", "--task", "skip hidden directories with filter_entry", "--json").stdout
+    )
+    lead = next(z for z in frame["zones"] if z["name"] == "code")["items"][0]
+    text = lead["text"].split("\n")
+    assert text[1] == doc[0] and "    /// ..." in text
+    assert text.index("    /// ...") == 1 + 4  # the doc's first DOC_HEAD lines
+    assert any(ln.strip().startswith("pub fn filter_entry") for ln in text)
+    assert lead["start_line"] == 6  # cited from the doc's first line

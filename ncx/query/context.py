@@ -339,13 +339,13 @@ def _first_quoted(h: CodeHit, lines: list[str] | None, text: str) -> int:
     """The first line an item cites: the first of the doc comment above the definition where
     the item quotes it (a Go item cited its `func` line and showed the comment above it),
     else the definition's first."""
-    from ncx.code.langs import doc_block_gap, language_of
-    from ncx.query.zone import doc_above, fenced_lines
+    from ncx.code.langs import language_of
+    from ncx.query.zone import fenced_lines, quoted_doc
 
     quoted = fenced_lines(text) if text.startswith("```") else None
     if lines is None or not quoted or not 0 < h.start <= len(lines):
         return h.start
-    top = doc_above(lines, h.start - 1, gap=doc_block_gap(language_of(h.path)))
+    top = quoted_doc(lines, h.start - 1, language_of(h.path))[0]
     return top + 1 if top < h.start - 1 and quoted[0].strip() == lines[top].strip() else h.start
 
 

@@ -446,6 +446,36 @@ def doc_above(lines: Sequence[str], start: int, *, gap: bool = False) -> int:
     return above if end - above <= (DOC_BLOCK if block else DOC_ABOVE) else start
 
 
+# A run of line comments over DOC_ABOVE lines is quoted by its head: its first lines (the
+# summary, where such docs start) and a line saying the rest is left out; runs longer than
+# this are not looked through (a file that is one comment). 0: such docs are left out.
+DOC_CUT = 200
+DOC_HEAD = 4  # the lines of such a doc quoted: its summary, as a listed item's doc shows
+
+
+def quoted_doc(lines: Sequence[str], start: int, lang: str | None) -> tuple[int, list[str]]:
+    """(the line index a definition's doc above it starts at, what a quote shows of it): the
+    doc whole where doc_above takes it; else, for a run of `//` or `///` comments longer than
+    DOC_ABOVE (walkdir's 47-line doc of `filter_entry`, its example inside), its first
+    DOC_HEAD lines and its marker with `...`; (start, []) for none."""
+    top = doc_above(lines, start, gap=doc_block_gap(lang))
+    if top < start or not DOC_CUT:
+        return top, list(lines[top:start])
+    k = start
+    while k > 0 and start - k < DOC_CUT and lines[k - 1].lstrip().startswith(("//", "#[", "@")):
+        k -= 1
+    first = lines[k].strip() if k < start else ""
+    if (
+        start - k <= DOC_ABOVE
+        or (k > 0 and lines[k - 1].lstrip().startswith("//"))  # (the cap met mid-run)
+        or not first.startswith("//")
+        or first.startswith("//!")  # (a module's inner doc, not this definition's)
+    ):
+        return start, []
+    indent = lines[k][: len(lines[k]) - len(lines[k].lstrip())]
+    return k, [*lines[k : k + DOC_HEAD], f"{indent}{first.split(' ', 1)[0]} ..."]
+
+
 def lead_lines(
     hit: CodeHit,
     lines: Sequence[str],
@@ -461,7 +491,7 @@ def lead_lines(
     left out. [] when nothing fits."""
     start, end = hit.start - 1, min(hit.end, len(lines))
     lang = language_of(hit.path)
-    doc = list(lines[doc_above(lines, start, gap=doc_block_gap(lang)) : start])
+    doc = quoted_doc(lines, start, lang)[1]
     body = list(lines[start:end])
     from ncx.code.guard import redact_body
 
