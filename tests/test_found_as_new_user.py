@@ -505,3 +505,13 @@ def test_a_long_line_comment_doc_is_quoted_by_its_head(repo: Path) -> None:
     assert text.index("    /// ...") == 1 + 4  # the doc's first DOC_HEAD lines
     assert any(ln.strip().startswith("pub fn filter_entry") for ln in text)
     assert lead["start_line"] == 6  # cited from the doc's first line
+
+
+def test_a_mixed_list_says_its_scores_are_two_orders(repo: Path) -> None:
+    write(repo, "calc.py", ROLLOVER)
+    write(repo, "README.md", "# Calc\n\n## Rounding\n\nHow rollover_units rounds at 1000.\n")
+    _synced(repo)
+    mixed = ncx("retrieve", "rollover_units rounding")
+    assert "[code]" in mixed.stdout and "[chunk]" in mixed.stdout
+    assert "docs and code interleaved, each best first by its own score" in mixed.stderr
+    assert "interleaved" not in ncx("retrieve", "--kind", "code", "rollover_units").stderr

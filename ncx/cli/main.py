@@ -585,6 +585,12 @@ def retrieve(
             print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))
         snippet = " ".join(searcher.text(h).split())[:160]
         print(f"      {snippet}")
+    if any(isinstance(h, CodeHit) for h in rows) and not all(isinstance(h, CodeHit) for h in rows):
+        # (three new users read the interleaved scores, 1.24 then 0.38 then 0.68, as a bug)
+        _say(
+            "ncx: docs and code interleaved, each best first by its own score "
+            "(`--kind chunk` or `--kind code` lists one)"
+        )
     if hits and hits[0].weak and not code_hits:
         _say(
             f"ncx: weak evidence: the best match has {hits[0].confidence:.0%} of the query's "
