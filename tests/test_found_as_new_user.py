@@ -515,3 +515,36 @@ def test_a_mixed_list_says_its_scores_are_two_orders(repo: Path) -> None:
     assert "[code]" in mixed.stdout and "[chunk]" in mixed.stdout
     assert "docs and code interleaved, each best first by its own score" in mixed.stderr
     assert "interleaved" not in ncx("retrieve", "--kind", "code", "rollover_units").stderr
+
+
+def test_a_message_filled_in_with_paths_points_at_the_code_that_writes_it(repo: Path) -> None:
+    """walkdir: "File system loop found: /home/me/a/b points to an ancestor /home/me/a",
+    pasted in an issue, lifted nothing: no definition holds "home" and "me"; the code writes
+    `"File system loop found: {} points to an ancestor {}"`."""
+    from ncx.code.index import load_code_index
+    from ncx.code.pointers import read_task
+    from ncx.code.rank import search_code
+
+    write(
+        repo,
+        "src/error.rs",
+        "pub enum ErrorInner { Loop { ancestor: PathBuf, child: PathBuf } }\n\n"
+        "impl fmt::Display for Error {\n    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n"
+        '        write!(f, "File system loop found: {} points to an ancestor {}", c, a)\n'
+        "    }\n}\n",
+    )
+    write(
+        repo,
+        "src/lib.rs",
+        "/// Follow symbolic links while walking.\npub fn follow_links(yes: bool) -> bool {\n"
+        "    yes\n}\n",
+    )
+    commit_all(repo)
+    task = (
+        "Error on symlink loop with follow_links\n\nWith `follow_links(true)` walking my home "
+        "directory fails with\n\n    File system loop found: /home/me/a/b points to an "
+        "ancestor /home/me/a\n\nHow can I detect this error and keep walking instead of stopping?"
+    )
+    assert read_task(task).printed == ("File system loop found: points to an ancestor",)
+    hits = search_code(load_code_index(repo), task, files=5)
+    assert any(h.path == "src/error.rs" and h.why["pointed"] > 0 for h in hits)

@@ -70,6 +70,18 @@ class TaskText:
     printed: tuple[str, ...] = ()
 
 
+# What a message was filled in with, not what its code writes: a path, a number, a quoted
+# value. walkdir's "File system loop found: /home/me/a/b points to an ancestor /home/me/a"
+# is written by `"File system loop found: {} points to an ancestor {}"`; with "home" and "me"
+# asked of it too, no definition held every word.
+_FILLED = re.compile(r"\S*[/\\]\S*|\b\d[\w.:-]*|'[^'\s]*'|\"[^\"\s]*\"")
+
+
+def _as_written(line: str) -> str:
+    """A printed line with what its message was filled in with left out."""
+    return " ".join(_FILLED.sub(" ", line).split())
+
+
 def read_task(task: str) -> TaskText:
     lines = task.split("\n")
     title = lines[0].strip() if lines else ""
@@ -107,9 +119,10 @@ def read_task(task: str) -> TaskText:
         lines=tuple(dict.fromkeys((m.group(1), int(m.group(2))) for m in links if m.group(2))),
         printed=tuple(
             dict.fromkeys(
-                ln.strip()
+                said
                 for ln in (*parts["dump"], *parts["trace"])
-                if len(set(_WORD.findall(ln))) >= PRINTED_WORDS and not _FRAME.search(ln)
+                if not _FRAME.search(ln)
+                and len(set(_WORD.findall(said := _as_written(ln)))) >= PRINTED_WORDS
             )
         ),
     )
