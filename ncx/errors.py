@@ -17,19 +17,30 @@ class NcxError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{_shown(self.path)}: {self.message}" if self.path else self.message
+        # (a name with a line break cited escaped: one problem stays one line)
+        return f"{escaped(self.path)}: {self.message}" if self.path else self.message
 
     def report(self) -> str:
         """How every error reaches a person: `ncx: error: <file>: <what>` and a hint line."""
         return f"ncx: error: {self}" + (f"\n  hint: {self.hint}" if self.hint else "")
 
 
-def _shown(path: str) -> str:
-    """A file's name as a message cites it: a line break or another character that is not
-    printable written as its escape (`\\n`), so one problem stays one line."""
-    if path.isprintable():
-        return path
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
+def escaped(text: str, also: str = "") -> str:
+    """`text` with each character that is not printable, and each of `also`, written as its
+    escape (`\\n`, `\\x1b`, `\\u2028`): a name a message or a frame cites can neither
+    break its line nor (with `also`) close the markup around it. Here, at the bottom of the
+    imports, so the error family and the frames (ncx.code.text.shown_path) share it."""
+    if text.isprintable() and not any(c in text for c in also):
+        return text
+    return "".join(c if c.isprintable() and c not in also else _escape(c) for c in text)
+
+
+def _escape(c: str) -> str:
+    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    if c in named:
+        return named[c]
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
 class NotARepo(NcxError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import re
 import shutil
@@ -275,6 +276,11 @@ def ncx(
             f"ncx {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
         )
     return proc
+
+
+def json_lines(*args: str, cwd: Path | None = None) -> list[dict[str, Any]]:
+    """What `ncx ARGS` prints as JSON lines (`retrieve --json`), a dict a line."""
+    return [json.loads(x) for x in ncx(*args, cwd=cwd).stdout.splitlines()]
 
 
 def ncx_proc(

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, git, json_lines, ncx, write
 
 from ncx.code.python import read_python
 from ncx.code.rank import is_test_path, named_identifiers
@@ -249,27 +249,16 @@ def test_retrieve_kind_code_names_path_lines_and_symbol(repo: Path) -> None:
 
 def test_a_named_definition_beats_its_uses(repo: Path) -> None:
     _code_repo(repo)
-    rows = [
-        json.loads(x)
-        for x in ncx(
-            "retrieve", "--kind", "code", "--json", "make pool_manager reuse pools"
-        ).stdout.splitlines()
-    ]
+    rows = json_lines("retrieve", "--kind", "code", "--json", "make pool_manager reuse pools")
     assert rows[0]["source_path"] == "pkg/adapters.py" and rows[0]["symbol"] == "pool_manager"
 
 
 def test_default_retrieve_interleaves_docs_and_code(repo: Path) -> None:
     _code_repo(repo)
-    rows = [
-        json.loads(x)
-        for x in ncx("retrieve", "--json", "--k", "5", "Session.send timeout").stdout.splitlines()
-    ]
+    rows = json_lines("retrieve", "--json", "--k", "5", "Session.send timeout")
     kinds = {r["kind"] for r in rows}
     assert kinds == {"chunk", "code"}
-    only_docs = [
-        json.loads(x)
-        for x in ncx("retrieve", "--json", "--kind", "chunk", "timeouts").stdout.splitlines()
-    ]
+    only_docs = json_lines("retrieve", "--json", "--kind", "chunk", "timeouts")
     assert {r["kind"] for r in only_docs} == {"chunk"}
     bad = ncx("retrieve", "--kind", "sourcecode", "x", ok=False)
     assert bad.returncode == 2 and "chunk, memory or code" in bad.stderr
@@ -323,10 +312,7 @@ def test_code_index_follows_the_work_tree_and_a_patch_equals_a_build(repo: Path)
     write(repo, "pkg/extra.py", "def pool_size_hint():\n    return 4\n")
     git(repo, "add", "pkg/extra.py")
     (repo / "web/client.ts").unlink()
-    rows = [
-        json.loads(x)
-        for x in ncx("retrieve", "--kind", "code", "--json", "jitter delay").stdout.splitlines()
-    ]
+    rows = json_lines("retrieve", "--kind", "code", "--json", "jitter delay")
     assert rows[0]["symbol"] == "jitter_delay"
     assert "web/client.ts" not in {r["source_path"] for r in rows}
     sources = listing(repo)
@@ -425,12 +411,7 @@ def test_prompt_hook_and_mcp_frames_carry_the_code(repo: Path) -> None:
 def test_docs_and_memories_link_to_the_code_they_name(repo: Path) -> None:
     _code_repo(repo)
     # --explain shows the doc's links: `Session.send` names a definition
-    rows = [
-        json.loads(x)
-        for x in ncx(
-            "retrieve", "--json", "--explain", "--kind", "chunk", "timeouts"
-        ).stdout.splitlines()
-    ]
+    rows = json_lines("retrieve", "--json", "--explain", "--kind", "chunk", "timeouts")
     assert rows[0]["links"] == ["pkg/sessions.py:14-20 Session.send"]
     # a memory naming a file and a helper links to both; a common word links to nothing
     ncx(
@@ -440,12 +421,7 @@ def test_docs_and_memories_link_to_the_code_they_name(repo: Path) -> None:
         "--context",
         "incident",
     )
-    mem = [
-        json.loads(x)
-        for x in ncx(
-            "retrieve", "--json", "--explain", "--kind", "memory", "back-off capped"
-        ).stdout.splitlines()
-    ]
+    mem = json_lines("retrieve", "--json", "--explain", "--kind", "memory", "back-off capped")
     assert mem[0]["links"] == ["pkg/sessions.py:1-29", "pkg/sessions.py:27-29 backoff_delay"]
     # a frame lifts what its best sections name: the doc names Session.send, the task does not
     frame = json.loads(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import commit_all, git, ncx, write
+from conftest import commit_all, git, json_lines, ncx, write
 
 ROLLOVER = '''"""Calculations."""
 
@@ -246,8 +246,7 @@ def test_at_a_commit_a_chunk_built_from_an_include_keeps_its_lines(repo: Path) -
     _snippet_tree(repo)
 
     def spans(*at: str) -> list[tuple[str, int | None]]:
-        out = ncx("retrieve", "zebrafish", "--k", "2", "--json", *at).stdout
-        rows = [json.loads(ln) for ln in out.splitlines()]
+        rows = json_lines("retrieve", "zebrafish", "--k", "2", "--json", *at)
         return sorted((r["source_path"], r["start_line"]) for r in rows)
 
     here = spans()
@@ -293,16 +292,9 @@ def test_a_link_ncx_refuses_says_what_to_do(repo: Path) -> None:
 def test_code_results_say_whether_they_are_weak(repo: Path) -> None:
     write(repo, "calc.py", ROLLOVER)
     _synced(repo)
-    rows = [
-        json.loads(ln)
-        for ln in ncx(
-            "retrieve", "--kind", "code", "--json", "rollover units refresh zebra"
-        ).stdout.splitlines()
-    ]
+    rows = json_lines("retrieve", "--kind", "code", "--json", "rollover units refresh zebra")
     assert rows and all(isinstance(r["weak"], bool) for r in rows)
-    strong = json.loads(
-        ncx("retrieve", "--kind", "code", "--json", "rollover_units").stdout.splitlines()[0]
-    )
+    strong = json_lines("retrieve", "--kind", "code", "--json", "rollover_units")[0]
     assert strong["weak"] is False
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ncx.errors import escaped
+
 MAX_DOC = 300  # characters of a docstring or leading comment kept: its first paragraph
 MAX_TEXT = 600  # characters of a definition's string literals and comments kept
 MAX_SIGNATURE = 240
@@ -78,14 +80,4 @@ def shown_path(path: str) -> str:
     """A repository path as a frame shows it: a character that is not printable (a line
     break, a control or format character) or a backtick written as an escape, so a file's
     name can never start a line of markdown or close the code span that cites it."""
-    if path.isprintable() and "`" not in path:
-        return path
-    return "".join(c if c.isprintable() and c != "`" else _escape(c) for c in path)
-
-
-def _escape(c: str) -> str:
-    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    if c in named:
-        return named[c]
-    n = ord(c)
-    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+    return escaped(path, also="`")

@@ -73,7 +73,10 @@ def materialise(root: Path, rev: str, option: str = "--at") -> Commit:
     """The commit `rev`, its files under `.neocortex/cache/at/<tree>/` (written on first use).
     Every folder on the way is a real one (ncx.paths.cache_folder): a committed link at
     `cache/at` or `cache/at/<tree>` is refused, never written through or read from."""
-    sha, tree = resolve(root, rev, option)
+    return _materialised(root, rev, *resolve(root, rev, option))
+
+
+def _materialised(root: Path, rev: str, sha: str, tree: str) -> Commit:
     dest = cache_folder(root, f"{AT}/{tree}")
     if not dest.is_dir():
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +101,7 @@ def with_knowledge(root: Path, rev: str, option: str = "--at") -> Commit:
     before anything is written where the commit holds no .neocortex/manifest.json (a commit
     before `ncx init`, or a tree whose .neocortex/ was never committed), which would fail
     inside the cache folder as "no .neocortex/ here", naming that folder."""
-    sha, _tree = resolve(root, rev, option)
+    sha, tree = resolve(root, rev, option)
     if not _holds(root, sha):
         raise UsageError(
             f"commit {sha[:12]} ({rev}) holds no .neocortex/: ncx's files were not committed then",
@@ -106,7 +109,7 @@ def with_knowledge(root: Path, rev: str, option: str = "--at") -> Commit:
             hint="give a commit that holds them (after `git add .neocortex && git commit`); "
             "code alone (`retrieve --kind code`) needs none",
         )
-    return materialise(root, rev, option)
+    return _materialised(root, rev, sha, tree)
 
 
 def _holds(root: Path, sha: str) -> bool:

@@ -552,7 +552,8 @@ def _shown_task(task: str) -> str:
     space = head.rfind(" ")
     head = head[:space] if space > TASK_SHOWN // 2 else head
     said = f"… (the task is {len(task):,} characters: its first {len(head):,} here)"
-    return _closed(head) + ("\n" if _closed(head) != head else " ") + said
+    closed = _closed(head)
+    return closed + ("\n" if closed != head else " ") + said
 
 
 def _closed(head: str) -> str:

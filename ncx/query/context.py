@@ -310,8 +310,8 @@ def _left_out(weighed: Sequence[tuple[CodeHit, str, bool]]) -> tuple[Item, ...]:
     from ncx.code.text import shown_path
 
     out: list[Item] = []
+    lead = weighed[0][0].path if weighed else ""
     for same in (True, False):
-        lead = weighed[0][0].path if weighed else ""
         h, why = next(
             ((h, w) for h, w, t in weighed if not t and (h.path == lead) == same), (None, "")
         )
