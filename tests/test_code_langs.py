@@ -515,3 +515,49 @@ def test_a_typescript_type_keyword_is_no_word_of_the_definitions_text() -> None:
     text = _by_qual("typescript", src)["greet"].text.split()
     assert "hello" in text and "there" in text
     assert "string" not in text, text
+
+
+TS_MADE_BY_CALLS = b"""export interface $ZodEmail extends $ZodType {
+  _zod: $ZodEmailInternals;
+}
+
+export const $ZodEmail: core.$constructor<$ZodEmail> = /*@__PURE__*/ core.$constructor(
+  "$ZodEmail",
+  (inst, def): void => {
+    def.pattern ??= regexes.email;
+    $ZodStringFormat.init(inst, def);
+  }
+);
+
+export const useBearStore = create<BearState>()((set) => ({
+  bears: 0,
+}));
+
+const { left, right } = split(() => 1);
+
+function double(items: number[]) {
+  const twice = items.map((x) => x * 2);
+  return twice;
+}
+"""
+
+
+def test_a_value_made_by_a_call_handed_a_function_is_a_definition() -> None:
+    """zod's schemas are `export const $ZodEmail = $constructor("$ZodEmail", (inst, def) =>
+    {...})`: ncx read only their interfaces, the implementations were the module's loose
+    words, and a task about email validation led with `isValidCIDRv6` for the file (code
+    index v17). A module-level value made by a call handed a function is a definition; a
+    local `const` inside a function and a destructuring are not."""
+    syms = read_code("typescript", TS_MADE_BY_CALLS).symbols
+    made = {(s.qualname, s.kind): s for s in syms}
+    impl = made[("$ZodEmail", "function")]
+    assert (impl.start, impl.end) == (5, 11)
+    assert impl.signature == (
+        '$ZodEmail: core.$constructor<$ZodEmail> = core.$constructor("$ZodEmail", '
+        "(inst, def): void =>"
+    )
+    assert "regexes" in impl.uses and "init" in impl.uses
+    assert ("$ZodEmail", "interface") in made
+    assert ("useBearStore", "function") in made
+    names = {s.qualname for s in syms}
+    assert not names & {"twice", "double.twice", "left", "right", "{ left, right }"}, names

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # 8: option- and setting-like literals past a definition's text cap (ncx.code.text.words_of);
 # 7: each unit's test flag (Symbol.test); 6: a file left out when read (too large,
 # minified) has no terms; texts redacted (ncx.code.guard), credentials' lines kept
-INDEX_VERSION = 16
+INDEX_VERSION = 17
 INDEX_FILE = "code/index.npz"
 # BM25F fields of a code unit and their weights. A definition's own name is the strongest
 # evidence (a task names what it changes); its signature and docstring say what it is;

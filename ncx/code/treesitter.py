@@ -30,6 +30,11 @@ class Grammar:
     # (`const f = () => ...`): the declarator's node type
     bound: frozenset[str] = frozenset()
     bound_values: frozenset[str] = frozenset()
+    # a module-level value made by a call that is handed a function (`export const $ZodEmail
+    # = $constructor("$ZodEmail", (inst, def) => {...})`, `const useStore = create((set) =>
+    # ...)`): the function is the definition's body (ncx read zod's schemas as their
+    # interfaces only, the implementations as the module's loose words)
+    bound_calls: frozenset[str] = frozenset()
     # blocks that only name what their members belong to (Rust's `impl Pool { ... }`)
     scopes: frozenset[str] = frozenset()
     # what may stand between a doc comment and its item (Rust's `#[derive(..)]`, `#[inline]`)
@@ -58,6 +63,7 @@ _JS = Grammar(
     bound_values=frozenset(
         {"arrow_function", "function_expression", "function", "class", "generator_function"}
     ),
+    bound_calls=frozenset({"call_expression"}),
 )
 GRAMMARS: dict[str, Grammar] = {
     "javascript": _JS,
@@ -249,6 +255,16 @@ def _opened(
         if value is not None and value.type in grammar.bound_values:
             kind = "class" if value.type == "class" else "function"
             name_node = node.child_by_field_name("name")
+        elif (
+            value is not None
+            and value.type in grammar.bound_calls
+            and syms[owner]["kind"] == "module"  # (not a local `const xs = ys.map(...)`)
+            and _handed_function(grammar, value) is not None
+        ):
+            kind = "function"
+            name_node = node.child_by_field_name("name")
+            if name_node is not None and name_node.type != "identifier":
+                name_node = None  # (`const { a, b } = f(() => ...)` names no one thing)
     if t in grammar.scopes and (target := node.child_by_field_name("type")) is not None:
         scope = _text(source, target).split("<", 1)[0]
         return [c for c in reversed(node.named_children) if c != target], owner, scope
@@ -277,6 +293,18 @@ def _opened(
     tests.append(tests[owner] or _is_test(grammar, node, name, source))
     # the name itself is defined here, not used
     return [c for c in reversed(node.named_children) if c != name_node], len(syms) - 1, qual
+
+
+def _handed_function(grammar: Grammar, call: Node) -> Node | None:
+    """The function a call is handed (`f("name", (x) => ...)`, `create()((set) => ...)`):
+    its first argument that is one, or None."""
+    args = call.child_by_field_name("arguments")
+    if args is None:
+        return None
+    for arg in args.named_children:
+        if arg.type in grammar.bound_values:
+            return arg
+    return None
 
 
 def _symbols(
@@ -352,8 +380,10 @@ def _signature(node: Node, source: bytes) -> str:
     value = node.child_by_field_name("value")
     if node.type == "variable_declarator" and value is not None:
         # `const f = (x) => ...`: the head runs to the arrow function's body, its `=>` kept
-        # (without it `quoteString = escapedArgument` read as an assignment: a new user)
-        body = value.child_by_field_name("body")
+        # (without it `quoteString = escapedArgument` read as an assignment: a new user);
+        # `const S = make("S", (inst) => ...)`: to the body of the function it is handed
+        handed = _handed_function(_JS, value) if value.type in _JS.bound_calls else None
+        body = (handed or value).child_by_field_name("body")
         end = body.start_byte if body is not None else value.end_byte
         return one_line(_head(node, source, end).rstrip(" {\n"))
     if node.type == "type_alias_declaration" and value is not None:
