@@ -9,7 +9,7 @@ ncx.query.doclinks); code-like roles
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 _RST_ROLE = re.compile(r":((?:[A-Za-z][\w+.-]*:)?[A-Za-z][\w+.-]*):`([^`]*)`")
 _MYST_ROLE = re.compile(r"\{([A-Za-z][\w:+.-]*)\}`([^`]*)`")
@@ -69,6 +69,48 @@ def _role(
     return f"`{text}`" if code else text
 
 
+def _code_spans(line: str) -> list[tuple[int, int]]:
+    """The code spans of a line, (start, end) offsets, as CommonMark finds them: a run of
+    backticks opens one that the next run of the same length closes; an unclosed run is
+    literal. (An RST ``literal`` is a run of two.)"""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(runs):
+        a, b = runs[i]
+        j = next((k for k in range(i + 1, len(runs)) if runs[k][1] - runs[k][0] == b - a), None)
+        if j is None:
+            i += 1
+            continue
+        spans.append((a, runs[j][1]))
+        i = j + 1
+    return spans
+
+
+_TICKS = re.compile(r"`+")
+
+
+def _roles_outside_code(
+    pattern: re.Pattern[str], line: str, render: Callable[[re.Match[str]], str]
+) -> str:
+    """`pattern`'s matches in `line` rendered, but for one that starts inside a code span:
+    a role's marker is markup only outside code (chi's README wrote `` `/users/{userID}` and
+    `/admin/*` ``, and `{userID}` followed by a backtick read as a MyST role: the chunk said
+    `` `/users/ and /admin/*` ``)."""
+    spans: list[tuple[int, int]] | None = None
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal spans
+        if spans is None:
+            spans = _code_spans(line)
+        at = m.start()
+        if any(a < at < b for a, b in spans):
+            return m.group(0)
+        return render(m)
+
+    return pattern.sub(one, line)
+
+
 def render_rst_inline(
     line: str, titles: Mapping[str, str] | None = None, *, links: bool = False
 ) -> str:
@@ -78,8 +120,8 @@ def render_rst_inline(
     to show as the target's title."""
     if "`" not in line:
         return line
-    line = _RST_ROLE.sub(
-        lambda m: _lines_kept(m, _role(m.group(1), m.group(2), titles, links)), line
+    line = _roles_outside_code(
+        _RST_ROLE, line, lambda m: _lines_kept(m, _role(m.group(1), m.group(2), titles, links))
     )
     return _RST_LINK.sub(lambda m: _lines_kept(m, m.group(1) or m.group(2) or ""), line)
 
@@ -94,4 +136,6 @@ def _lines_kept(m: re.Match[str], text: str) -> str:
 def render_myst_inline(line: str, titles: Mapping[str, str] | None = None) -> str:
     if "}`" not in line:
         return line
-    return _MYST_ROLE.sub(lambda m: _role(m.group(1), m.group(2), titles, links=True), line)
+    return _roles_outside_code(
+        _MYST_ROLE, line, lambda m: _role(m.group(1), m.group(2), titles, links=True)
+    )
