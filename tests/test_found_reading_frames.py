@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import first_sync, ncx, write
+from conftest import first_sync, json_lines, ncx, write
 
 
 def test_braces_inside_a_code_span_are_code_not_a_role(repo: Path) -> None:
@@ -20,3 +20,25 @@ def test_braces_inside_a_code_span_are_code_not_a_role(repo: Path) -> None:
     assert "See `chi.Router` too." in chunk  # a role outside code is still read as one
     frame = ncx("assemble", "--task", "named params and wildcards in routes").stdout
     assert line in frame
+
+
+def test_a_title_that_is_only_a_picture_is_no_part_of_a_listed_trail(repo: Path) -> None:
+    """chi's README title is an `<img>` tag: `retrieve` listed every section of it as
+    `<img alt="chi" src="https://cdn.rawgit.com/..." width="220" /> > Router interface`. It
+    shows the trail as frames do (the picture is markup, not a heading's words)."""
+    write(
+        repo,
+        "README.md",
+        '# <img alt="chi" src="https://cdn.example.com/chi.svg" width="220" />\n\n'
+        "## Router interface\n\n"
+        + "Each routing method accepts a URL pattern and a chain of handlers. " * 40
+        + "\n\n## Middlewares\n\n"
+        + "Core middlewares log requests, recover from panics and compress replies. " * 40
+        + "\n",
+    )
+    first_sync(repo)
+    listed = ncx("retrieve", "routing method URL pattern").stdout
+    assert listed.startswith(" 1. ") and "[chunk] Router interface\n" in listed
+    assert "<img" not in listed.splitlines()[0]
+    (hit,) = json_lines("retrieve", "routing method URL pattern", "--json", "--k", "1")
+    assert hit["section"] == "Router interface"

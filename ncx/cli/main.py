@@ -510,6 +510,7 @@ def retrieve(
 
     from ncx.code.search import CodeSearcher
     from ncx.query.fuse import combined, merged
+    from ncx.query.quote import shown_trail
     from ncx.query.search import Searcher, clip_query
 
     filters = _filters(kind, domain, path, include_superseded)
@@ -579,7 +580,8 @@ def retrieve(
             continue
         where = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
         where += f" (cell {h.cell})" if h.cell else ""
-        print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {' > '.join(h.section)}")
+        trail = " > ".join(shown_trail(h.section))
+        print(f"{rank:>2}. {h.score:.3f}  {where}  [{h.kind}] {trail}")
         if explain:
             parts = [f"{k}={v}" for k, v in h.why.items()]
             print("      " + ", ".join([*parts, f"confidence={h.confidence:.3f}"]))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ncx.query.quote import cut_words, lead, plain_heading, trim_to_paragraphs
+from ncx.query.quote import cut_words, lead, shown_trail, trim_to_paragraphs
 from ncx.tokens import count_tokens
 
 # Share of the budget each zone may use; what a zone leaves unused flows to knowledge.
@@ -57,12 +57,6 @@ _MIN_ITEM_TOKENS = 40
 # and an opening line serve more questions per token than whole chunks (frame_recall.py).
 BACKGROUND_ITEM_TOKENS = 80  # a trimmed item shorter than this is not worth its citation line
 _ID_SLACK = 8  # a 12-hex frame id costs at most 12 tokens; its placeholder costs 5
-
-
-def shown_trail(section: Sequence[str]) -> list[str]:
-    """A heading trail as the frame shows it: each heading plain, and a heading that is only
-    markup (a README's `<img>` title) no part of it."""
-    return [h for h in map(plain_heading, section) if h]
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,12 @@ def plain_heading(text: str) -> str:
     return " ".join(_TAG.sub("", _BADGE.sub("", text)).split())
 
 
+def shown_trail(section: Sequence[str]) -> list[str]:
+    """A heading trail as frames and `retrieve` show it: each heading plain, and a heading
+    that is only markup (a README's `<img>` title) no part of it."""
+    return [h for h in map(plain_heading, section) if h]
+
+
 def says_nothing(text: str) -> bool:
     """A quote with nothing for the reader: a bare default or version note, or no words."""
     body = " ".join(ln for ln in text.split("\n") if ln.strip() and not _HEADING.match(ln))

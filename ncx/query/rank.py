@@ -75,6 +75,8 @@ class Hit:
         return self.confidence < WEAK_BELOW
 
     def as_json(self, text: str) -> dict[str, Any]:
+        from ncx.query.quote import shown_trail
+
         return {
             "id": self.id,
             "kind": self.kind,
@@ -82,7 +84,7 @@ class Hit:
             "path": self.source_path,
             "start_line": self.start_line,
             "end_line": self.end_line,
-            "section": " > ".join(self.section),
+            "section": " > ".join(shown_trail(self.section)),
             "doc_id": self.doc_id,
             "score": round(self.score, 6),
             "tokens": self.tokens,
