@@ -42,3 +42,15 @@ def test_a_title_that_is_only_a_picture_is_no_part_of_a_listed_trail(repo: Path)
     assert "<img" not in listed.splitlines()[0]
     (hit,) = json_lines("retrieve", "routing method URL pattern", "--json", "--k", "1")
     assert hit["section"] == "Router interface"
+
+
+def test_the_remembered_task_is_cut_at_a_word() -> None:
+    """ky's long issue titles ended the frame with "Remember the task: ... without retryin...",
+    which a reader took for a typo in their own words."""
+    from ncx.query.assembler import _first_line
+
+    task = "Retry POST requests on 503 " + "when the server asks for it " * 6 + "without retrying"
+    got = _first_line(task)
+    assert got.endswith("...") and len(got) <= 200
+    assert task.startswith(got[:-3]) and task[len(got) - 3] == " "  # cut where a word ends
+    assert _first_line("short task\nsecond line") == "short task"

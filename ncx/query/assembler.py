@@ -573,8 +573,15 @@ def _closed(head: str) -> str:
 
 
 def _first_line(text: str) -> str:
+    """The task's first line, to 200 characters, a long one cut at a word ("without
+    retryin..." read as a typo to a new user)."""
     line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= 200 else line[:197] + "..."
+    if len(line) <= 200:
+        return line
+    head = line[:197]
+    if line[197] != " " and " " in head:
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip() + "..."
 
 
 def _fit_lines(zone: str, lines: Sequence[str], cap: int) -> str:
