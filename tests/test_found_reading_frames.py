@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import first_sync, json_lines, ncx, write
+from conftest import commit_all, first_sync, git, json_lines, ncx, write
 
 
 def test_braces_inside_a_code_span_are_code_not_a_role(repo: Path) -> None:
@@ -54,3 +54,17 @@ def test_the_remembered_task_is_cut_at_a_word() -> None:
     assert got.endswith("...") and len(got) <= 200
     assert task.startswith(got[:-3]) and task[len(got) - 3] == " "  # cut where a word ends
     assert _first_line("short task\nsecond line") == "short task"
+
+
+def test_init_in_a_linked_worktree_names_the_config_it_writes(repo: Path) -> None:
+    """In a `git worktree`, `ncx init` said "wrote .git/config", but `.git` is a file there:
+    the driver goes into the repository's own config, which every worktree reads. It names
+    that file."""
+    write(repo, "README.md", "# Demo\n\nText.\n")
+    commit_all(repo)
+    wt = repo.parent / "wt"
+    git(repo, "worktree", "add", "-q", str(wt), "HEAD")
+    out = ncx("init", cwd=wt).stdout.splitlines()
+    shared = next(line for line in out if line.endswith("/config"))
+    assert Path(shared.removeprefix("wrote ")).resolve() == (repo / ".git/config").resolve()
+    assert "wrote .git/config" not in out

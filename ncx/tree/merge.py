@@ -61,7 +61,9 @@ def install_driver(root: Path) -> list[str]:
         have = repo.git(root, "config", "--local", "--get", key, check=False).decode().strip()
         if have != value:
             repo.git(root, "config", "--local", key, value)
-            changed.append(".git/config")
+            # (in a linked worktree, the repository's own config, which every worktree reads:
+            # named as it is, not as a `.git/config` the worktree does not have)
+            changed.append(repo.git_path_out(repo.git(root, "rev-parse", "--git-path", "config")))
     changed += install_am_hook(root)
     rel = repo.git_path_out(repo.git(root, "rev-parse", "--git-path", "info/attributes"))
     path = Path(rel) if Path(rel).is_absolute() else root / rel
