@@ -68,3 +68,71 @@ def test_init_in_a_linked_worktree_names_the_config_it_writes(repo: Path) -> Non
     shared = next(line for line in out if line.endswith("/config"))
     assert Path(shared.removeprefix("wrote ")).resolve() == (repo / ".git/config").resolve()
     assert "wrote .git/config" not in out
+
+
+def _section(i: int, score: float, confidence: float, path: str = "", trail: tuple = ("S",)):  # type: ignore[no-untyped-def]
+    from ncx.query.assembler import Item
+
+    return Item(
+        f"d{i}", "chunk", path or f"docs/{i}.md", 1, 2, trail, None, score, "text",
+        confidence=confidence,
+    )  # fmt: skip
+
+
+def test_the_docs_best_section_is_held_to_half_the_floor_the_code_sets() -> None:
+    """uvicorn's "how do I remove the server header" frame held no doc: the answering section
+    (docs/server-behavior.md, HTTP headers) had evidence 0.16 under the code lead's 0.21,
+    because a file holds more of an issue's words than any section can. The docs' best
+    section is held to half that floor; the others to all of it."""
+    from ncx.query import context
+
+    floor = context.DOCS_VS_CODE * 0.5  # the code lead's evidence 0.5
+    best, second = _section(0, 1.0, 0.6 * floor), _section(1, 0.9, 0.9 * floor / 0.9)
+    keep, below = context.evidence_floor([best, second], code_ev=0.5, with_code=True)
+    assert [d.id for d in keep] == ["d0"] and [d.id for d in below] == ["d1"]
+    assert keep[0].why.startswith("the docs' best: evidence 0.30, 60% of the code lead's")
+    weak = _section(0, 1.0, 0.4 * floor)
+    keep, below = context.evidence_floor([weak], code_ev=0.5, with_code=True)
+    assert not keep and below[0].why.startswith("evidence 0.20, under the floor 0.50")
+
+
+def test_a_release_note_stays_out_of_a_frame_that_found_code() -> None:
+    """requests' docs/community/updates.rst is a changelog by another name (changelogs are not
+    indexed by default): its "Release History > 2.12.1 (2016-11-16)" entries led 5 of 40
+    commit frames' docs. Beside code a release's notes are held back; a docs question in a
+    tree with no code keeps them, and a numbered guide section is no release."""
+    from ncx.query import context
+
+    trail = ("Release and Version History", "Release History", "2.12.1 (2016-11-16)")
+    note = _section(0, 1.0, 0.9, "docs/community/updates.rst", trail)
+    guide = _section(1, 0.9, 0.9, "docs/install.md", ("Install", "1.2 Steps"))
+    keep, below = context.evidence_floor([note, guide], code_ev=0.1, with_code=True)
+    assert [d.id for d in keep] == ["d1"] and below[0].why == "a release's notes, beside code"
+    keep, _ = context.evidence_floor([note, guide], code_ev=0.0)
+    assert [d.id for d in keep] == ["d0", "d1"]
+    assert context.is_release_note("CHANGES.md", ("v1.4.0",))
+    assert context.is_release_note("docs/news.md", ("Unreleased",))
+    assert not context.is_release_note("docs/history.md", ("How the scheduler grew",))
+
+
+def test_a_commit_is_worded_like_the_task_by_its_words_not_their_pieces(repo: Path) -> None:
+    """Three readers judged 24 of 25 Current State commit lines noise; ten of them shared
+    "two terms" with the task only as the pieces of one word (`WebSocketDisconnectEvent`
+    for a WebSocket issue) or as numbers ("Drop Python 3.8" beside an issue quoting
+    versions, h11's "11"). A subject's word counts once, a number never."""
+    from ncx.query.lexical import terms
+    from ncx.query.state import git_state, shared_words
+
+    write(repo, "ws.py", "x = 0\n")
+    commit_all(repo, "Add reason support on WebSocketDisconnectEvent (#2324)")
+    write(repo, "ws.py", "x = 1\n")
+    commit_all(repo, "Drop Python 3.8 (#2543)")
+    write(repo, "ws.py", "x = 2\n")
+    commit_all(repo, "Raise the websocket max size when a client sends large frames")
+    asked = frozenset(terms("WebSocket closes with code 1009 on a 20 MB message, Python 3.8"))
+    assert shared_words(asked, "Add reason support on WebSocketDisconnectEvent (#2324)") == 1
+    assert shared_words(asked, "Drop Python 3.8 (#2543)") == 1
+    got = git_state(repo).touching(["ws.py"], asked | frozenset(terms("size client")))
+    assert [c.subject for c in got] == [
+        "Raise the websocket max size when a client sends large frames"
+    ]

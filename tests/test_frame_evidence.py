@@ -240,21 +240,30 @@ def test_a_code_task_frame_is_the_code_and_says_why_the_docs_stayed_out(repo) ->
     write(
         repo, "docs/history.md", "# History\n\n## 2.0\n\nThe original release of the request API.\n"
     )
+    write(
+        repo,
+        "docs/guide.md",
+        "# Guide\n\n## Sessions\n\nA session keeps its cookies per request.\n",
+    )
     commit_all(repo)
     ncx("init")
     ncx("sync")
     proc = ncx("assemble", "--task", "resolve_redirects copies the original request", "--explain")
     frame = proc.stdout
     assert "## Code to Open" in frame and "prepared_request = req.copy()" in frame
-    assert "docs/history.md" not in frame and "## Background" not in frame
+    assert "docs/history.md" not in frame and "docs/guide.md" not in frame
+    assert "## Background" not in frame
     assert "under the evidence floor the code sets" in proc.stderr
     # per item, why it is in or out
     explain = proc.stderr.splitlines()
     lead = next(ln for ln in explain if "pkg/redirects.py:resolve_redirects" in ln)
     assert lead.split()[0] == "placed" and "(the best match: quoted with its body)" in lead
-    held = next(ln for ln in explain[2:] if "docs/history.md" in ln)  # (past the stop line)
+    held = next(ln for ln in explain[2:] if "docs/guide.md" in ln)  # (past the stop line)
     assert held.split()[:2] == ["below", "floor"]
     assert "(evidence " in held and "under the floor" in held
+    # a release's notes stay out beside code whatever their evidence (decisions.md §107)
+    note = next(ln for ln in explain[2:] if "docs/history.md" in ln)
+    assert note.split()[:2] == ["below", "floor"] and "(a release's notes, beside code)" in note
 
 
 def test_the_plan_says_why_each_section_is_quoted_or_held_back() -> None:

@@ -272,6 +272,8 @@ def plan(knowledge: Sequence[Item], short: bool = False) -> Plan:
         seen.add(key)
         if not whole or (share >= WHOLE_RATIO and len(whole) < WHOLE_MAX and not supported):
             why = f"{share:.0%} of the best score: quoted whole" if whole else "the best match"
+            if it.why:  # (why the floor let it in: the docs' best, under the code's evidence)
+                why = f"{why}; {it.why}"
             whole.append(replace(it, why=why))
             if it.follow is not None and it.follow.id not in seen:
                 whole.append(replace(it.follow, why=f"completes {it.id}"))

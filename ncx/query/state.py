@@ -24,7 +24,7 @@ from ncx.layout import NCX_DIR
 WINDOW = 300  # commits on the first-parent line searched for the ones that touched a file
 SHOWN = 3  # commits a frame shows
 POOL = 10  # ... of the newest this many that touched its files, those worded like the task:
-SHARED = 2  # sharing this many of its terms (one is the project's name or "flag" as often)
+SHARED = 2  # sharing this many of its words (one is the project's name or "flag" as often)
 SUBJECT_CHARS = 80
 CHANGED_SHOWN = 15  # work-in-progress files named
 
@@ -59,10 +59,8 @@ class GitState:
         found = _touching(self.root, self.rev, wanted)
         if terms is None:
             return found[:SHOWN]
-        from ncx.query.lexical import terms as terms_of
-
         asked = terms - _change_words()
-        return tuple(c for c in found if len(asked & set(terms_of(c.subject))) >= SHARED)[:SHOWN]
+        return tuple(c for c in found if shared_words(asked, c.subject) >= SHARED)[:SHOWN]
 
     def lines(self, files: Sequence[str], terms: frozenset[str] | None = None) -> list[str]:
         """The Current State lines of a frame that points to `files` (for a task of these
@@ -195,8 +193,28 @@ def _touching(root: str, rev: str, files: tuple[str, ...]) -> tuple[Commit, ...]
 _CHANGE_WORDS = (
     "fix fixes fixed add adds added update updated remove removed change changed improve "
     "improved support use make bump release version merge merged feat chore refactor docs "
-    "test tests cleanup minor typo pull request branch"
+    "test tests cleanup minor typo pull request branch "
+    # what is left of a contraction: a "don't" in the task is no word of the subject's
+    "don't doesn't isn't can't won't didn't aren't"
 )
+
+
+def shared_words(asked: frozenset[str], subject: str) -> int:
+    """How many words of a commit's subject hold one of the `asked` terms: a word once,
+    however many terms it splits into (`WebSocketDisconnectEvent` is web, socket, disconnect
+    and event: it matched a task about WebSockets three times over), a word adding no term
+    not counted (a term said twice), and a number never (`Drop Python 3.8` shared "3" and
+    "8" with an issue quoting versions; h11's "11")."""
+    from ncx.query.lexical import terms
+
+    seen: set[str] = set()
+    n = 0
+    for word in subject.split():
+        held = {t for t in terms(word) if t in asked and not t.isdigit()}
+        if held - seen:  # (a term said twice is one: "support ... support")
+            n += 1
+            seen |= held
+    return n
 
 
 @functools.cache
