@@ -561,3 +561,38 @@ def test_a_value_made_by_a_call_handed_a_function_is_a_definition() -> None:
     assert ("useBearStore", "function") in made
     names = {s.qualname for s in syms}
     assert not names & {"twice", "double.twice", "left", "right", "{ left, right }"}, names
+
+
+def test_a_python_modules_constant_table_is_a_definition() -> None:
+    """uvicorn's `LOGGING_CONFIG = {...}` (the answer to an access-log question) and
+    `HTTP_PROTOCOLS = {...}` (where a new `--http` value lands) were the module's loose
+    words. A module-level upper-case name given a dict, list, set or tuple is a definition
+    (kind "constant", code index v18); a scalar (`DEFAULT_PORT = 8000`: file recall fell on
+    three sets with those), a lower-case name or a local is not."""
+    src = b'''"""Config."""
+import logging
+
+# The protocols --http accepts.
+HTTP_PROTOCOLS: dict[str, str] = {
+    "auto": "uvicorn.protocols.http.auto:AutoHTTPProtocol",
+    "h11": "uvicorn.protocols.http.h11_impl:H11Protocol",
+}
+LOGGING_CONFIG = {"formatters": {"access": {"fmt": "%(client_addr)s - %(status_code)s"}}}
+DEFAULT_PORT = 8000
+logger = logging.getLogger("uvicorn.error")
+
+
+def run():
+    LEVELS = ["info", "debug"]
+    return LEVELS
+'''
+    syms = {s.qualname: s for s in read_code("python", src).symbols}
+    table = syms["HTTP_PROTOCOLS"]
+    assert (table.kind, table.start, table.end) == ("constant", 5, 8)
+    assert table.signature == "HTTP_PROTOCOLS: dict[str, str] = {"
+    assert table.doc == "The protocols --http accepts."
+    assert "h11_impl:H11Protocol" in table.text
+    assert (
+        syms["LOGGING_CONFIG"].kind == "constant" and "client_addr" in syms["LOGGING_CONFIG"].text
+    )
+    assert not {"DEFAULT_PORT", "logger", "LEVELS", "run.LEVELS"} & set(syms)

@@ -25,14 +25,19 @@ from ncx.code.text import (
 )
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_TABLES = (ast.Assign, ast.AnnAssign)
 _COMMENT = re.compile(r"#\s*(.*)$")
+# A module's named constant (`HTTP_PROTOCOLS = {...}`, `DEFAULT_PORT = 8000`): where a
+# change to a table or a default lands, and what a task names (uvicorn's LOGGING_CONFIG, the
+# answer to an access-log question, was the module's loose words: decisions.md §108)
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 
 
 @dataclass
 class _Open:
     """A definition being read: what the walk credits to it."""
 
-    node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Assign | ast.AnnAssign
     qual: str
     parent: int = 0
     depth: int = 0  # definitions it is nested in
@@ -100,6 +105,8 @@ def _walk(
     name_t, attr_t, const_t, arg_t = ast.Name, ast.Attribute, ast.Constant, ast.arg
     func_t, afunc_t, class_t = ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef
     import_t, from_t = ast.Import, ast.ImportFrom
+    assign_t, ann_t = ast.Assign, ast.AnnAssign
+    at_module = owner == 0
     while stack:
         node = pop()
         t = type(node)
@@ -146,6 +153,13 @@ def _walk(
             parts += reversed(node.decorator_list)
             _walk(parts, len(symbols) - 1, qual, symbols, imports)
             continue
+        if at_module and (t is assign_t or t is ann_t) and (name := _constant(node)):
+            symbols.append(_Open(node, name, owner, me.depth + 1))
+            parts = [node.value] if node.value is not None else []
+            if t is ann_t:
+                parts.append(node.annotation)
+            _walk(parts, len(symbols) - 1, name, symbols, imports)
+            continue
         if t is import_t:
             for a in node.names:
                 imports[a.name] = None
@@ -164,6 +178,27 @@ def _walk(
                 extend(reversed(v))
             elif v is not None:
                 push(v)
+
+
+def _constant(node: ast.Assign | ast.AnnAssign) -> str:
+    """The name of a module-level constant this assignment defines, or "": one target, a
+    bare upper-case name, given a value (`X: int` alone declares nothing)."""
+    if type(node) is ast.Assign:
+        if len(node.targets) != 1:
+            return ""
+        target = node.targets[0]
+    else:
+        if node.value is None:
+            return ""
+        target = node.target
+    if type(target) is not ast.Name or not _CONSTANT.fullmatch(target.id):
+        return ""
+    if type(node.value) not in _TABLE_VALUES:
+        return ""
+    return target.id
+
+
+_TABLE_VALUES = (ast.Dict, ast.List, ast.Set, ast.Tuple)
 
 
 def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -195,6 +230,21 @@ def _symbols(raw: list[_Open], lines: list[str], comments: dict[int, str]) -> li
             out.append(_module(lines, _doc(node), uses, text))
             continue
         a, b = spans[i]
+        if isinstance(node, _TABLES):
+            out.append(
+                Symbol(
+                    name=r.qual,
+                    qualname=r.qual,
+                    kind="constant",
+                    start=a,
+                    end=b,
+                    signature=one_line(lines[a - 1]) if a == b else one_line(lines[a - 1].rstrip()),
+                    doc=_leading_comment(lines, a),
+                    uses=uses,
+                    text=text,
+                )
+            )
+            continue
         doc = _doc(node) or _leading_comment(lines, a)
         parent = raw[r.parent].node
         if isinstance(node, ast.ClassDef):
@@ -224,6 +274,8 @@ def _module(lines: list[str], doc: str, uses: tuple[str, ...], text: str = "") -
 def _span(node: ast.AST, n_lines: int) -> tuple[int, int]:
     if isinstance(node, ast.Module):
         return 1, max(1, n_lines)
+    if isinstance(node, _TABLES):
+        return node.lineno, node.end_lineno or node.lineno
     assert isinstance(node, _DEFS)
     start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     return start, node.end_lineno or node.lineno
