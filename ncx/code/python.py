@@ -26,6 +26,9 @@ from ncx.code.text import (
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TABLES = (ast.Assign, ast.AnnAssign)
+_Node = (
+    ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Assign | ast.AnnAssign
+)
 _COMMENT = re.compile(r"#\s*(.*)$")
 # A module's named constant (`HTTP_PROTOCOLS = {...}`, `DEFAULT_PORT = 8000`): where a
 # change to a table or a default lands, and what a task names (uvicorn's LOGGING_CONFIG, the
@@ -37,7 +40,7 @@ _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
 class _Open:
     """A definition being read: what the walk credits to it."""
 
-    node: ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Assign | ast.AnnAssign
+    node: _Node
     qual: str
     parent: int = 0
     depth: int = 0  # definitions it is nested in
@@ -183,7 +186,7 @@ def _walk(
 def _constant(node: ast.Assign | ast.AnnAssign) -> str:
     """The name of a module-level constant this assignment defines, or "": one target, a
     bare upper-case name, given a value (`X: int` alone declares nothing)."""
-    if type(node) is ast.Assign:
+    if isinstance(node, ast.Assign):
         if len(node.targets) != 1:
             return ""
         target = node.targets[0]

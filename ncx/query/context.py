@@ -169,7 +169,7 @@ DOCS_VS_CODE = 1.0
 # useful sections (the settings a new option joins, a readme's Retry-After rules: 13-26% of an
 # issue's many terms) as filler (12-18%): decisions.md §66.
 DOCS_WITH_CODE = 0.0
-# ... but the docs' best section (their first by score) is held to BEST_DOC_VS_FLOOR of that
+# ... but the docs' best section (of the most evidence) is held to BEST_DOC_VS_FLOOR of that
 # floor: a file holds more of a task's words than any section can (CODE_IN_LIST), and on
 # three new users' 30 frames the best section held back was the answer in 10 of the 13 frames
 # the floor left without docs (the settings a how-to issue asks about, the readme section of
@@ -185,16 +185,21 @@ def evidence_floor(
         return [], []
     best = items[0].score or 1.0
     floor = max(DOC_FLOOR, DOCS_VS_CODE * code_ev)
+    evidence = [it.score / best * it.confidence for it in items]
+    noted = [with_code and is_release_note(it.source_path, it.section) for it in items]
+    # the docs' best is the section of the most evidence (not the first by score: uvicorn's
+    # server-header issue, HTTP Headers first at 0.16, the settings that answer it at 0.18)
+    top = max((k for k in range(len(items)) if not noted[k]), key=evidence.__getitem__, default=-1)
     keep: list[Item] = []
     below: list[Item] = []
     for k, it in enumerate(items):
-        ev = it.score / best * it.confidence
-        if with_code and is_release_note(it.source_path, it.section):
+        ev = evidence[k]
+        if noted[k]:
             # history, not how the code works: changelogs are not indexed by default
             # (ncx.sources.log_reason), and one under another name is no more read on a task
             # that found code (requests' updates.rst: 5 of 40 commit frames)
             below.append(dataclasses.replace(it, why="a release's notes, beside code"))
-        elif k == 0 and with_code and floor > ev >= BEST_DOC_VS_FLOOR * floor:
+        elif k == top and with_code and floor > ev >= BEST_DOC_VS_FLOOR * floor:
             why = f"the docs' best: evidence {ev:.2f}, {ev / floor:.0%} of the code lead's"
             keep.append(dataclasses.replace(it, why=why))
         elif with_code and it.confidence < DOCS_WITH_CODE:

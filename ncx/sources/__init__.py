@@ -56,8 +56,9 @@ UNREAD: dict[str, str] = {
 # text; a bare :doc: is a [words](:target) link; markdown lines of HTML tags only are blank
 # 3: MkDocs `!!!`/`???` admonitions read as `///` blocks are; 4: a bare :ref: to another
 # file's label is a [words](:#label) link; 5: an SVG snippet is a note, not its markup
-# 6: a role marker inside a code span is code (`{userID}` then a backtick: no MyST role)
-READER_VERSION = 6
+# 6: a role marker inside a code span is code (`{userID}` then a backtick: no MyST role);
+# 7: a reST include of a markdown file is a note, not the markdown read as reST
+READER_VERSION = 7
 _BY_SUFFIX = {s: f for f in FORMATS for s in f.suffixes}
 
 

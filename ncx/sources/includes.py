@@ -470,6 +470,18 @@ class Expander:
                 i = j
                 continue
             opts = _options(lines[i + 1 : j])
+            if (
+                name == "include"
+                and (target.lower().endswith(_MARKDOWN) or "myst" in opts.get("parser", ""))
+                and _code_language(name, opts, target) is None  # (`:literal:`: quoted as code)
+            ):
+                # Markdown spliced into reST (`:parser: myst_parser.sphinx_`) read as reST
+                # was garbage: loguru's README, its fences taken for heading underlines, 14
+                # chunks all titled "pip install loguru", each a copy of the README's own.
+                # The markdown is a doc of its own; here, a note that says so.
+                out += self._note(indent, target, "markdown, read as a doc of its own", at)
+                i = j
+                continue
             got = self._splice(doc, target, "doc", at, indent, stack)
             if got is None:
                 out += lines[i:j]
@@ -490,6 +502,9 @@ class Expander:
                     out += [("", at), *self._rst(path, spliced, (*stack, path)), ("", at)]
             i = j
         return out
+
+
+_MARKDOWN = (".md", ".markdown", ".mdx")
 
 
 def expand(doc: str, lines: list[Line], rst: bool, fetch: Fetch) -> tuple[list[Line], Expander]:
