@@ -163,3 +163,54 @@ def test_a_markdown_file_included_into_rest_is_not_read_as_rest(repo: Path) -> N
     assert "[include not read: ../README.md: markdown, read as a doc of its own]" in chunks
     assert "pip install loguru" not in chunks and "\\#" not in chunks
     assert "pip install loguru" in (repo / ".neocortex/chunks/README.md").read_text()
+
+
+def test_a_process_doc_stays_out_of_a_frame_that_found_code_unless_named() -> None:
+    """jotai's CONTRIBUTING "Committing" section (conventional commits) was the only doc of
+    the frame for "fix(react): deprecate delay option". Beside code the project's process
+    docs (contributing, conduct, security policy, the forge's templates) are held back; a
+    task that names one keeps it."""
+    from ncx.query import context
+    from ncx.query.lexical import terms
+
+    guide = _section(0, 1.0, 0.9, "CONTRIBUTING.md", ("Contributing", "Committing"))
+    conduct = _section(1, 0.9, 0.9, "docs/CODE_OF_CONDUCT.md", ("Conduct",))
+    template = _section(2, 0.9, 0.9, ".github/PULL_REQUEST_TEMPLATE.md", ("Checklist",))
+    api = _section(3, 0.8, 0.9, "docs/api.md", ("Options", "delay"))
+    docs = [guide, conduct, template, api]
+    keep, below = context.evidence_floor(docs, code_ev=0.1, with_code=True)
+    assert [d.id for d in keep] == ["d3"]
+    assert {d.why for d in below} == {
+        "a process doc (how to contribute, conduct, templates), beside code"
+    }
+    asked = frozenset(terms("update CONTRIBUTING with the code review steps"))
+    keep, _ = context.evidence_floor(docs, code_ev=0.1, with_code=True, asked=asked)
+    assert [d.id for d in keep] == ["d0", "d3"]  # "code" alone names no code of conduct
+    keep, _ = context.evidence_floor(docs, code_ev=0.0)  # a docs question: all of them
+    assert len(keep) == 4
+
+
+def test_a_docs_sites_code_and_example_folders_weigh_like_tests(repo: Path) -> None:
+    """chi's `_examples/fileserver/main.go` led a frame on the Compress middleware, and
+    jotai's `website/src/components/search-modal.js` (the docs site's Algolia box) led one on
+    async atoms: code that is not the product is weighed like tests."""
+    from ncx.code.rank import is_test_path
+
+    assert is_test_path("_examples/fileserver/main.go")
+    assert is_test_path("website/src/components/search-modal.js")
+    assert not is_test_path("src/website.ts") and not is_test_path("middleware/compress.go")
+    write(
+        repo,
+        "website/src/search.js",
+        "export function searchBox(query) {\n  // search the docs with a fallback\n"
+        "  return fallbackSearch(query);\n}\n",
+    )
+    write(
+        repo,
+        "src/search.js",
+        "export function search(query) {\n  // search with a fallback while refetching\n"
+        "  return query;\n}\n",
+    )
+    first_sync(repo)
+    (top, *_) = json_lines("retrieve", "--kind", "code", "search fallback", "--json")
+    assert top["path"] == "src/search.js", top

@@ -141,11 +141,14 @@ _TEST_PATH = re.compile(
     r"(^|/)(tests?|testing|__tests__|spec|test-d)/|(^|/)test_[^/]*$|_test\.\w+$"
     r"|\.(test|spec|test-d)\.\w+$"
 )
-# Code that is not the product though it sits in the tree: docs example code and a
-# package's own test helpers. It is weighed like tests (issue 38: a tutorial's
-# `helloworld.py` and `_pytest/pytester.py` ranked above the code a task changes).
+# Code that is not the product though it sits in the tree: docs example code, the docs
+# site's own code and a package's own test helpers. It is weighed like tests (issue 38: a
+# tutorial's `helloworld.py` and `_pytest/pytester.py` ranked above the code a task changes;
+# chi's `_examples/fileserver/main.go` and jotai's `website/src/components/search-modal.js`
+# led frames of new users: decisions.md §109).
 _HELPER_PATH = re.compile(
-    r"(^|/)(docs?|examples?|samples?|testutils|test_?utils|test_?helpers|fixtures|benchmarks?|asv_bench)/"
+    r"(^|/)(docs?|_?examples?|samples?|website|testutils|test_?utils|test_?helpers|fixtures"
+    r"|benchmarks?|asv_bench)/"
     r"|(^|/)(conftest|pytester|testutils|test_?utils)\.py$"
 )
 

@@ -121,7 +121,7 @@ def build_frame(
     code, code_ev, code_out = code_items(
         root, query, req.filters.path_globs, items[:LINKING_ITEMS], budget=req.budget
     )
-    items, below = evidence_floor(items, code_ev, with_code=bool(code))
+    items, below = evidence_floor(items, code_ev, with_code=bool(code), asked=q_terms)
     # The files the frame points to first: its code's, else the best sections' docs.
     lead = [it.source_path for it in code or items[: assembler.WHOLE_MAX]]
     at = git_state(root) if git is None else git
@@ -178,15 +178,23 @@ BEST_DOC_VS_FLOOR = 0.5
 
 
 def evidence_floor(
-    items: list[Item], code_ev: float, with_code: bool = False
+    items: list[Item], code_ev: float, with_code: bool = False, asked: frozenset[str] = frozenset()
 ) -> tuple[list[Item], list[Item]]:
-    """The sections above the evidence floor, in rank order, and those below it."""
+    """The sections above the evidence floor, in rank order, and those below it; `asked`:
+    the task's terms (a process doc the task names is not held back)."""
     if not items:
         return [], []
     best = items[0].score or 1.0
     floor = max(DOC_FLOOR, DOCS_VS_CODE * code_ev)
     evidence = [it.score / best * it.confidence for it in items]
-    noted = [with_code and is_release_note(it.source_path, it.section) for it in items]
+    noted = [
+        with_code
+        and (
+            is_release_note(it.source_path, it.section)
+            or (is_process_doc(it.source_path) and not _named_by(it.source_path, asked))
+        )
+        for it in items
+    ]
     # the docs' best is the section of the most evidence (not the first by score: uvicorn's
     # server-header issue, HTTP Headers first at 0.16, the settings that answer it at 0.18)
     top = max((k for k in range(len(items)) if not noted[k]), key=evidence.__getitem__, default=-1)
@@ -198,7 +206,12 @@ def evidence_floor(
             # history, not how the code works: changelogs are not indexed by default
             # (ncx.sources.log_reason), and one under another name is no more read on a task
             # that found code (requests' updates.rst: 5 of 40 commit frames)
-            below.append(dataclasses.replace(it, why="a release's notes, beside code"))
+            what = (
+                "a release's notes"
+                if is_release_note(it.source_path, it.section)
+                else ("a process doc (how to contribute, conduct, templates)")
+            )
+            below.append(dataclasses.replace(it, why=f"{what}, beside code"))
         elif k == top and with_code and floor > ev >= BEST_DOC_VS_FLOOR * floor:
             why = f"the docs' best: evidence {ev:.2f}, {ev / floor:.0%} of the code lead's"
             keep.append(dataclasses.replace(it, why=why))
@@ -728,6 +741,27 @@ def is_release_note(path: str, section: Sequence[str]) -> bool:
     if not any(_RELEASE.match(t.strip()) for t in section):
         return False
     return _is_log(path) or any(_HISTORY_HEADING.search(t) for t in section)
+
+
+def is_process_doc(path: str) -> bool:
+    """How the project is run, not how its code works: the contributing guide, the code of
+    conduct, the security policy, the forge's templates (`.github/`). jotai's CONTRIBUTING
+    "Committing" section led a commit frame by its `fix(react):` prefix (issue 37: no code of
+    conduct, PR template or changelog-like item on a code task)."""
+    return bool(_PROCESS_DOC.search(path))
+
+
+_PROCESS_DOC = re.compile(
+    r"(?:^|/)(?:CONTRIBUTING|CODE[_-]OF[_-]CONDUCT|SECURITY|SUPPORT)(?:\.[^/]*)?$|(?:^|/)\.github/",
+    re.I,
+)
+
+
+def _named_by(path: str, asked: frozenset[str]) -> bool:
+    """The task names the doc ("update CONTRIBUTING for the new test command"): every word
+    of its name (a task saying "code" names no code of conduct)."""
+    words = set(lexical_terms(path.rsplit("/", 1)[-1].split(".", 1)[0].replace("_", " ")))
+    return bool(words) and words <= asked
 
 
 _HISTORY_HEADING = re.compile(r"\b(?:release|change\s*log|changes|history|news)\b", re.I)
