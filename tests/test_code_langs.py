@@ -596,3 +596,39 @@ def run():
         syms["LOGGING_CONFIG"].kind == "constant" and "client_addr" in syms["LOGGING_CONFIG"].text
     )
     assert not {"DEFAULT_PORT", "logger", "LEVELS", "run.LEVELS"} & set(syms)
+
+
+def test_a_go_package_level_table_is_a_definition() -> None:
+    """chi's `var methodMap = map[string]methodTyp{...}` (where a commit adding the QUERY
+    method lands) was the file's loose words. A package-level var or const given a composite
+    literal is a definition (kind "constant", its doc the comment above, code index v19); a
+    scalar (`const mSTUB = 1 << iota`) or a local is not."""
+    src = b"""package chi
+
+// methodMap maps a method name to its type.
+var methodMap = map[string]methodTyp{
+\thttp.MethodGet: mGET,
+}
+
+var (
+\t// Names lists things.
+\tNames = []string{"x",
+\t\t"y"}
+\tb = 3
+)
+
+const mSTUB = 1 << iota
+
+func f() {
+\tvar local = map[string]int{"a": 1}
+\t_ = local
+}
+"""
+    syms = {s.qualname: s for s in read_code("go", src).symbols}
+    table = syms["methodMap"]
+    assert (table.kind, table.start, table.end) == ("constant", 4, 6)
+    assert table.signature == "var methodMap = map[string]methodTyp{"
+    assert table.doc == "methodMap maps a method name to its type."
+    assert "MethodGet" in table.uses
+    assert syms["Names"].kind == "constant" and syms["Names"].doc == "Names lists things."
+    assert not {"b", "mSTUB", "local", "f.local"} & set(syms)

@@ -35,6 +35,10 @@ class Grammar:
     # ...)`): the function is the definition's body (ncx read zod's schemas as their
     # interfaces only, the implementations as the module's loose words)
     bound_calls: frozenset[str] = frozenset()
+    # a package-level table (Go's `var methodMap = map[string]methodTyp{...}`): the spec's
+    # node type, and the literal values that make it one (a scalar is no definition: §108)
+    tables: frozenset[str] = frozenset()
+    table_values: frozenset[str] = frozenset()
     # blocks that only name what their members belong to (Rust's `impl Pool { ... }`)
     scopes: frozenset[str] = frozenset()
     # what may stand between a doc comment and its item (Rust's `#[derive(..)]`, `#[inline]`)
@@ -76,6 +80,8 @@ GRAMMARS: dict[str, Grammar] = {
             "type_spec": "type",
         },
         imports=frozenset({"import_spec"}),
+        tables=frozenset({"var_spec", "const_spec"}),
+        table_values=frozenset({"composite_literal"}),
     ),
     "rust": Grammar(
         defs={
@@ -217,7 +223,13 @@ def _actions(language: str) -> dict[str, tuple[bool, int, int]]:
 def _classify(
     grammar: Grammar, acts: dict[str, tuple[bool, int, int]], t: str
 ) -> tuple[bool, int, int]:
-    special = t in grammar.defs or t in grammar.bound or t in grammar.scopes or t in grammar.imports
+    special = (
+        t in grammar.defs
+        or t in grammar.bound
+        or t in grammar.scopes
+        or t in grammar.imports
+        or t in grammar.tables
+    )
     if t.endswith("identifier"):
         leaf = _USE
     elif t in _COMMENTS or "string" in t:
@@ -265,6 +277,13 @@ def _opened(
             name_node = node.child_by_field_name("name")
             if name_node is not None and name_node.type != "identifier":
                 name_node = None  # (`const { a, b } = f(() => ...)` names no one thing)
+    elif t in grammar.tables and syms[owner]["kind"] == "module":
+        value = node.child_by_field_name("value")
+        if value is not None and value.type == "expression_list" and value.named_child_count == 1:
+            value = value.named_children[0]
+        if value is not None and value.type in grammar.table_values:
+            kind = "constant"
+            name_node = node.child_by_field_name("name")
     if t in grammar.scopes and (target := node.child_by_field_name("type")) is not None:
         scope = _text(source, target).split("<", 1)[0]
         return [c for c in reversed(node.named_children) if c != target], owner, scope
@@ -377,6 +396,10 @@ def _leaves(node: Node) -> list[Node]:
 
 
 def _signature(node: Node, source: bytes) -> str:
+    if node.type in ("var_spec", "const_spec"):  # a Go table: its first line, its keyword
+        first = source[node.start_byte : node.end_byte].split(b"\n", 1)[0]
+        keyword = "var" if node.type == "var_spec" else "const"
+        return one_line(f"{keyword} {first.decode('utf-8', 'replace')}")
     value = node.child_by_field_name("value")
     if node.type == "variable_declarator" and value is not None:
         # `const f = (x) => ...`: the head runs to the arrow function's body, its `=>` kept
@@ -440,6 +463,8 @@ def _leading_comment(node: Node, source: bytes, grammar: Grammar, gap: bool = Fa
         "lexical_declaration",
         "variable_declaration",
         "type_declaration",
+        "var_declaration",
+        "const_declaration",
     ):
         at = at.parent
     got: list[str] = []
