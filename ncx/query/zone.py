@@ -30,6 +30,11 @@ from ncx.tokens import count_tokens
 MAX_FILES = 4
 FILE_GAP = 0.3  # 0.35 until §52 moved the rankings (decisions.md §53)
 MIN_SHARED = 2
+# A further file could be held to FILE_COVER of the task's idf weight the lead's file holds
+# (the readers' largest cause: a file sharing one common word). At 0.45 code precision rose on
+# eight of nine code sets and frame recall fell on six (rich under 0.80): the further-file
+# trade of §40 again, not kept (decisions.md §111). 0: off.
+FILE_COVER = 0.0
 TIES = 4
 # ... and at least FILE_STEP of the score of the file before it (the first further file:
 # the lead's, so it needs half the lead's score): where the evidence falls by half from one
@@ -160,6 +165,11 @@ def judged(
             why = f"a further file at {share}: under the {FILE_STEP:.0%} of the one before it needs"
         elif held is not None and held < MIN_SHARED:
             why = f"a further file holding {held} of the task's terms ({MIN_SHARED} needed)"
+        elif FILE_COVER and h.confidence < FILE_COVER * lead.confidence:
+            why = (
+                f"a further file holding {h.confidence / (lead.confidence or 1):.0%} of the "
+                f"task's weight the lead's file holds ({FILE_COVER:.0%} needed)"
+            )
         else:
             files.append(h.path)
             terms = f", {held} of the task's terms" if held is not None else ""
