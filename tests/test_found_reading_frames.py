@@ -85,21 +85,21 @@ def test_the_docs_best_section_is_held_to_half_the_floor_the_code_sets() -> None
     an issue's words than any section can. The section of the most evidence (not the first
     by score: there the settings at 0.18 answer, HTTP Headers first by score at 0.16 does
     not) is held to half that floor; the others to all of it."""
-    from ncx.query import context
+    from ncx.query import floor
 
-    floor = context.DOCS_VS_CODE * 0.5  # the code lead's evidence 0.5
+    needed = floor.DOCS_VS_CODE * 0.5  # the code lead's evidence 0.5
     first, answer, third = (
         _section(0, 1.0, 0.32),
         _section(1, 0.9, 0.40),  # evidence 0.36
         _section(2, 0.8, 0.30),
     )
-    keep, below = context.evidence_floor([first, answer, third], code_ev=0.5, with_code=True)
+    keep, below = floor.evidence_floor([first, answer, third], code_ev=0.5, with_code=True)
     assert [d.id for d in keep] == ["d1"] and [d.id for d in below] == ["d0", "d2"]
     assert keep[0].why == "the docs' best: evidence 0.36, 72% of the code lead's"
-    weak = _section(0, 1.0, 0.4 * floor)
-    keep, below = context.evidence_floor([weak], code_ev=0.5, with_code=True)
+    weak = _section(0, 1.0, 0.4 * needed)
+    keep, below = floor.evidence_floor([weak], code_ev=0.5, with_code=True)
     assert not keep and below[0].why.startswith("evidence 0.20, under the floor 0.50")
-    keep, _ = context.evidence_floor([first, answer, third], code_ev=0.0)  # no code found
+    keep, _ = floor.evidence_floor([first, answer, third], code_ev=0.0)  # no code found
     assert [d.id for d in keep] == ["d0", "d1", "d2"]
 
 
@@ -108,18 +108,18 @@ def test_a_release_note_stays_out_of_a_frame_that_found_code() -> None:
     indexed by default): its "Release History > 2.12.1 (2016-11-16)" entries led 5 of 40
     commit frames' docs. Beside code a release's notes are held back; a docs question in a
     tree with no code keeps them, and a numbered guide section is no release."""
-    from ncx.query import context
+    from ncx.query import floor
 
     trail = ("Release and Version History", "Release History", "2.12.1 (2016-11-16)")
     note = _section(0, 1.0, 0.9, "docs/community/updates.rst", trail)
     guide = _section(1, 0.9, 0.9, "docs/install.md", ("Install", "1.2 Steps"))
-    keep, below = context.evidence_floor([note, guide], code_ev=0.1, with_code=True)
+    keep, below = floor.evidence_floor([note, guide], code_ev=0.1, with_code=True)
     assert [d.id for d in keep] == ["d1"] and below[0].why == "a release's notes, beside code"
-    keep, _ = context.evidence_floor([note, guide], code_ev=0.0)
+    keep, _ = floor.evidence_floor([note, guide], code_ev=0.0)
     assert [d.id for d in keep] == ["d0", "d1"]
-    assert context.is_release_note("CHANGES.md", ("v1.4.0",))
-    assert context.is_release_note("docs/news.md", ("Unreleased",))
-    assert not context.is_release_note("docs/history.md", ("How the scheduler grew",))
+    assert floor.is_release_note("CHANGES.md", ("v1.4.0",))
+    assert floor.is_release_note("docs/news.md", ("Unreleased",))
+    assert not floor.is_release_note("docs/history.md", ("How the scheduler grew",))
 
 
 def test_a_commit_is_worded_like_the_task_by_its_words_not_their_pieces(repo: Path) -> None:
@@ -170,7 +170,7 @@ def test_a_process_doc_stays_out_of_a_frame_that_found_code_unless_named() -> No
     the frame for "fix(react): deprecate delay option". Beside code the project's process
     docs (contributing, conduct, security policy, the forge's templates) are held back; a
     task that names one keeps it."""
-    from ncx.query import context
+    from ncx.query import floor
     from ncx.query.lexical import terms
 
     guide = _section(0, 1.0, 0.9, "CONTRIBUTING.md", ("Contributing", "Committing"))
@@ -178,15 +178,15 @@ def test_a_process_doc_stays_out_of_a_frame_that_found_code_unless_named() -> No
     template = _section(2, 0.9, 0.9, ".github/PULL_REQUEST_TEMPLATE.md", ("Checklist",))
     api = _section(3, 0.8, 0.9, "docs/api.md", ("Options", "delay"))
     docs = [guide, conduct, template, api]
-    keep, below = context.evidence_floor(docs, code_ev=0.1, with_code=True)
+    keep, below = floor.evidence_floor(docs, code_ev=0.1, with_code=True)
     assert [d.id for d in keep] == ["d3"]
     assert {d.why for d in below} == {
         "a process doc (how to contribute, conduct, templates), beside code"
     }
     asked = frozenset(terms("update CONTRIBUTING with the code review steps"))
-    keep, _ = context.evidence_floor(docs, code_ev=0.1, with_code=True, asked=asked)
+    keep, _ = floor.evidence_floor(docs, code_ev=0.1, with_code=True, asked=asked)
     assert [d.id for d in keep] == ["d0", "d3"]  # "code" alone names no code of conduct
-    keep, _ = context.evidence_floor(docs, code_ev=0.0)  # a docs question: all of them
+    keep, _ = floor.evidence_floor(docs, code_ev=0.0)  # a docs question: all of them
     assert len(keep) == 4
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from ncx.code.rank import CodeHit
-from ncx.query import context, zone
+from ncx.query import context, floor, zone
 from ncx.query.assembler import Item
 from ncx.query.lexical import terms
 
@@ -185,12 +185,12 @@ def _doc(i: int, score: float, confidence: float) -> Item:
 
 
 def test_docs_on_a_code_task_are_held_to_the_codes_evidence(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(context, "DOCS_VS_CODE", 0.5)
-    monkeypatch.setattr(context, "DOC_FLOOR", 0.1)
+    monkeypatch.setattr(floor, "DOCS_VS_CODE", 0.5)
+    monkeypatch.setattr(floor, "DOC_FLOOR", 0.1)
     docs = [_doc(0, 1.0, 0.9), _doc(1, 0.9, 0.2), _doc(2, 0.5, 0.9)]
-    keep, below = context.evidence_floor(docs, code_ev=0.6)
+    keep, below = floor.evidence_floor(docs, code_ev=0.6)
     assert [d.id for d in keep] == ["d0", "d2"] and [d.id for d in below] == ["d1"]
-    keep, _ = context.evidence_floor(docs, code_ev=0.0)  # no code: the absolute floor only
+    keep, _ = floor.evidence_floor(docs, code_ev=0.0)  # no code: the absolute floor only
     assert [d.id for d in keep] == ["d0", "d1", "d2"]
 
 
@@ -198,12 +198,12 @@ def test_a_weak_section_can_be_held_out_of_a_code_tasks_frame(monkeypatch) -> No
     """DOCS_WITH_CODE (decisions.md §66, off by default): beside code, a section holding few
     of the task's terms stays out whatever its rank among the docs; with no code, the docs'
     floors decide."""
-    monkeypatch.setattr(context, "DOCS_WITH_CODE", 0.3)
+    monkeypatch.setattr(floor, "DOCS_WITH_CODE", 0.3)
     docs = [_doc(0, 1.0, 0.2), _doc(1, 0.9, 0.8)]
-    keep, below = context.evidence_floor(docs, code_ev=0.0, with_code=True)
+    keep, below = floor.evidence_floor(docs, code_ev=0.0, with_code=True)
     assert [d.id for d in keep] == ["d1"] and [d.id for d in below] == ["d0"]
     assert "20% of the task's terms" in below[0].why
-    keep, below = context.evidence_floor(docs, code_ev=0.0)
+    keep, below = floor.evidence_floor(docs, code_ev=0.0)
     assert [d.id for d in keep] == ["d0", "d1"] and not below
 
 

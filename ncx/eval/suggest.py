@@ -27,7 +27,7 @@ def suggest(root: Path, *, limit: int = 100) -> str:
     """An evals file (YAML) of up to `limit` questions, deterministic for a tree."""
     from ncx.memory.file import body_sections
     from ncx.query.cache import load_index
-    from ncx.query.context import _is_log
+    from ncx.query.floor import is_log
 
     index = load_index(root)
     per_doc: dict[str, list[tuple[str, ...]]] = {}
@@ -39,7 +39,7 @@ def suggest(root: Path, *, limit: int = 100) -> str:
                 learning = " ".join((body_sections(body).get("learning") or body).split())
                 if learning:
                     memories.append((u.id, learning))
-        elif u.kind == "chunk" and u.section and not _is_log(u.source_path):
+        elif u.kind == "chunk" and u.section and not is_log(u.source_path):
             got = per_doc.setdefault(u.source_path, [])
             if len(got) >= PER_DOC:
                 continue

@@ -76,7 +76,7 @@ class Item:
     # "...:"): quoted right after it whenever this one is quoted whole.
     follow: Item | None = None
     # idf-weighted share of the task's terms the unit holds (Hit.confidence): with the score,
-    # the evidence a zone's floor holds the item to (context.evidence_floor)
+    # the evidence a zone's floor holds the item to (floor.evidence_floor)
     confidence: float = 1.0
     why: str = ""  # why it is offered, or held back (`--explain`)
 
@@ -434,7 +434,7 @@ def assemble(inp: FrameInput, budget: int) -> Frame:
     )
     if full:
         stop = f"the budget ({budget} tokens) was reached"
-    if held:  # docs held to the code lead's evidence (context.evidence_floor)
+    if held:  # docs held to the code lead's evidence (floor.evidence_floor)
         floor = (
             f"{len(held)} sections under the evidence floor the code sets "
             f"(the next: {held[0].id}: {held[0].why})"
