@@ -214,3 +214,31 @@ def test_a_docs_sites_code_and_example_folders_weigh_like_tests(repo: Path) -> N
     first_sync(repo)
     (top, *_) = json_lines("retrieve", "--kind", "code", "search fallback", "--json")
     assert top["path"] == "src/search.js", top
+
+
+def test_explain_says_why_a_class_scoring_above_its_lead_is_not_the_lead() -> None:
+    """urfave/cli's and jotai's readers read "a further match in the lead's file, 136% of its
+    score" as a contradiction: a long class is opened at its best method, and the class is
+    then listed after it. `--explain` says so; the item-share reason reads as a sentence."""
+    import dataclasses
+
+    from ncx.code.rank import CodeHit
+    from ncx.query import zone
+
+    def hit(qual: str, kind: str, start: int, end: int, score: float) -> CodeHit:
+        return CodeHit(
+            unit=0, path="command.go", qualname=qual, kind=kind, start=start, end=end,
+            signature=qual, doc="", score=score, file_score=1.0, file_rank=1, confidence=1.0,
+        )  # fmt: skip
+
+    cls = hit("Command", "class", 10, 400, 1.36)
+    method = hit("Command.Run", "method", 50, 90, 1.0)
+    got = {h.qualname: why for h, why, _ in zone.judged([cls, method])}
+    assert got["Command.Run"] == "the best match: quoted with its body"
+    assert got["Command"] == "the class holding the lead: a long class is opened at its best method"
+    other = dataclasses.replace(method, qualname="Command.Stop", start=100, end=120, score=0.9)
+    held = zone.judged([method, other], own=lambda h: (4, 0.07) if h is other else (9, 0.5))
+    assert held[1][1] == (
+        "a further match in the lead's file holding 4 of the task's terms, 7% of their "
+        "weight (it needs 2 terms and 10%)"
+    )

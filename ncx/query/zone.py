@@ -128,8 +128,9 @@ def judged(
             n, share = own(h)
             if n < ITEM_TERMS or share < asked:
                 return (
-                    f"a further match in the lead's file holding {n} of the task's terms "
-                    f"({share:.0%} of their weight; {ITEM_TERMS} and {asked:.0%} asked)"
+                    f"a further match in the lead's file holding {n} of the task's terms, "
+                    f"{share:.0%} of their weight (it needs {ITEM_TERMS} terms and "
+                    f"{asked:.0%})"
                 )
         return ""
 
@@ -146,7 +147,11 @@ def judged(
             continue
         ties += 1
         ratio = h.score / (lead.score or 1.0)
-        out.append((h, f"a further match in the lead's file, {ratio:.0%} of its score", True))
+        if inside(lead, h):  # (_method_first: a long class is opened at its best method)
+            why = f"the {h.kind} holding the lead: a long {h.kind} is opened at its best method"
+        else:
+            why = f"a further match in the lead's file, {ratio:.0%} of its score"
+        out.append((h, why, True))
     files = [lead.path]
     last = top  # the score of the last file in
     refused: set[str] = set()  # (a file's later hits are refused as its first was: said once)
