@@ -632,3 +632,28 @@ func f() {
     assert "MethodGet" in table.uses
     assert syms["Names"].kind == "constant" and syms["Names"].doc == "Names lists things."
     assert not {"b", "mSTUB", "local", "f.local"} & set(syms)
+
+
+def test_a_rust_const_table_is_a_definition() -> None:
+    """As Go's and Python's tables: a Rust `const`/`static` given an array, struct or tuple,
+    in a module or at the top, is a definition (kind "constant", its `///` doc kept); a scalar
+    or one inside a function is not (code index v20)."""
+    src = b"""/// Languages bat knows by name.
+pub const NAMES: [&str; 3] = [
+    "rust",
+    "go",
+    "ts",
+];
+const MAX: usize = 10;
+mod inner {
+    static DEFAULTS: Config = Config { a: 1 };
+}
+fn f() { const LOCAL: [u8; 2] = [1, 2]; }
+"""
+    syms = {s.qualname: s for s in read_code("rust", src).symbols}
+    names = syms["NAMES"]
+    assert (names.kind, names.start, names.end) == ("constant", 2, 6)
+    assert names.signature == "pub const NAMES: [&str; 3]"
+    assert names.doc == "Languages bat knows by name."
+    assert syms["inner.DEFAULTS"].kind == "constant"
+    assert not {"MAX", "LOCAL", "f.LOCAL"} & set(syms)

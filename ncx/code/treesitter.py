@@ -96,6 +96,8 @@ GRAMMARS: dict[str, Grammar] = {
             "macro_definition": "macro",
         },
         imports=frozenset({"use_declaration"}),
+        tables=frozenset({"const_item", "static_item"}),
+        table_values=frozenset({"array_expression", "struct_expression", "tuple_expression"}),
         scopes=frozenset({"impl_item"}),
         attributes=frozenset({"attribute_item"}),
         # `#[test]`, `#[tokio::test]`, `#[cfg(test)]`, `#[cfg(all(test, unix))]`; not
