@@ -561,6 +561,9 @@ def test_a_value_made_by_a_call_handed_a_function_is_a_definition() -> None:
     assert ("useBearStore", "function") in made
     names = {s.qualname for s in syms}
     assert not names & {"twice", "double.twice", "left", "right", "{ left, right }"}, names
+    # a value an array or promise method computes is no definition
+    computed = b"export const doubled = [1, 2].map((v) => v * 2);\n"
+    assert [s.kind for s in read_code("typescript", computed).symbols] == ["module"]
 
 
 def test_a_python_modules_constant_table_is_a_definition() -> None:
@@ -657,3 +660,8 @@ fn f() { const LOCAL: [u8; 2] = [1, 2]; }
     assert names.doc == "Languages bat knows by name."
     assert syms["inner.DEFAULTS"].kind == "constant"
     assert not {"MAX", "LOCAL", "f.LOCAL"} & set(syms)
+    # the usual way to write a static table: a reference to an array
+    (keywords,) = [
+        s for s in read_code("rust", b'pub const KW: &[&str] = &["a", "b"];\n').symbols if s.name
+    ]
+    assert (keywords.qualname, keywords.kind) == ("KW", "constant")

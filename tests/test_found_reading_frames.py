@@ -18,6 +18,13 @@ def test_braces_inside_a_code_span_are_code_not_a_role(repo: Path) -> None:
     chunk = (repo / ".neocortex/chunks/README.md").read_text()
     assert line in chunk
     assert "See `chi.Router` too." in chunk  # a role outside code is still read as one
+    from ncx.sources.roles import render_myst_inline, render_rst_inline
+
+    # ... also after a span holding braces on its line, and not after an escaped backtick
+    assert (
+        render_myst_inline("(`/users/{userID}`) see {func}`Mux`") == "(`/users/{userID}`) see `Mux`"
+    )
+    assert render_rst_inline("a \\` tick :func:`f`") == "a \\` tick `f`"
     frame = ncx("assemble", "--task", "named params and wildcards in routes").stdout
     assert line in frame
 
@@ -188,6 +195,10 @@ def test_a_process_doc_stays_out_of_a_frame_that_found_code_unless_named() -> No
     assert [d.id for d in keep] == ["d0", "d3"]  # "code" alone names no code of conduct
     keep, _ = floor.evidence_floor(docs, code_ev=0.0)  # a docs question: all of them
     assert len(keep) == 4
+    # where the forges look for them, not a product page deeper down, never a README
+    assert floor.is_process_doc("contributing.md") and floor.is_process_doc(".github/x/bug.md")
+    assert not floor.is_process_doc("docs/topics/security.txt")
+    assert not floor.is_process_doc(".github/README.md")
 
 
 def test_a_docs_sites_code_and_example_folders_weigh_like_tests(repo: Path) -> None:
@@ -231,6 +242,9 @@ def test_explain_says_why_a_class_scoring_above_its_lead_is_not_the_lead() -> No
             signature=qual, doc="", score=score, file_score=1.0, file_rank=1, confidence=1.0,
         )  # fmt: skip
 
+    short = hit("Flag", "class", 10, 40, 1.36)  # under CLASS_LEAD_LINES: it leads itself
+    inner = hit("Flag.Set", "method", 20, 30, 1.0)
+    assert next(h.qualname for h, _, _ in zone.judged([short, inner])) == "Flag"
     cls = hit("Command", "class", 10, 400, 1.36)
     method = hit("Command.Run", "method", 50, 90, 1.0)
     got = {h.qualname: why for h, why, _ in zone.judged([cls, method])}

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+# 21: a Rust `&[...]` table too, and no TS value an array method computes;
 # 20: and a Rust `const`/`static` given an array, struct or tuple; 19: a Go package-level
 # table (`var m = map[..]..{...}`) is a definition too;
 # 18: a Python module's upper-case constant is a definition (kind "constant"); 17: a TS
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 # 8: option- and setting-like literals past a definition's text cap (ncx.code.text.words_of);
 # 7: each unit's test flag (Symbol.test); 6: a file left out when read (too large,
 # minified) has no terms; texts redacted (ncx.code.guard), credentials' lines kept
-INDEX_VERSION = 20
+INDEX_VERSION = 21
 INDEX_FILE = "code/index.npz"
 # BM25F fields of a code unit and their weights. A definition's own name is the strongest
 # evidence (a task names what it changes); its signature and docstring say what it is;

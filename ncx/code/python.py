@@ -30,10 +30,12 @@ _Node = (
     ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Assign | ast.AnnAssign
 )
 _COMMENT = re.compile(r"#\s*(.*)$")
-# A module's named constant (`HTTP_PROTOCOLS = {...}`, `DEFAULT_PORT = 8000`): where a
-# change to a table or a default lands, and what a task names (uvicorn's LOGGING_CONFIG, the
-# answer to an access-log question, was the module's loose words: decisions.md §108)
+# A module's named table (`HTTP_PROTOCOLS = {...}`): where a change to a table lands, and
+# what a task names (uvicorn's LOGGING_CONFIG, the answer to an access-log question, was the
+# module's loose words). Only a dict, list, set or tuple: with scalars (`DEFAULT_PORT =
+# 8000`) file recall fell on three sets (decisions.md §108).
 _CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*")
+_TABLE_VALUES = (ast.Dict, ast.List, ast.Set, ast.Tuple)
 
 
 @dataclass
@@ -184,8 +186,9 @@ def _walk(
 
 
 def _constant(node: ast.Assign | ast.AnnAssign) -> str:
-    """The name of a module-level constant this assignment defines, or "": one target, a
-    bare upper-case name, given a value (`X: int` alone declares nothing)."""
+    """The name of the module-level table this assignment defines, or "": one target, a
+    bare upper-case name, given a dict, list, set or tuple (`X: int` alone declares
+    nothing, `X = 5` is no table)."""
     if isinstance(node, ast.Assign):
         if len(node.targets) != 1:
             return ""
@@ -199,9 +202,6 @@ def _constant(node: ast.Assign | ast.AnnAssign) -> str:
     if type(node.value) not in _TABLE_VALUES:
         return ""
     return target.id
-
-
-_TABLE_VALUES = (ast.Dict, ast.List, ast.Set, ast.Tuple)
 
 
 def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -241,7 +241,7 @@ def _symbols(raw: list[_Open], lines: list[str], comments: dict[int, str]) -> li
                     kind="constant",
                     start=a,
                     end=b,
-                    signature=one_line(lines[a - 1]) if a == b else one_line(lines[a - 1].rstrip()),
+                    signature=one_line(lines[a - 1]),  # (its first line: `X = {`)
                     doc=_leading_comment(lines, a),
                     uses=uses,
                     text=text,

@@ -80,7 +80,7 @@ GRAMMARS: dict[str, Grammar] = {
             "type_spec": "type",
         },
         imports=frozenset({"import_spec"}),
-        tables=frozenset({"var_spec", "const_spec"}),
+        tables=frozenset({"var_spec"}),  # (a Go const cannot be a composite literal)
         table_values=frozenset({"composite_literal"}),
     ),
     "rust": Grammar(
@@ -282,7 +282,9 @@ def _opened(
     elif t in grammar.tables and syms[owner]["kind"] == "module":
         value = node.child_by_field_name("value")
         if value is not None and value.type == "expression_list" and value.named_child_count == 1:
-            value = value.named_children[0]
+            value = value.named_children[0]  # (Go: `var x = ...` holds a list of one)
+        if value is not None and value.type == "reference_expression":
+            value = value.child_by_field_name("value")  # (Rust: `&["a", "b"]`, the usual table)
         if value is not None and value.type in grammar.table_values:
             kind = "constant"
             name_node = node.child_by_field_name("name")
@@ -322,10 +324,21 @@ def _handed_function(grammar: Grammar, call: Node) -> Node | None:
     args = call.child_by_field_name("arguments")
     if args is None:
         return None
+    callee = call.child_by_field_name("function")
+    if callee is not None and callee.type == "member_expression":
+        prop = callee.child_by_field_name("property")
+        if prop is not None and prop.text in _COMPUTING:
+            return None  # (`const xs = [1, 2].map((v) => ...)`: a value, not a definition)
     for arg in args.named_children:
         if arg.type in grammar.bound_values:
             return arg
     return None
+
+
+# array and promise methods: a call of one computes a value from the function it is handed
+_COMPUTING = frozenset(
+    b"map filter reduce flatMap forEach find some every sort then catch finally".split()
+)
 
 
 def _symbols(
@@ -398,10 +411,9 @@ def _leaves(node: Node) -> list[Node]:
 
 
 def _signature(node: Node, source: bytes) -> str:
-    if node.type in ("var_spec", "const_spec"):  # a Go table: its first line, its keyword
+    if node.type == "var_spec":  # a Go table: its first line, with its keyword
         first = source[node.start_byte : node.end_byte].split(b"\n", 1)[0]
-        keyword = "var" if node.type == "var_spec" else "const"
-        return one_line(f"{keyword} {first.decode('utf-8', 'replace')}")
+        return one_line(f"var {first.decode('utf-8', 'replace')}")
     value = node.child_by_field_name("value")
     if node.type == "variable_declarator" and value is not None:
         # `const f = (x) => ...`: the head runs to the arrow function's body, its `=>` kept
@@ -466,7 +478,6 @@ def _leading_comment(node: Node, source: bytes, grammar: Grammar, gap: bool = Fa
         "variable_declaration",
         "type_declaration",
         "var_declaration",
-        "const_declaration",
     ):
         at = at.parent
     got: list[str] = []

@@ -20,7 +20,7 @@ from ncx.errors import UsageError
 from ncx.layout import ncx_command_name, ncx_dir
 from ncx.query import assembler
 from ncx.query.assembler import Frame, FrameInput, Item, assemble
-from ncx.query.floor import RELEASE, evidence_floor, is_log
+from ncx.query.floor import evidence_floor, is_log, is_release_note
 from ncx.query.lexical import terms as lexical_terms
 from ncx.query.quote import (
     best_lines,
@@ -642,9 +642,8 @@ def _named(lines: tuple[str, ...], ncx: str) -> tuple[str, ...]:
 
 
 def _is_log_entry(h: Hit) -> bool:
-    """A release's entry in a changelog: a log's name and a release heading in the trail
-    (the name alone would take a guide called history.md for one)."""
-    return is_log(h.source_path) and any(RELEASE.match(t.strip()) for t in h.section)
+    """A release's entry (floor.is_release_note: the one home of that rule)."""
+    return is_release_note(h.source_path, h.section)
 
 
 def _is_prose(block: str) -> bool:

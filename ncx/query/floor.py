@@ -110,9 +110,12 @@ def is_process_doc(path: str) -> bool:
     return bool(_PROCESS_DOC.search(path))
 
 
+# at the root, in docs/ or in .github/ (where the forges look for them), not a product page
+# deeper down (Django's docs/topics/security.txt), and never a README (a `.github/README.md`
+# is the repository's front page)
 _PROCESS_DOC = re.compile(
-    r"(?:^|/)(?:CONTRIBUTING|CODE[_-]OF[_-]CONDUCT|SECURITY|SUPPORT)(?:\.[^/]*)?$|(?:^|/)\.github/",
-    re.I,
+    r"^(?:docs/|\.github/)?(?i:CONTRIBUTING|CODE[_-]OF[_-]CONDUCT|SECURITY|SUPPORT)(?:\.[^/]*)?$"
+    r"|^\.github/(?!(?i:readme)(?:\.[^/]*)?$)"
 )
 
 

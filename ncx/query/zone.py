@@ -147,8 +147,9 @@ def judged(
             continue
         ties += 1
         ratio = h.score / (lead.score or 1.0)
-        if inside(lead, h):  # (_method_first: a long class is opened at its best method)
-            why = f"the {h.kind} holding the lead: a long {h.kind} is opened at its best method"
+        if h.kind == "class" and inside(lead, h) and h.end - h.start + 1 >= CLASS_LEAD_LINES:
+            # (_method_first moved its best method before it)
+            why = "the class holding the lead: a long class is opened at its best method"
         else:
             why = f"a further match in the lead's file, {ratio:.0%} of its score"
         out.append((h, why, True))

@@ -71,9 +71,9 @@ def _role(
 
 def _code_spans(line: str) -> list[tuple[int, int]]:
     """The code spans of a line, (start, end) offsets, as CommonMark finds them: a run of
-    backticks opens one that the next run of the same length closes; an unclosed run is
-    literal. (An RST ``literal`` is a run of two.)"""
-    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
+    backticks opens one that the next run of the same length closes; an unclosed run, or
+    one a backslash escapes, is literal. (An RST ``literal`` is a run of two.)"""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line) if not _escaped(line, m.start())]
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(runs):
@@ -87,6 +87,14 @@ def _code_spans(line: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _escaped(line: str, at: int) -> bool:
+    """An odd number of backslashes stands right before `at`."""
+    k = at
+    while k > 0 and line[k - 1] == "\\":
+        k -= 1
+    return (at - k) % 2 == 1
+
+
 _TICKS = re.compile(r"`+")
 
 
@@ -96,19 +104,24 @@ def _roles_outside_code(
     """`pattern`'s matches in `line` rendered, but for one that starts inside a code span:
     a role's marker is markup only outside code (chi's README wrote `` `/users/{userID}` and
     `/admin/*` ``, and `{userID}` followed by a backtick read as a MyST role: the chunk said
-    `` `/users/ and /admin/*` ``)."""
-    spans: list[tuple[int, int]] | None = None
-
-    def one(m: re.Match[str]) -> str:
-        nonlocal spans
-        if spans is None:
-            spans = _code_spans(line)
-        at = m.start()
-        if any(a < at < b for a, b in spans):
-            return m.group(0)
-        return render(m)
-
-    return pattern.sub(one, line)
+    `` `/users/ and /admin/*` ``). A match that starts inside a span is looked for again
+    from the span's end, so a role after it is still found."""
+    if not pattern.search(line):
+        return line
+    spans = _code_spans(line)
+    out: list[str] = []
+    pos = 0
+    while (m := pattern.search(line, pos)) is not None:
+        inside = next(((a, b) for a, b in spans if a < m.start() < b), None)
+        if inside is not None:
+            out.append(line[pos : inside[1]])
+            pos = inside[1]
+            continue
+        out.append(line[pos : m.start()])
+        out.append(render(m))
+        pos = m.end()
+    out.append(line[pos:])
+    return "".join(out)
 
 
 def render_rst_inline(

@@ -51,7 +51,8 @@ def ensure_driver(root: Path) -> None:
 
 def install_driver(root: Path) -> list[str]:
     """Set up the driver for this clone (git config and .git/info/attributes); return the
-    files it changed, repo-relative. Idempotent."""
+    files it changed as git names them (repo-relative; in a linked worktree, the shared
+    repository's own paths). Idempotent."""
     changed = []
     want = {
         f"merge.{DRIVER}.name": "ncx: a doc's chunk file, merged by section, never with markers",
