@@ -603,7 +603,7 @@ def run():
 
 def test_a_go_package_level_table_is_a_definition() -> None:
     """chi's `var methodMap = map[string]methodTyp{...}` (where a commit adding the QUERY
-    method lands) was the file's loose words. A package-level var or const given a composite
+    method lands) was the file's loose words. A package-level var given a composite
     literal is a definition (kind "constant", its doc the comment above, code index v19); a
     scalar (`const mSTUB = 1 << iota`) or a local is not."""
     src = b"""package chi
