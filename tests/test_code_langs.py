@@ -589,7 +589,7 @@ def run():
     LEVELS = ["info", "debug"]
     return LEVELS
 '''
-    syms = {s.qualname: s for s in read_code("python", src).symbols}
+    syms = _by_qual("python", src)
     table = syms["HTTP_PROTOCOLS"]
     assert (table.kind, table.start, table.end) == ("constant", 5, 8)
     assert table.signature == "HTTP_PROTOCOLS: dict[str, str] = {"
@@ -627,7 +627,7 @@ func f() {
 \t_ = local
 }
 """
-    syms = {s.qualname: s for s in read_code("go", src).symbols}
+    syms = _by_qual("go", src)
     table = syms["methodMap"]
     assert (table.kind, table.start, table.end) == ("constant", 4, 6)
     assert table.signature == "var methodMap = map[string]methodTyp{"
@@ -653,7 +653,7 @@ mod inner {
 }
 fn f() { const LOCAL: [u8; 2] = [1, 2]; }
 """
-    syms = {s.qualname: s for s in read_code("rust", src).symbols}
+    syms = _by_qual("rust", src)
     names = syms["NAMES"]
     assert (names.kind, names.start, names.end) == ("constant", 2, 6)
     assert names.signature == "pub const NAMES: [&str; 3]"

@@ -377,7 +377,7 @@ def _fitting(s: Searcher, query: str, filters: Filters, budget: int) -> list[Hit
         for h in hits:
             if room <= 0:
                 return fitting
-            if _is_log_entry(h):
+            if is_release_note(h.source_path, h.section):
                 # One entry per changelog: the next version's notes are more of the same.
                 if h.source_path in logs:
                     continue
@@ -537,7 +537,11 @@ def _quoted(s: Searcher, h: Hit) -> str:
     # A changelog entry is history (what changed in one release), not how things work now:
     # quoted, it is a pointer with its opening line. On fastapi's questions the release
     # notes took 6-7% of every frame's tokens, in 84% of the 4,000-token frames.
-    return lead(text, assembler.BACKGROUND_ITEM_TOKENS) if _is_log_entry(h) else text
+    return (
+        lead(text, assembler.BACKGROUND_ITEM_TOKENS)
+        if is_release_note(h.source_path, h.section)
+        else text
+    )
 
 
 def _learning(body: str) -> str:
@@ -639,11 +643,6 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 def _named(lines: tuple[str, ...], ncx: str) -> tuple[str, ...]:
     """`lines` naming ncx as the command that runs in this tree (see ncx_command_name)."""
     return lines if ncx == "ncx" else tuple(ln.replace("`ncx ", f"`{ncx} ") for ln in lines)
-
-
-def _is_log_entry(h: Hit) -> bool:
-    """A release's entry (floor.is_release_note: the one home of that rule)."""
-    return is_release_note(h.source_path, h.section)
 
 
 def _is_prose(block: str) -> bool:

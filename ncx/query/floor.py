@@ -51,31 +51,16 @@ def evidence_floor(
     best = items[0].score or 1.0
     floor = max(DOC_FLOOR, DOCS_VS_CODE * code_ev)
     evidence = [it.score / best * it.confidence for it in items]
-    noted = [
-        with_code
-        and (
-            is_release_note(it.source_path, it.section)
-            or (is_process_doc(it.source_path) and not _named_by(it.source_path, asked))
-        )
-        for it in items
-    ]
+    held = [_held_beside_code(it, asked) if with_code else "" for it in items]
     # the docs' best is the section of the most evidence (not the first by score: uvicorn's
     # server-header issue, HTTP Headers first at 0.16, the settings that answer it at 0.18)
-    top = max((k for k in range(len(items)) if not noted[k]), key=evidence.__getitem__, default=-1)
+    top = max((k for k in range(len(items)) if not held[k]), key=evidence.__getitem__, default=-1)
     keep: list[Item] = []
     below: list[Item] = []
     for k, it in enumerate(items):
         ev = evidence[k]
-        if noted[k]:
-            # history, not how the code works: changelogs are not indexed by default
-            # (ncx.sources.log_reason), and one under another name is no more read on a task
-            # that found code (requests' updates.rst: 5 of 40 commit frames)
-            what = (
-                "a release's notes"
-                if is_release_note(it.source_path, it.section)
-                else ("a process doc (how to contribute, conduct, templates)")
-            )
-            below.append(dataclasses.replace(it, why=f"{what}, beside code"))
+        if held[k]:
+            below.append(dataclasses.replace(it, why=held[k]))
         elif k == top and with_code and floor > ev >= BEST_DOC_VS_FLOOR * floor:
             why = f"the docs' best: evidence {ev:.2f}, {ev / floor:.0%} of the code lead's"
             keep.append(dataclasses.replace(it, why=why))
@@ -91,6 +76,18 @@ def evidence_floor(
             why = f"evidence {ev:.2f}, under the floor {floor:.2f} the code lead sets"
             below.append(dataclasses.replace(it, why=why))
     return keep, below
+
+
+def _held_beside_code(it: Item, asked: frozenset[str]) -> str:
+    """Why a section stays out of a frame that found code whatever its evidence, or "": a
+    release's notes are history, not how the code works (changelogs are not indexed by
+    default, ncx.sources.log_reason; requests' updates.rst led 5 of 40 commit frames), and a
+    process doc is how the project is run, unless the task names it."""
+    if is_release_note(it.source_path, it.section):
+        return "a release's notes, beside code"
+    if is_process_doc(it.source_path) and not _named_by(it.source_path, asked):
+        return "a process doc (how to contribute, conduct, templates), beside code"
+    return ""
 
 
 def is_release_note(path: str, section: Sequence[str]) -> bool:

@@ -147,8 +147,7 @@ def judged(
             continue
         ties += 1
         ratio = h.score / (lead.score or 1.0)
-        if h.kind == "class" and inside(lead, h) and h.end - h.start + 1 >= CLASS_LEAD_LINES:
-            # (_method_first moved its best method before it)
+        if _long_class(h) and inside(lead, h):  # (_method_first moved its method first)
             why = "the class holding the lead: a long class is opened at its best method"
         else:
             why = f"a further match in the lead's file, {ratio:.0%} of its score"
@@ -238,7 +237,7 @@ CLASS_LEAD_LINES = 200
 def _method_first(hits: Sequence[CodeHit]) -> Sequence[CodeHit]:
     """The hits with a long class lead's best method among them moved to the front."""
     lead = hits[0]
-    if not CLASS_LEAD_LINES or lead.kind != "class" or lead.end - lead.start + 1 < CLASS_LEAD_LINES:
+    if not _long_class(lead):
         return hits
     inner = next(
         (i for i, h in enumerate(hits[1:], start=1) if h.score > 0 and inside(h, lead)), None
@@ -246,6 +245,11 @@ def _method_first(hits: Sequence[CodeHit]) -> Sequence[CodeHit]:
     if inner is None:
         return hits
     return [hits[inner], lead, *hits[1:inner], *hits[inner + 1 :]]
+
+
+def _long_class(h: CodeHit) -> bool:
+    """A class of CLASS_LEAD_LINES lines or more: opened at its best method."""
+    return bool(CLASS_LEAD_LINES) and h.kind == "class" and h.end - h.start + 1 >= CLASS_LEAD_LINES
 
 
 def inside(h: CodeHit, outer: CodeHit) -> bool:

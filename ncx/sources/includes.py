@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ncx.sources.view import Line
+from ncx.suffixes import BY_FORMAT
 
 MAX_DEPTH = 3  # includes inside included files, this deep at most
 MAX_FILES = 128  # files one doc may include (found), nested ones counted
@@ -504,7 +505,7 @@ class Expander:
         return out
 
 
-_MARKDOWN = (".md", ".markdown", ".mdx")
+_MARKDOWN = (*BY_FORMAT["markdown"], *BY_FORMAT["mdx"])
 
 
 def expand(doc: str, lines: list[Line], rst: bool, fetch: Fetch) -> tuple[list[Line], Expander]:

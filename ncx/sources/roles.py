@@ -106,20 +106,22 @@ def _roles_outside_code(
     `/admin/*` ``, and `{userID}` followed by a backtick read as a MyST role: the chunk said
     `` `/users/ and /admin/*` ``). A match that starts inside a span is looked for again
     from the span's end, so a role after it is still found."""
-    if not pattern.search(line):
+    m = pattern.search(line)
+    if m is None:
         return line
     spans = _code_spans(line)
     out: list[str] = []
     pos = 0
-    while (m := pattern.search(line, pos)) is not None:
+    while m is not None:
         inside = next(((a, b) for a, b in spans if a < m.start() < b), None)
         if inside is not None:
             out.append(line[pos : inside[1]])
             pos = inside[1]
-            continue
-        out.append(line[pos : m.start()])
-        out.append(render(m))
-        pos = m.end()
+        else:
+            out.append(line[pos : m.start()])
+            out.append(render(m))
+            pos = m.end()
+        m = pattern.search(line, pos)
     out.append(line[pos:])
     return "".join(out)
 
